@@ -1,0 +1,305 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/tidwall/gjson"
+)
+
+// Error is an error reply from the server: a stable code word, a number and
+// a message (docs/protocol.md lists the codes).
+type Error = wire.Error
+
+// ErrDisconnected is returned for calls whose connection was lost before the
+// reply arrived. The call may or may not have taken effect on the server.
+var ErrDisconnected = errors.New("disconnected from sync server")
+
+// ErrClosed is returned by calls after Close.
+var ErrClosed = errors.New("sync client closed")
+
+// Options configure a Client.
+type Options struct {
+	// Database is the name of the database on the server.
+	Database string
+	// Token authorizes the client for Database.
+	Token string
+	// Node is the node tag this client was given before; empty to be given
+	// one on first connect.
+	Node string
+	// OnNode, if set, is called with the node tag once the server confirms
+	// or assigns it, so the caller can keep it for the next session.
+	OnNode func(node string)
+	// MaxMessageBytes bounds one message read from the server. Default 64 MiB.
+	MaxMessageBytes int64
+}
+
+// Client talks to a sync server over one websocket, redialing when the
+// connection is lost. It implements idgen.RangeSource.
+//
+// # Concurrency
+//
+// A Client is safe for concurrent use; calls are multiplexed on one
+// connection by request id.
+type Client struct {
+	url  string
+	opts Options
+
+	nextID atomic.Int64
+
+	mu        sync.Mutex
+	sess      *session
+	closed    bool
+	serverTag string
+	node      string
+}
+
+var (
+	_ idgen.RangeSource   = (*Client)(nil)
+	_ idgen.RangeReturner = (*Client)(nil)
+)
+
+// session is one live connection and its outstanding calls.
+type session struct {
+	ws      *websocket.Conn
+	mu      sync.Mutex
+	pending map[int64]chan []byte
+	done    chan struct{}
+	err     error
+}
+
+// Dial connects to the server at url (ws://host/v1/sync) and says hello.
+func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
+	c := New(url, opts)
+	if _, err := c.connect(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// New returns a client that connects on its first call, so it can be made
+// while offline.
+func New(url string, opts Options) *Client {
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = 64 << 20
+	}
+	return &Client{url: url, opts: opts, node: opts.Node}
+}
+
+// ServerTag returns the server's node tag, empty before the first connect.
+func (c *Client) ServerTag() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.serverTag
+}
+
+// Node returns this client's node tag, empty before the first connect unless
+// given in Options.
+func (c *Client) Node() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.node
+}
+
+// Connected reports whether a connection is up now.
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess != nil
+}
+
+// connect returns the live session, dialing and saying hello if there is none.
+func (c *Client) connect(ctx context.Context) (*session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	ws, _, err := websocket.Dial(ctx, c.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w: %w", c.url, ErrDisconnected, err)
+	}
+	ws.SetReadLimit(c.opts.MaxMessageBytes)
+	s := &session{ws: ws, pending: make(map[int64]chan []byte), done: make(chan struct{})}
+	go c.readLoop(s)
+	var reply wire.HelloReply
+	id := c.nextID.Add(1)
+	err = c.roundTrip(ctx, s, id, wire.Hello{ID: id, Op: wire.OpHello, DB: c.opts.Database, Token: c.opts.Token, Node: c.node}, &reply)
+	if err != nil {
+		ws.CloseNow()
+		return nil, fmt.Errorf("hello: %w", err)
+	}
+	c.serverTag, c.node = reply.ServerTag, reply.Node
+	c.sess = s
+	if c.opts.OnNode != nil {
+		c.opts.OnNode(reply.Node)
+	}
+	return s, nil
+}
+
+func (c *Client) readLoop(s *session) {
+	var err error
+	for {
+		var data []byte
+		_, data, err = s.ws.Read(context.Background())
+		if err != nil {
+			break
+		}
+		id := gjson.GetBytes(data, "id").Int()
+		s.mu.Lock()
+		ch := s.pending[id]
+		delete(s.pending, id)
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- data
+		}
+	}
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+	// Wake waiters first: connect may hold c.mu while it waits for hello.
+	close(s.done)
+	c.mu.Lock()
+	if c.sess == s {
+		c.sess = nil
+	}
+	c.mu.Unlock()
+}
+
+// roundTrip sends req (whose id is id) on s and decodes the reply into out.
+func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
+	ch := make(chan []byte, 1)
+	s.mu.Lock()
+	s.pending[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}()
+	if err := s.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("send: %w: %w", ErrDisconnected, err)
+	}
+	select {
+	case data := <-ch:
+		if !gjson.GetBytes(data, "ok").Bool() {
+			var er wire.ErrorReply
+			if err := json.Unmarshal(data, &er); err != nil || er.Error == nil {
+				return fmt.Errorf("malformed error reply: %s", data)
+			}
+			return er.Error
+		}
+		if out == nil {
+			return nil
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decode reply: %w", err)
+		}
+		return nil
+	case <-s.done:
+		return ErrDisconnected
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// call connects if needed and performs one request. build gets the request id.
+func (c *Client) call(ctx context.Context, build func(id int64) any, out any) error {
+	s, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	id := c.nextID.Add(1)
+	return c.roundTrip(ctx, s, id, build(id), out)
+}
+
+// NextRange leases the next HiLo range for tag; last is the previous range
+// (zero for the first), which sizes the next one.
+func (c *Client) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	var at string
+	if !last.LastRangeAt.IsZero() {
+		at = last.LastRangeAt.UTC().Format(wire.TimeLayout)
+	}
+	var reply wire.HiloNextReply
+	err := c.call(ctx, func(id int64) any {
+		return wire.HiloNext{ID: id, Op: wire.OpHiloNext, Tag: tag, LastSize: last.LastSize, LastMax: last.High, LastRangeAt: at}
+	}, &reply)
+	if err != nil {
+		return idgen.Range{}, fmt.Errorf("hilo.next %s: %w", tag, err)
+	}
+	t, _ := time.Parse(time.RFC3339Nano, reply.LastRangeAt)
+	return idgen.Range{Prefix: reply.Prefix, Low: reply.Low, High: reply.High, LastSize: reply.LastSize, ServerTag: reply.ServerTag, LastRangeAt: t}, nil
+}
+
+// ReturnRange gives back the numbers after last of the range ending at end.
+func (c *Client) ReturnRange(ctx context.Context, tag string, end, last int64) error {
+	err := c.call(ctx, func(id int64) any {
+		return wire.HiloReturn{ID: id, Op: wire.OpHiloReturn, Tag: tag, End: end, Last: last}
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("hilo.return %s: %w", tag, err)
+	}
+	return nil
+}
+
+// NextIdentity returns the next value of the cluster-wide identity name.
+func (c *Client) NextIdentity(ctx context.Context, name string) (int64, error) {
+	var reply wire.IdentityReply
+	err := c.call(ctx, func(id int64) any {
+		return wire.IdentityNext{ID: id, Op: wire.OpIdentityNext, Name: name}
+	}, &reply)
+	if err != nil {
+		return 0, fmt.Errorf("identity.next %s: %w", name, err)
+	}
+	return reply.Value, nil
+}
+
+// SeedIdentity sets identity name to value: without force only upwards (the
+// current, higher value is returned otherwise); with force exactly.
+func (c *Client) SeedIdentity(ctx context.Context, name string, value int64, force bool) (int64, error) {
+	var reply wire.IdentityReply
+	err := c.call(ctx, func(id int64) any {
+		return wire.IdentitySeed{ID: id, Op: wire.OpIdentitySeed, Name: name, Value: value, Force: force}
+	}, &reply)
+	if err != nil {
+		return 0, fmt.Errorf("identity.seed %s: %w", name, err)
+	}
+	return reply.Value, nil
+}
+
+// Close closes the connection. Calls after Close fail with ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	s := c.sess
+	c.sess = nil
+	c.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	err := s.ws.Close(websocket.StatusNormalClosure, "")
+	<-s.done
+	if err != nil && !errors.Is(err, context.Canceled) {
+		var ce websocket.CloseError
+		if errors.As(err, &ce) {
+			return nil
+		}
+		return fmt.Errorf("close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error numbers. Where the meaning matches, they are ArangoDB's numbers, so a
+// client that knows ArangoDB's errors reads ours the same way.
+const (
+	NumBadJSON             = 600
+	NumConflict            = 1200
+	NumDocumentNotFound    = 1202
+	NumCollectionNotFound  = 1203
+	NumIllegalName         = 1208
+	NumUniqueConstraint    = 1210
+	NumIllegalKey          = 1221
+	NumUnexpectedKey       = 1222
+	NumOutOfKeys           = 1225
+	NumInvalidKeyGenerator = 1232
+	NumNeedsServer         = 1900
+	NumInternal            = 4
+)
+
+// Sentinel errors, one per error number. Every *Error returned by this
+// package unwraps to one of them, so callers test with errors.Is.
+var (
+	ErrBadJSON             = errors.New("malformed JSON")
+	ErrConflict            = errors.New("conflict, _rev values do not match")
+	ErrNotFound            = errors.New("document not found")
+	ErrCollectionNotFound  = errors.New("collection not found")
+	ErrIllegalName         = errors.New("illegal name")
+	ErrUniqueConstraint    = errors.New("unique constraint violated")
+	ErrIllegalKey          = errors.New("illegal document key")
+	ErrUnexpectedKey       = errors.New("unexpected document key")
+	ErrOutOfKeys           = errors.New("out of keys")
+	ErrInvalidKeyGenerator = errors.New("invalid key generator")
+	ErrNeedsServer         = errors.New("operation needs the sync server")
+	ErrInternal            = errors.New("internal error")
+)
+
+// kinds maps each sentinel to its number and stable code word.
+var kinds = map[error]struct {
+	num  int
+	code string
+}{
+	ErrBadJSON:             {NumBadJSON, "bad_json"},
+	ErrConflict:            {NumConflict, "conflict"},
+	ErrNotFound:            {NumDocumentNotFound, "not_found"},
+	ErrCollectionNotFound:  {NumCollectionNotFound, "collection_not_found"},
+	ErrIllegalName:         {NumIllegalName, "illegal_name"},
+	ErrUniqueConstraint:    {NumUniqueConstraint, "unique_constraint"},
+	ErrIllegalKey:          {NumIllegalKey, "illegal_key"},
+	ErrUnexpectedKey:       {NumUnexpectedKey, "unexpected_key"},
+	ErrOutOfKeys:           {NumOutOfKeys, "out_of_keys"},
+	ErrInvalidKeyGenerator: {NumInvalidKeyGenerator, "invalid_key_generator"},
+	ErrNeedsServer:         {NumNeedsServer, "needs_server"},
+	ErrInternal:            {NumInternal, "internal"},
+}
+
+// Error is the error type of the document layer. It carries an ArangoDB-style
+// error number, a stable code word, and the key and current revision of the
+// document concerned where there is one.
+type Error struct {
+	Num     int    // error number, e.g. 1221
+	Code    string // stable code word, e.g. "illegal_key"
+	Message string // human-readable text
+	Key     string // document _key or _id concerned, if any
+	Rev     string // current _rev of the document, for conflicts
+	kind    error
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the sentinel for e.Num, so errors.Is(err, ErrConflict) works.
+func (e *Error) Unwrap() error { return e.kind }
+
+// newError builds an *Error of the given kind with a formatted message.
+func newError(kind error, key, rev, format string, args ...any) *Error {
+	k, ok := kinds[kind]
+	if !ok {
+		k = kinds[ErrInternal]
+		kind = ErrInternal
+	}
+	return &Error{Num: k.num, Code: k.code, Message: fmt.Sprintf(format, args...), Key: key, Rev: rev, kind: kind}
+}
+
+// AsError converts any error into an *Error: an *Error found in its chain is
+// returned as it is, a known sentinel gets its number, and anything else
+// becomes an internal error that keeps the original text.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	for kind := range kinds {
+		if errors.Is(err, kind) {
+			return newError(kind, "", "", "%s", err.Error())
+		}
+	}
+	return newError(ErrInternal, "", "", "%s", err.Error())
+}

@@ -1,0 +1,153 @@
+package core
+
+import (
+	"crypto/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// revAlphabet is ArangoDB's alphabet for encoded hybrid logical clock values.
+// Its order matches byte order, so encoded values of equal length sort like
+// the numbers they encode.
+const revAlphabet = "-_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// revClockLen is the length of the clock part of a _rev: 11 characters of 6
+// bits hold any 64-bit value.
+const revClockLen = 11
+
+var revIndex = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i := 0; i < len(revAlphabet); i++ {
+		t[revAlphabet[i]] = int8(i)
+	}
+	return t
+}()
+
+// Clock is a hybrid logical clock: each value is (milliseconds since the
+// epoch << 20) | a 20-bit counter, strictly increasing for the life of the
+// Clock even if the wall clock steps back. Together with the node tag it makes
+// revisions that no two nodes ever share.
+//
+// A Clock is safe for concurrent use.
+type Clock struct {
+	last atomic.Uint64
+	now  func() time.Time
+
+	mu   sync.RWMutex
+	node string
+}
+
+// NewClock returns a clock whose revisions end in node. An empty node gets a
+// random lower-case stand-in (server node tags are upper-case, so the two
+// never meet) until SetNode is called.
+func NewClock(node string) *Clock {
+	c := &Clock{now: time.Now}
+	if node == "" {
+		node = randomLocalTag()
+	}
+	c.node = node
+	return c
+}
+
+// SetNode changes the node tag used in revisions from now on.
+func (c *Clock) SetNode(node string) {
+	if node == "" {
+		return
+	}
+	c.mu.Lock()
+	c.node = node
+	c.mu.Unlock()
+}
+
+// Node returns the node tag used in revisions.
+func (c *Clock) Node() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.node
+}
+
+// Tick returns the next clock value, greater than every value this clock
+// returned or observed before.
+func (c *Clock) Tick() uint64 {
+	for {
+		old := c.last.Load()
+		next := old + 1
+		if wall := uint64(c.now().UnixMilli()) << 20; wall > old {
+			next = wall
+		}
+		if c.last.CompareAndSwap(old, next) {
+			return next
+		}
+	}
+}
+
+// Observe moves the clock past v, a value seen in another node's revision,
+// so that revisions made here afterwards order after it.
+func (c *Clock) Observe(v uint64) {
+	for {
+		old := c.last.Load()
+		if v <= old || c.last.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// NextRev returns a new revision: the encoded clock value followed by the
+// node tag.
+func (c *Clock) NextRev() string {
+	v := c.Tick()
+	node := c.Node()
+	b := make([]byte, revClockLen, revClockLen+len(node))
+	encodeClock(b, v)
+	return string(append(b, node...))
+}
+
+// EncodeRev returns the revision for clock value v made on node.
+func EncodeRev(v uint64, node string) string {
+	b := make([]byte, revClockLen, revClockLen+len(node))
+	encodeClock(b, v)
+	return string(append(b, node...))
+}
+
+func encodeClock(b []byte, v uint64) {
+	for i := revClockLen - 1; i >= 0; i-- {
+		b[i] = revAlphabet[v&63]
+		v >>= 6
+	}
+}
+
+// DecodeRev splits a revision made by EncodeRev or NextRev into its clock
+// value and node tag. It returns an error for text that is not such a
+// revision.
+func DecodeRev(rev string) (v uint64, node string, err error) {
+	if len(rev) <= revClockLen {
+		return 0, "", newError(ErrBadJSON, "", rev, "malformed _rev %q: too short", rev)
+	}
+	// The first character holds only the top 4 bits of 64.
+	if revIndex[rev[0]] < 0 || revIndex[rev[0]] > 15 {
+		return 0, "", newError(ErrBadJSON, "", rev, "malformed _rev %q", rev)
+	}
+	for i := 0; i < revClockLen; i++ {
+		d := revIndex[rev[i]]
+		if d < 0 {
+			return 0, "", newError(ErrBadJSON, "", rev, "malformed _rev %q: byte %q at offset %d", rev, rev[i], i)
+		}
+		v = v<<6 | uint64(d)
+	}
+	return v, rev[revClockLen:], nil
+}
+
+// randomLocalTag returns "l" and 7 random lower-case letters and digits.
+func randomLocalTag() string {
+	const alpha = "abcdefghijklmnopqrstuvwxyz0123456789"
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	b[0] = 'l'
+	for i := 1; i < len(b); i++ {
+		b[i] = alpha[int(b[i])%len(alpha)]
+	}
+	return string(b[:])
+}

@@ -1,0 +1,108 @@
+package syncserver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tidwall/buntdb"
+)
+
+// Range sizing, as RavenDB's server does it.
+const (
+	minRange      = 32
+	maxRange      = 1 << 20
+	growWithin    = 30 * time.Second
+	shrinkAfter   = 60 * time.Second
+	maxSafeNumber = 1<<53 - 1 // largest integer a JavaScript number holds exactly
+)
+
+// hiloDoc is the stored state of one HiLo tag: Max is the highest number ever
+// leased; Low is the first number of the latest lease, so a return can be
+// checked against it.
+type hiloDoc struct {
+	Max int64 `json:"Max"`
+	Low int64 `json:"Low,omitempty"`
+}
+
+func hiloKey(db, tag string) string { return "hilo/" + db + "/" + tag }
+
+// capacity returns the size of the next range given the size of the last one
+// and when it was leased: ranges double while a client uses them up within 30
+// seconds, halve after a minute, and stay between 32 and 1,048,576.
+func capacity(lastSize int64, lastRangeAt time.Time, now time.Time) int64 {
+	if lastSize < 0 {
+		lastSize = 0
+	}
+	if lastRangeAt.IsZero() {
+		return max(minRange, min(lastSize, maxRange))
+	}
+	switch age := now.Sub(lastRangeAt); {
+	case age < growWithin:
+		return min(max(minRange, 2*lastSize), maxRange)
+	case age > shrinkAfter:
+		return max(minRange, min(lastSize/2, maxRange))
+	default:
+		return max(minRange, min(lastSize, maxRange))
+	}
+}
+
+// leasedRange is one range handed out.
+type leasedRange struct {
+	Low, High, Size int64
+	At              time.Time
+}
+
+// nextRange leases the next range for tag in db and returns it once durable.
+func (s *Server) nextRange(ctx context.Context, db, tag string, lastSize, lastMax int64, lastRangeAt time.Time) (leasedRange, error) {
+	if lastSize < 0 || lastMax < 0 || lastMax > maxSafeNumber {
+		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(maxSafeNumber))
+	}
+	var out leasedRange
+	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+		var doc hiloDoc
+		if _, err := getJSON(tx, hiloKey(db, tag), &doc); err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		size := capacity(lastSize, lastRangeAt, now)
+		oldMax := max(doc.Max, lastMax)
+		if oldMax > maxSafeNumber-size {
+			return &protoError{code: "out_of_keys", num: 1225, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}
+		}
+		out = leasedRange{Low: oldMax + 1, High: oldMax + size, Size: size, At: now}
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out.High, Low: out.Low})
+	})
+	if err != nil {
+		return leasedRange{}, err
+	}
+	s.metrics.rangesLeased.Add(1)
+	return out, nil
+}
+
+// returnRange takes back the unused end of a range: accepted only when the
+// range is still the latest lease of its tag (Max == end) and last lies
+// within it; otherwise it is ignored, as RavenDB does. It reports whether the
+// numbers were taken back.
+func (s *Server) returnRange(ctx context.Context, db, tag string, end, last int64) (bool, error) {
+	if end < 1 || last < 0 || last > end {
+		return false, badRequest("need 0 <= last <= end and end >= 1")
+	}
+	accepted := false
+	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+		var doc hiloDoc
+		found, err := getJSON(tx, hiloKey(db, tag), &doc)
+		if err != nil || !found {
+			return err
+		}
+		// Never below the start of the latest lease: numbers before it may
+		// belong to other clients' ranges.
+		if doc.Max != end || doc.Low == 0 || last < doc.Low-1 {
+			return nil
+		}
+		accepted = true
+		// Low moves past last, so a second return cannot reach lower.
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: last, Low: last + 1})
+	})
+	return accepted, err
+}
