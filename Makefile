@@ -1,0 +1,89 @@
+# hilodb — the two commands are `make run` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := run
+
+GO      ?= go
+BIN     := build/bin
+WEB     := build/web
+SERVER  := $(BIN)/hilodb-server
+ADDR    ?= 127.0.0.1:8080
+DATA    ?= ./data
+WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
+
+.PHONY: run test build server wasm web edge deps deps-apt deps-npm \
+        test-go test-wasm test-js test-edge test-browser bench load lint clean
+
+## run: build everything and start the sync server with the demo app
+run: server web
+	@echo "hilodb: open http://$(ADDR)/ (data in $(DATA); Ctrl-C stops)"
+	$(SERVER) -addr $(ADDR) -data $(DATA) -static $(WEB)
+
+## build: server, browser wasm + js package, demo web root, edge worker
+build: server web edge
+
+server:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(SERVER) ./cmd/hilodb-server
+
+wasm:
+	bash js/build.sh
+
+web: wasm
+	bash js/build-web.sh $(CURDIR)/$(WEB)
+
+edge:
+	bash edge/build.sh
+
+## deps: what the tests need: Debian's Chromium, npm packages from lockfiles
+deps: deps-apt deps-npm
+
+deps-apt:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "installing Debian's chromium"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+deps-npm:
+	cd js && npm ci --no-audit --no-fund
+	cd edge && npm ci --no-audit --no-fund
+	cd playwright-tests && npm ci --no-audit --no-fund
+
+## test: every test — Go (-race), core/idgen under wasm, js in Node, edge in workerd, Chromium
+test: deps build test-go test-wasm test-js test-edge test-browser
+	@echo "make test: all suites passed"
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+test-wasm:
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./core/... ./idgen/...
+
+test-js: server wasm
+	cd js && npm test
+
+test-edge: server edge
+	cd edge && npm test
+
+test-browser: server web
+	cd playwright-tests && npm test
+
+## bench: figures for docs/benchmarks.md
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./idgen/... ./core/...
+
+## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./core/... ./idgen/... ./client/... ./wasm/... ./edge/...
+	$(GO) run $(STATICCHECK) ./...
+	GOOS=js GOARCH=wasm $(GO) run $(STATICCHECK) ./core/... ./idgen/... ./client/... ./wasm/... ./edge/...
+
+clean:
+	rm -rf build js/dist edge/build
