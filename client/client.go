@@ -60,6 +60,7 @@ type Client struct {
 	closed    bool
 	serverTag string
 	node      string
+	sub       *subscriber
 }
 
 var (
@@ -156,7 +157,13 @@ func (c *Client) readLoop(s *session) {
 		if err != nil {
 			break
 		}
-		id := gjson.GetBytes(data, "id").Int()
+		idv := gjson.GetBytes(data, "id")
+		if !idv.Exists() {
+			// A server-initiated message (live changes): it has an op, no id.
+			c.dispatchServerMessage(data)
+			continue
+		}
+		id := idv.Int()
 		s.mu.Lock()
 		ch := s.pending[id]
 		delete(s.pending, id)

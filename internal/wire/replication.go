@@ -1,0 +1,98 @@
+package wire
+
+import "encoding/json"
+
+// Replication ops of protocol v1.
+const (
+	OpPush      = "push"
+	OpPull      = "pull"
+	OpSubscribe = "subscribe"
+	OpChanges   = "changes" // server-initiated, no id
+)
+
+// Replication error codes.
+const (
+	CodeConflict = "conflict"
+	NumConflict  = 1200
+	CodeBadDoc   = "bad_document"
+	NumBadDoc    = 600
+)
+
+// PushItem is one write sent by a client: the document's new revision Rev,
+// made on top of BaseRev (empty for a document the client believes new), and
+// the document or a deletion.
+type PushItem struct {
+	ID      string          `json:"id"`
+	BaseRev string          `json:"baseRev"`
+	Rev     string          `json:"rev"`
+	Doc     json.RawMessage `json:"doc,omitempty"`
+	Deleted bool            `json:"deleted,omitempty"`
+}
+
+// Push sends a batch of writes.
+type Push struct {
+	ID      int64      `json:"id"`
+	Op      string     `json:"op"`
+	Changes []PushItem `json:"changes"`
+}
+
+// PushResult is the outcome of one PushItem, in the order sent.
+type PushResult struct {
+	ID      string          `json:"id"`
+	OK      bool            `json:"ok"`
+	Seq     int64           `json:"seq,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+	Current json.RawMessage `json:"current,omitempty"`
+}
+
+// PushReply answers Push.
+type PushReply struct {
+	ID      int64        `json:"id"`
+	OK      bool         `json:"ok"`
+	Results []PushResult `json:"results"`
+}
+
+// Pull asks for changes after sequence Since.
+type Pull struct {
+	ID       int64  `json:"id"`
+	Op       string `json:"op"`
+	Since    int64  `json:"since"`
+	Limit    int    `json:"limit"`
+	MaxBytes int    `json:"maxBytes,omitempty"`
+}
+
+// Change is the latest state of one document, at sequence Seq.
+type Change struct {
+	Seq     int64           `json:"seq"`
+	ID      string          `json:"id"`
+	Rev     string          `json:"rev"`
+	Doc     json.RawMessage `json:"doc,omitempty"`
+	Deleted bool            `json:"deleted,omitempty"`
+}
+
+// PullReply carries changes in sequence order. Last is the checkpoint to
+// send next time; More says whether more changes are waiting. PurgedSeq is
+// the highest sequence of a tombstone the server has compacted away: a client
+// whose checkpoint is below it may have missed deletions and must resync.
+type PullReply struct {
+	ID        int64    `json:"id"`
+	OK        bool     `json:"ok"`
+	Changes   []Change `json:"changes"`
+	Last      int64    `json:"last"`
+	More      bool     `json:"more"`
+	PurgedSeq int64    `json:"purgedSeq,omitempty"`
+}
+
+// Subscribe asks the server to stream changes after Since.
+type Subscribe struct {
+	ID    int64  `json:"id"`
+	Op    string `json:"op"`
+	Since int64  `json:"since"`
+}
+
+// ChangesMsg is a server-initiated batch of live changes.
+type ChangesMsg struct {
+	Op      string   `json:"op"`
+	Changes []Change `json:"changes"`
+	Last    int64    `json:"last"`
+}
