@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# build-web.sh OUTDIR assembles a web root for the demo page, to be served by
+#   hilodb-server -static OUTDIR
+# It builds the wasm (build.sh) and lays the package out as it is in js/:
+#   OUTDIR/index.html, OUTDIR/demo.js    the demo page
+#   OUTDIR/index.js                      the npm package's entry point
+#   OUTDIR/dist/hilodb.wasm, OUTDIR/dist/wasm_exec.js
+# Run it from any directory.
+set -euo pipefail
+
+if [[ $# -ne 1 || -z "$1" ]]; then
+	echo "usage: $0 OUTDIR" >&2
+	exit 2
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="$1"
+
+"$here/build.sh"
+mkdir -p "$out/dist"
+cp -f "$here/demo/index.html" "$here/demo/demo.js" "$here/demo/demo.css" "$out/"
+cp -f "$here/index.js" "$out/"
+cp -f "$here/dist/hilodb.wasm" "$here/dist/wasm_exec.js" "$out/dist/"
+echo "web root ready in $out"

@@ -1,0 +1,264 @@
+// End-to-end tests of the npm package in Node against the real sync server.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { openStore } from '../index.js';
+import { buildServer, freePort, startServer } from './server.mjs';
+
+const hiloID = /^orders\/\d+-A$/;
+
+// rejectsWith asserts that promise rejects with an Error of the given code
+// and number.
+async function rejectsWith(promise, code, num) {
+  await assert.rejects(promise, (err) => {
+    assert.ok(err instanceof Error, `got ${err}, want an Error`);
+    assert.equal(err.code, code, `code of ${err.message}`);
+    assert.equal(err.num, num, `num of ${err.message}`);
+    return true;
+  });
+}
+
+let bin;
+let cleanupBin = async () => {};
+
+before(async () => {
+  ({ bin, cleanup: cleanupBin } = await buildServer());
+});
+
+after(async () => {
+  await cleanupBin();
+});
+
+describe('against a server without tokens', () => {
+  let server;
+  let store;
+  const extra = [];
+
+  before(async () => {
+    server = await startServer(bin);
+    store = await openStore({ url: server.wsURL, database: 'shop' });
+  });
+
+  after(async () => {
+    try {
+      await Promise.allSettled([store?.close(), ...extra.map((s) => s.close())]);
+    } finally {
+      await server?.stop();
+    }
+  });
+
+  test('put gives a HiLo id, a _key and a _rev', async () => {
+    const doc = await store.put('orders', { item: 'apple', qty: 3, nested: { a: [1, 2] } });
+    assert.match(doc._id, hiloID);
+    assert.equal(doc._key, doc._id.slice('orders/'.length));
+    assert.equal(typeof doc._rev, 'string');
+    assert.ok(doc._rev.length > 11, `_rev ${doc._rev} too short`);
+    assert.equal(doc['@metadata']['@collection'], 'orders');
+    assert.equal(doc.item, 'apple');
+    assert.equal(doc.qty, 3);
+    assert.deepEqual(doc.nested, { a: [1, 2] });
+  });
+
+  test('revisions carry the node tag the server gave this client', async () => {
+    const info = await store.info();
+    assert.equal(info.serverTag, 'A');
+    assert.equal(info.connected, true);
+    assert.match(info.node, /^[A-Z0-9]{1,8}$/);
+    const doc = await store.put('orders', { x: 1 });
+    assert.ok(doc._rev.endsWith(info.node), `_rev ${doc._rev} does not end in node ${info.node}`);
+  });
+
+  test('get returns the stored document', async () => {
+    const stored = await store.put('orders', { item: 'pear', tags: ['a', 'b'], price: 1.5 });
+    const got = await store.get(stored._id);
+    assert.deepEqual(got, stored);
+  });
+
+  test('a JSON string is stored as the document it encodes', async () => {
+    const stored = await store.put('orders', { text: '{"not":"parsed"}' });
+    assert.equal((await store.get(stored._id)).text, '{"not":"parsed"}');
+  });
+
+  test('500 concurrent puts get distinct ids', async () => {
+    const docs = await Promise.all(Array.from({ length: 500 }, (_, i) => store.put('orders', { i })));
+    const ids = docs.map((d) => d._id);
+    for (const id of ids) assert.match(id, hiloID);
+    assert.equal(new Set(ids).size, 500);
+    // Each document went to its own id.
+    const got = await Promise.all(ids.map((id) => store.get(id)));
+    assert.deepEqual(
+      got.map((d) => d.i),
+      docs.map((d) => d.i),
+    );
+  });
+
+  test('every write gets a new _rev', async () => {
+    const first = await store.put('orders', { _key: 'rev-check', v: 1 });
+    const second = await store.put('orders', { _key: 'rev-check', v: 2 });
+    assert.equal(first._id, 'orders/rev-check');
+    assert.notEqual(first._rev, second._rev);
+    assert.equal((await store.get('orders/rev-check')).v, 2);
+  });
+
+  test('an illegal key rejects with illegal_key 1221', async () => {
+    await rejectsWith(store.put('orders', { _key: 'a b' }), 'illegal_key', 1221);
+    await rejectsWith(store.put('orders', { _key: 'x/y' }), 'illegal_key', 1221);
+  });
+
+  test('an illegal collection name rejects with illegal_name 1208', async () => {
+    await rejectsWith(store.put('bad name', {}), 'illegal_name', 1208);
+  });
+
+  test('a document that is not a JSON object rejects with bad_json 600', async () => {
+    await rejectsWith(store.put('orders', [1, 2]), 'bad_json', 600);
+    await rejectsWith(store.put('orders', undefined), 'bad_json', 600);
+    const cyclic = {};
+    cyclic.self = cyclic;
+    await rejectsWith(store.put('orders', cyclic), 'bad_json', 600);
+  });
+
+  test('bad arguments reject with bad_request 400', async () => {
+    await rejectsWith(store.put(42, {}), 'bad_request', 400);
+    await rejectsWith(store.get(undefined), 'bad_request', 400);
+  });
+
+  test('ids ending in | are identities from the server', async () => {
+    const first = await store.put('companies', { _id: 'companies|', name: 'one' });
+    const second = await store.put('companies', { _id: 'companies|', name: 'two' });
+    assert.equal(first._id, 'companies/1');
+    assert.equal(second._id, 'companies/2');
+  });
+
+  test('get of a missing id rejects with not_found 1202', async () => {
+    await rejectsWith(store.get('orders/does-not-exist'), 'not_found', 1202);
+  });
+
+  test('delete removes a document', async () => {
+    const doc = await store.put('orders', { gone: true });
+    assert.equal(await store.delete(doc._id), undefined);
+    await rejectsWith(store.get(doc._id), 'not_found', 1202);
+    await rejectsWith(store.delete(doc._id), 'not_found', 1202);
+  });
+
+  test('two stores in one process get distinct ids and node tags', async () => {
+    const second = await openStore({ url: server.wsURL, database: 'shop' });
+    extra.push(second);
+    const [a, b] = await Promise.all([
+      Promise.all(Array.from({ length: 100 }, (_, i) => store.put('orders', { from: 'a', i }))),
+      Promise.all(Array.from({ length: 100 }, (_, i) => second.put('orders', { from: 'b', i }))),
+    ]);
+    const ids = [...a, ...b].map((d) => d._id);
+    for (const id of ids) assert.match(id, hiloID);
+    assert.equal(new Set(ids).size, 200);
+    // The stores are separate: one does not see the other's documents.
+    await rejectsWith(second.get(a[0]._id), 'not_found', 1202);
+    const [ia, ib] = await Promise.all([store.info(), second.info()]);
+    assert.notEqual(ia.node, ib.node);
+  });
+
+  test('a closed store rejects calls with closed', async () => {
+    const s = await openStore({ url: server.wsURL, database: 'shop' });
+    const doc = await s.put('orders', {});
+    await s.close();
+    await s.close(); // closing twice is fine
+    await rejectsWith(s.get(doc._id), 'closed', 503);
+    await rejectsWith(s.put('orders', {}), 'closed', 503);
+  });
+
+  test('the Go instance is shared by every store in the realm', async () => {
+    const runtime = globalThis[Symbol.for('hilodb.runtime')];
+    assert.ok(runtime instanceof Promise);
+    const api = await runtime;
+    assert.equal(api, globalThis.__hilodb);
+    const s = await openStore({ url: server.wsURL, database: 'shop' });
+    extra.push(s);
+    assert.equal(globalThis[Symbol.for('hilodb.runtime')], runtime);
+  });
+});
+
+describe('against a server with tokens', () => {
+  let server;
+
+  before(async () => {
+    server = await startServer(bin, ['-tokens', 'shop=secret']);
+  });
+
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('a wrong token rejects with unauthorized', async () => {
+    await rejectsWith(openStore({ url: server.wsURL, database: 'shop', token: 'wrong' }), 'unauthorized', 401);
+    await rejectsWith(openStore({ url: server.wsURL, database: 'shop' }), 'unauthorized', 401);
+    await rejectsWith(openStore({ url: server.wsURL, database: 'other', token: 'secret' }), 'unauthorized', 401);
+  });
+
+  test('the right token gets HiLo ids', async () => {
+    const store = await openStore({ url: server.wsURL, database: 'shop', token: 'secret' });
+    try {
+      const doc = await store.put('orders', { ok: true });
+      assert.match(doc._id, hiloID);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('without a server', () => {
+  test('a store opens offline and takes documents with their own keys', async () => {
+    const port = await freePort(); // nothing listens here
+    const store = await openStore({ url: `ws://127.0.0.1:${port}/v1/sync`, database: 'shop' });
+    try {
+      const info = await store.info();
+      assert.equal(info.connected, false);
+      const doc = await store.put('orders', { _key: 'offline-1', v: 1 });
+      assert.equal(doc._id, 'orders/offline-1');
+      assert.deepEqual(await store.get('orders/offline-1'), doc);
+      // A HiLo id needs a range, and there is none yet.
+      await rejectsWith(store.put('orders', { v: 2 }), 'needs_server', 1900);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a store opened offline leases ids once the server is up', async () => {
+    const port = await freePort();
+    const store = await openStore({ url: `ws://127.0.0.1:${port}/v1/sync`, database: 'shop' });
+    let server;
+    try {
+      await rejectsWith(store.put('orders', {}), 'needs_server', 1900);
+      server = await startServer(bin, [], { port });
+      const doc = await store.put('orders', { v: 1 });
+      assert.match(doc._id, hiloID);
+      const info = await store.info();
+      assert.equal(info.connected, true);
+      assert.ok(doc._rev.endsWith(info.node), `_rev ${doc._rev} does not end in the server-given node ${info.node}`);
+    } finally {
+      await store.close();
+      await server?.stop();
+    }
+  });
+
+  test('a server refusing a store opened offline rejects puts with unauthorized', async () => {
+    const port = await freePort();
+    const store = await openStore({ url: `ws://127.0.0.1:${port}/v1/sync`, database: 'shop', token: 'wrong' });
+    let server;
+    try {
+      server = await startServer(bin, ['-tokens', 'shop=secret'], { port });
+      await rejectsWith(store.put('orders', {}), 'unauthorized', 401);
+      await rejectsWith(store.put('companies', { _id: 'companies|' }), 'unauthorized', 401);
+      // Documents with their own keys need no server.
+      assert.equal((await store.put('orders', { _key: 'local' }))._id, 'orders/local');
+    } finally {
+      await store.close();
+      await server?.stop();
+    }
+  });
+
+  test('openStore without options rejects with bad_request', async () => {
+    await rejectsWith(openStore(), 'bad_request', 400);
+    await rejectsWith(openStore({ database: 'shop' }), 'bad_request', 400);
+    await rejectsWith(openStore({ url: 'ws://127.0.0.1:1/v1/sync', database: 7 }), 'bad_request', 400);
+  });
+});

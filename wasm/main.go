@@ -1,0 +1,687 @@
+//go:build js && wasm
+
+// Command wasm is hilodb's browser build: the document store (core), HiLo ids
+// (idgen) and the sync client (client) compiled to WebAssembly, exposed to
+// JavaScript as globalThis.__hilodb. It is the only part of the browser build
+// that touches syscall/js; the npm package in js/ loads it and wraps it in its
+// public API.
+//
+// The global has one function, openStore({url, database, token, node}), which
+// returns a Promise of a store object:
+//
+//	put(collection, doc)  → Promise<stored document>
+//	get(id)               → Promise<document>
+//	delete(id)            → Promise<undefined>
+//	info()                → Promise<{node, serverTag, connected}>
+//	close()               → Promise<undefined>
+//
+// put takes the id from the document's _id, else its _key, else a HiLo id
+// such as "orders/1-A" from a range leased from the server; the other id
+// strategies of core work as well ("companies|" gets an identity from the
+// server, "" a UUID).
+//
+// Documents cross the boundary as JSON text: put takes a JSON string (or an
+// object, which it turns into one with the host's JSON.stringify), and results
+// are made with the host's JSON.parse. That is faster than walking objects
+// through syscall/js value by value.
+//
+// openStore dials the sync server and says hello before it resolves, so a
+// refused token shows at once; when the server cannot be reached it resolves
+// anyway (offline start) and the client connects on the first call that needs
+// the server. Several stores may be open in one Go instance; each has its own
+// connection, its own HiLo ranges and its own node tag.
+//
+// # Errors
+//
+// Every failure, a panic included, rejects the Promise with a JavaScript
+// Error carrying code (a stable word such as "illegal_key", "not_found",
+// "unauthorized") and num (such as 1221, 1202, 401). Document errors use
+// core's codes, errors from the server use the server's, and a call that
+// needs the server while it cannot be reached gets "needs_server" (1900).
+//
+// # Concurrency
+//
+// Functions called from JavaScript run on its event loop and must not block
+// it: they only read their arguments and start a goroutine, whose result
+// settles the returned Promise. Any number of calls may be under way at once.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall/js"
+	"time"
+
+	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/wire"
+)
+
+// globalName is the property of globalThis that holds the API.
+const globalName = "__hilodb"
+
+// readyHook, if it is a function on globalThis when the program starts, is
+// called with the API once it is installed, so a loader need not poll.
+const readyHook = "__hilodbOnReady"
+
+const (
+	// dialTimeout bounds openStore's first connection attempt; past it the
+	// store opens offline.
+	dialTimeout = 10 * time.Second
+	// drainTimeout is how long close waits for calls under way before it
+	// cancels them.
+	drainTimeout = 5 * time.Second
+	// returnTimeout bounds giving unused HiLo numbers back on close.
+	returnTimeout = 3 * time.Second
+)
+
+// Error codes and numbers of this layer, beside core's and the server's.
+const (
+	codeClosed = "closed" // the store was closed
+	numClosed  = 503
+	codePanic  = "internal"
+	numPanic   = core.NumInternal
+)
+
+// errClosed is returned for calls on a closed store.
+var errClosed = errors.New("store is closed")
+
+// argError is a bad argument from JavaScript.
+type argError struct{ msg string }
+
+func (e *argError) Error() string { return e.msg }
+
+// hostError is a JavaScript host that lacks something the store needs.
+type hostError struct{ msg string }
+
+func (e *hostError) Error() string { return e.msg }
+
+// panicError is a recovered panic, turned into an error so that it rejects
+// a Promise instead of crossing into JavaScript.
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("internal error: panic: %v", e.value) }
+
+var (
+	jsPromise = js.Global().Get("Promise")
+	jsError   = js.Global().Get("Error")
+	jsJSON    = js.Global().Get("JSON")
+	jsObject  = js.Global().Get("Object")
+)
+
+func main() {
+	api := newAPI()
+	js.Global().Set(globalName, api.value)
+	if hook := js.Global().Get(readyHook); hook.Type() == js.TypeFunction {
+		hook.Invoke(api.value)
+	}
+	// The program lives as long as the page: every call comes in as an event.
+	select {}
+}
+
+// api is the set of stores open in this Go instance and the functions that
+// reach them. Store objects handed to JavaScript are the shared functions
+// bound to a store's number, so no per-store js.Func needs releasing.
+type api struct {
+	value js.Value // the object installed as globalThis.__hilodb
+
+	put, get, del, info, close js.Func
+
+	mu     sync.Mutex
+	next   int
+	stores map[int]*handle
+}
+
+func newAPI() *api {
+	a := &api{stores: make(map[int]*handle)}
+	a.put = async(a.putArgs)
+	a.get = async(a.getArgs)
+	a.del = async(a.deleteArgs)
+	a.info = async(a.infoArgs)
+	a.close = async(a.closeArgs)
+	a.value = jsObject.New()
+	a.value.Set("openStore", async(a.openArgs))
+	a.value.Set("version", "1")
+	return a
+}
+
+// handle is one open store: the document store, its id generator and the
+// sync client it leases ranges from.
+type handle struct {
+	store  *core.Store
+	gen    *idgen.Generator
+	client *client.Client
+	ctx    context.Context // cancelled when the store closes
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	node   string // last node tag the server confirmed
+	closed bool
+	calls  sync.WaitGroup
+}
+
+// setNode records the node tag the server gave this client and moves the
+// store's clock to it, so revisions made here carry it. The client calls it
+// while holding its own lock: it must not call back into the client.
+func (h *handle) setNode(node string) {
+	h.mu.Lock()
+	h.node = node
+	st := h.store
+	h.mu.Unlock()
+	if st != nil {
+		st.Clock().SetNode(node)
+	}
+}
+
+// begin registers a call on h; the caller must call h.calls.Done after it.
+// It fails once the store is closing.
+func (h *handle) begin() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return errClosed
+	}
+	h.calls.Add(1)
+	return nil
+}
+
+// openOptions are openStore's arguments.
+type openOptions struct {
+	url, database, token, node string
+}
+
+func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
+	o := arg(args, 0)
+	if o.Type() != js.TypeObject {
+		return nil, &argError{"openStore: want an options object {url, database, token}"}
+	}
+	var opts openOptions
+	var err error
+	if opts.url, err = stringField(o, "url", true); err != nil {
+		return nil, err
+	}
+	if opts.database, err = stringField(o, "database", true); err != nil {
+		return nil, err
+	}
+	if opts.token, err = stringField(o, "token", false); err != nil {
+		return nil, err
+	}
+	if opts.node, err = stringField(o, "node", false); err != nil {
+		return nil, err
+	}
+	if js.Global().Get("WebSocket").Type() != js.TypeFunction {
+		return nil, &hostError{"openStore: this JavaScript host has no global WebSocket; install one first (in Node 20, from the ws package)"}
+	}
+	return func() (any, error) { return a.open(opts) }, nil
+}
+
+// open connects a new store and returns its JavaScript object.
+func (a *api) open(o openOptions) (any, error) {
+	h := &handle{node: o.node}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	copts := client.Options{Database: o.database, Token: o.token, Node: o.node, OnNode: h.setNode}
+
+	dctx, dcancel := context.WithTimeout(h.ctx, dialTimeout)
+	cl, err := client.Dial(dctx, o.url, copts)
+	dcancel()
+	switch {
+	case err == nil:
+	case unreachable(err):
+		// Offline start: documents with their own keys can be stored now,
+		// HiLo ids once the server is reachable again.
+		cl = client.New(o.url, copts)
+	default:
+		h.cancel()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	h.client = cl
+	h.gen = idgen.NewGenerator(cl)
+
+	h.mu.Lock()
+	node := h.node
+	h.mu.Unlock()
+	src := syncSources{gen: h.gen, client: cl}
+	st, err := core.Open(":memory:", core.Options{Node: node, IDs: src, Numbers: src, Identities: src})
+	if err != nil {
+		h.cancel()
+		_ = cl.Close()
+		return nil, err
+	}
+	h.mu.Lock()
+	h.store = st
+	if h.node != "" && h.node != node {
+		st.Clock().SetNode(h.node) // the tag arrived while the store was opening
+	}
+	h.mu.Unlock()
+
+	a.mu.Lock()
+	a.next++
+	id := a.next
+	a.stores[id] = h
+	a.mu.Unlock()
+
+	obj := jsObject.New()
+	obj.Set("put", a.put.Call("bind", js.Null(), id))
+	obj.Set("get", a.get.Call("bind", js.Null(), id))
+	obj.Set("delete", a.del.Call("bind", js.Null(), id))
+	obj.Set("info", a.info.Call("bind", js.Null(), id))
+	obj.Set("close", a.close.Call("bind", js.Null(), id))
+	return obj, nil
+}
+
+// unreachable reports whether err means the server could not be reached, as
+// opposed to the server refusing the client.
+func unreachable(err error) bool {
+	return errors.Is(err, client.ErrDisconnected) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// syncSources gives core its HiLo ids and numbers (from the generator) and
+// its identities (from the client), and records why a lease failed in the
+// cause the call put in its context: core reports such failures in its own
+// terms, and the Promise should reject with the sync layer's code, such as
+// "unauthorized", or "needs_server" when the server cannot be reached.
+type syncSources struct {
+	gen    *idgen.Generator
+	client *client.Client
+}
+
+var (
+	_ core.IDSource       = syncSources{}
+	_ core.NumberSource   = syncSources{}
+	_ core.IdentitySource = syncSources{}
+)
+
+// NextID implements core.IDSource.
+func (s syncSources) NextID(ctx context.Context, tag string) (string, error) {
+	id, err := s.gen.NextID(ctx, tag)
+	return id, noteCause(ctx, err)
+}
+
+// NextNumber implements core.NumberSource.
+func (s syncSources) NextNumber(ctx context.Context, tag string) (int64, string, error) {
+	n, serverTag, err := s.gen.NextNumber(ctx, tag)
+	return n, serverTag, noteCause(ctx, err)
+}
+
+// NextIdentity implements core.IdentitySource.
+func (s syncSources) NextIdentity(ctx context.Context, name string) (int64, error) {
+	v, err := s.client.NextIdentity(ctx, name)
+	return v, noteCause(ctx, err)
+}
+
+// NextIdentities implements core.IdentitySource.
+func (s syncSources) NextIdentities(ctx context.Context, names []string) ([]int64, error) {
+	vs, err := s.client.NextIdentities(ctx, names)
+	return vs, noteCause(ctx, err)
+}
+
+// SeedIdentity implements core.IdentitySource.
+func (s syncSources) SeedIdentity(ctx context.Context, name string, value int64, force bool) (int64, error) {
+	v, err := s.client.SeedIdentity(ctx, name, value, force)
+	return v, noteCause(ctx, err)
+}
+
+// causeKey is the context key of a call's *cause.
+type causeKey struct{}
+
+// cause holds the first error the sync layer returned during one call.
+type cause struct {
+	mu  sync.Mutex
+	err error
+}
+
+// noteCause records err in ctx's cause, if it has one, and returns err.
+func noteCause(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if c, ok := ctx.Value(causeKey{}).(*cause); ok {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// withCause runs fn with a context that collects the sync layer's errors
+// and, when fn fails, joins the first of them to its error so that describe
+// finds the sync layer's code.
+func withCause(ctx context.Context, fn func(ctx context.Context) error) error {
+	c := new(cause)
+	err := fn(context.WithValue(ctx, causeKey{}, c))
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		return err
+	}
+	return &causedError{err: err, cause: c.err}
+}
+
+// causedError is an error from core together with the sync layer's error
+// that caused it. Its text is core's; its chain holds both, the cause first.
+type causedError struct{ err, cause error }
+
+func (e *causedError) Error() string   { return e.err.Error() }
+func (e *causedError) Unwrap() []error { return []error{e.cause, e.err} }
+
+// call runs fn on the store numbered id, counting it as a call under way so
+// that close waits for it.
+func (a *api) call(id int, fn func(h *handle) (any, error)) (any, error) {
+	a.mu.Lock()
+	h := a.stores[id]
+	a.mu.Unlock()
+	if h == nil {
+		return nil, errClosed
+	}
+	if err := h.begin(); err != nil {
+		return nil, err
+	}
+	defer h.calls.Done()
+	return fn(h)
+}
+
+func (a *api) putArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	collection := arg(args, 1)
+	if collection.Type() != js.TypeString {
+		return nil, &argError{"put: collection must be a string"}
+	}
+	coll := collection.String()
+	doc, err := docText(arg(args, 2))
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			var out []byte
+			err := withCause(h.ctx, func(ctx context.Context) (err error) {
+				out, err = h.store.Put(ctx, coll, []byte(doc))
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return parseJSON(out), nil
+		})
+	}, nil
+}
+
+func (a *api) getArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "get: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			out, err := h.store.Get(docID)
+			if err != nil {
+				return nil, err
+			}
+			return parseJSON(out), nil
+		})
+	}, nil
+}
+
+func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "delete: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			return nil, h.store.Delete(docID)
+		})
+	}, nil
+}
+
+func (a *api) infoArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			return map[string]any{
+				"node":      h.store.Clock().Node(),
+				"serverTag": h.client.ServerTag(),
+				"connected": h.client.Connected(),
+			}, nil
+		})
+	}, nil
+}
+
+func (a *api) closeArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		a.mu.Lock()
+		h := a.stores[id]
+		delete(a.stores, id)
+		a.mu.Unlock()
+		if h == nil {
+			return nil, nil // closing twice is fine
+		}
+		return nil, h.shutdown()
+	}, nil
+}
+
+// shutdown waits for calls under way (cancelling them if they take too long),
+// gives unused HiLo numbers back to the server, and closes the connection and
+// the store.
+func (h *handle) shutdown() error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+
+	drained := make(chan struct{})
+	go func() { h.calls.Wait(); close(drained) }()
+	t := time.NewTimer(drainTimeout)
+	select {
+	case <-drained:
+	case <-t.C:
+		h.cancel()
+		<-drained
+	}
+	t.Stop()
+
+	// Returning the rest of a range is a courtesy to the server: offline,
+	// the numbers are simply skipped.
+	rctx, rcancel := context.WithTimeout(h.ctx, returnTimeout)
+	_ = h.gen.Close(rctx)
+	rcancel()
+	h.cancel()
+	_ = h.client.Close()
+	if err := h.store.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// async wraps fn as a JavaScript function returning a Promise. fn runs on the
+// event loop and only reads its arguments; the work it returns runs in its
+// own goroutine and settles the Promise. Nothing panics into JavaScript.
+func async(fn func(args []js.Value) (func() (any, error), error)) js.Func {
+	return js.FuncOf(func(_ js.Value, args []js.Value) (ret any) {
+		defer func() {
+			if r := recover(); r != nil {
+				ret = rejected(&panicError{r})
+			}
+		}()
+		work, err := fn(args)
+		if err != nil {
+			return rejected(err)
+		}
+		return promise(work)
+	})
+}
+
+// promise returns a Promise settled by work, which runs in a goroutine.
+func promise(work func() (any, error)) js.Value {
+	var resolve, reject js.Value
+	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve, reject = args[0], args[1]
+		return nil
+	})
+	p := jsPromise.New(executor) // the executor runs before New returns
+	executor.Release()
+	go settle(resolve, reject, work)
+	return p
+}
+
+// settle runs work and resolves or rejects with its outcome.
+func settle(resolve, reject js.Value, work func() (any, error)) {
+	v, err := protect(work)
+	if v == nil {
+		v = js.Undefined() // ValueOf(nil) would be null
+	}
+	if err == nil {
+		_, err = protect(func() (any, error) { resolve.Invoke(v); return nil, nil })
+		if err == nil {
+			return
+		}
+	}
+	if _, perr := protect(func() (any, error) { reject.Invoke(toJSError(err)); return nil, nil }); perr != nil {
+		// Building the Error itself failed: reject with the text alone.
+		reject.Invoke(err.Error())
+	}
+}
+
+// protect runs fn, turning a panic into a *panicError.
+func protect(fn func() (any, error)) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, &panicError{r}
+		}
+	}()
+	return fn()
+}
+
+// rejected returns a Promise rejected with err.
+func rejected(err error) js.Value {
+	return jsPromise.Call("reject", toJSError(err))
+}
+
+// describe returns the stable code word and number for err.
+func describe(err error) (code string, num int) {
+	var pe *panicError
+	var ae *argError
+	var he *hostError
+	var we *client.Error
+	switch {
+	case errors.As(err, &he):
+		return wire.CodeUnavailable, wire.NumUnavailable
+	case errors.As(err, &pe):
+		return codePanic, numPanic
+	case errors.As(err, &ae):
+		return wire.CodeBadRequest, wire.NumBadRequest
+	case errors.As(err, &we):
+		return we.Code, we.Num
+	case errors.Is(err, errClosed), errors.Is(err, client.ErrClosed), errors.Is(err, idgen.ErrClosed):
+		return codeClosed, numClosed
+	case unreachable(err):
+		return wire.CodeNeedsServer, wire.NumNeedsServer
+	}
+	ce := core.AsError(err)
+	return ce.Code, ce.Num
+}
+
+// toJSError builds the JavaScript Error a Promise is rejected with.
+func toJSError(err error) js.Value {
+	code, num := describe(err)
+	e := jsError.New(err.Error())
+	e.Set("code", code)
+	e.Set("num", num)
+	return e
+}
+
+// arg returns args[i], or undefined past the end.
+func arg(args []js.Value, i int) js.Value {
+	if i < len(args) {
+		return args[i]
+	}
+	return js.Undefined()
+}
+
+// storeNumber reads the store number a store object's functions are bound to.
+func storeNumber(args []js.Value) (int, error) {
+	v := arg(args, 0)
+	if v.Type() != js.TypeNumber {
+		return 0, &argError{"store functions must be called on an object from openStore"}
+	}
+	return v.Int(), nil
+}
+
+// stringArg reads args[i], which must be a string.
+func stringArg(args []js.Value, i int, what string) (string, error) {
+	v := arg(args, i)
+	if v.Type() != js.TypeString {
+		return "", &argError{what + " must be a string"}
+	}
+	return v.String(), nil
+}
+
+// stringField reads o[name], which must be a string, or absent when not
+// required.
+func stringField(o js.Value, name string, required bool) (string, error) {
+	v := o.Get(name)
+	switch v.Type() {
+	case js.TypeString:
+		return v.String(), nil
+	case js.TypeUndefined, js.TypeNull:
+		if !required {
+			return "", nil
+		}
+		return "", &argError{fmt.Sprintf("openStore: %s is required", name)}
+	}
+	return "", &argError{fmt.Sprintf("openStore: %s must be a string", name)}
+}
+
+// docText returns a document as JSON text: a string is taken as JSON already,
+// anything else goes through the host's JSON.stringify, which throws for
+// cyclic values and BigInts. Text that is not a JSON object is left for core
+// to refuse with its bad-JSON error.
+func docText(v js.Value) (text string, err error) {
+	switch v.Type() {
+	case js.TypeString:
+		return v.String(), nil
+	case js.TypeUndefined, js.TypeFunction, js.TypeSymbol:
+		return "", nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			text, err = "", fmt.Errorf("put: document cannot be turned into JSON: %v: %w", r, core.ErrBadJSON)
+		}
+	}()
+	s := jsJSON.Call("stringify", v)
+	if s.Type() != js.TypeString {
+		return "", nil
+	}
+	return s.String(), nil
+}
+
+// parseJSON turns JSON text from the store into a JavaScript value with the
+// host's JSON.parse.
+func parseJSON(b []byte) js.Value {
+	return jsJSON.Call("parse", string(b))
+}
