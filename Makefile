@@ -10,7 +10,8 @@ SERVER  := $(BIN)/hilodb-server
 ADDR    ?= 127.0.0.1:8080
 DATA    ?= ./data
 WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_VERSION := v0.8.2
+TOOLS   := $(CURDIR)/build/tools
 
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
@@ -62,7 +63,7 @@ test-go:
 	$(GO) test -race -count=1 ./...
 
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./core/... ./idgen/...
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./core/... ./idgen/... ./wasm/...
 
 test-js: server wasm
 	cd js && npm test
@@ -82,8 +83,9 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./core/... ./idgen/... ./client/... ./wasm/... ./edge/...
-	$(GO) run $(STATICCHECK) ./...
-	GOOS=js GOARCH=wasm $(GO) run $(STATICCHECK) ./core/... ./idgen/... ./client/... ./wasm/... ./edge/...
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(TOOLS)/staticcheck ./...
+	GOOS=js GOARCH=wasm $(TOOLS)/staticcheck ./core/... ./idgen/... ./client/... ./wasm/... ./edge/...
 
 clean:
 	rm -rf build js/dist edge/build

@@ -138,7 +138,9 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	id := c.nextID.Add(1)
 	err = c.roundTrip(ctx, s, id, wire.Hello{ID: id, Op: wire.OpHello, DB: c.opts.Database, Token: c.opts.Token, Node: c.node}, &reply)
 	if err != nil {
-		ws.CloseNow()
+		// 1000, not CloseNow's 1001: browsers refuse any other code from
+		// script. In the background: the server may already have hung up.
+		go ws.Close(websocket.StatusNormalClosure, "hello failed")
 		return nil, fmt.Errorf("hello: %w", err)
 	}
 	c.serverTag, c.node = reply.ServerTag, reply.Node
@@ -274,6 +276,33 @@ func (c *Client) NextIdentity(ctx context.Context, name string) (int64, error) {
 		return 0, fmt.Errorf("identity.next %s: %w", name, err)
 	}
 	return reply.Value, nil
+}
+
+// NextIdentities allocates the next value of each name in one server
+// transaction and returns them in the order of names; a name given several
+// times gets successive values. The server bounds how many names one call
+// may carry (batch_too_big).
+func (c *Client) NextIdentities(ctx context.Context, names []string) ([]int64, error) {
+	var reply wire.IdentityBatchReply
+	err := c.call(ctx, func(id int64) any {
+		return wire.IdentityNextBatch{ID: id, Op: wire.OpIdentityNextBatch, Names: names}
+	}, &reply)
+	if err != nil {
+		return nil, fmt.Errorf("identity.nextBatch: %w", err)
+	}
+	if len(reply.Values) != len(names) {
+		return nil, fmt.Errorf("identity.nextBatch: got %d values for %d names", len(reply.Values), len(names))
+	}
+	return reply.Values, nil
+}
+
+// Ping asks the server for an empty reply, which keeps the connection from
+// being closed as idle.
+func (c *Client) Ping(ctx context.Context) error {
+	if err := c.call(ctx, func(id int64) any { return wire.Ping{ID: id, Op: wire.OpPing} }, nil); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
 }
 
 // SeedIdentity sets identity name to value: without force only upwards (the
