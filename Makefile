@@ -16,7 +16,7 @@ TOOLS   := $(CURDIR)/build/tools
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser bench load lint clean
+        test-go test-wasm test-js test-edge test-browser bench load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
 run: server web
@@ -77,6 +77,15 @@ test-browser: server web
 ## bench: figures for docs/benchmarks.md
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./idgen/... ./core/...
+
+## load: 200 websocket clients for 30 s against the real server (figures in docs/benchmarks.md)
+load: server
+	$(GO) run ./cmd/hilodb-load -server-bin $(SERVER) -clients 200 -duration 30s
+
+## fuzz: a minute on each of the server's fuzz targets
+fuzz:
+	$(GO) test -run '^$$' -fuzz=FuzzHandle -fuzztime=60s ./syncserver/
+	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:

@@ -4,50 +4,201 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
 )
 
+// opHandler handles one request of its op on connection c. id is the
+// request's id, data the whole request frame (valid JSON, an object). It
+// returns the reply to send (marshaled as JSON) or an error; a *protoError
+// reaches the client as it is, any other error as "internal". Handlers run on
+// the connection's goroutine, one request at a time, so they may read and
+// change c's per-connection state (c.db, c.node) without locking.
+type opHandler func(c *conn, ctx context.Context, id int64, data []byte) (reply any, err error)
+
+// opHandlers routes requests on their op; see registerOp.
+var opHandlers = map[string]opHandler{}
+
+// registerOp adds the handler of op. It is called from init functions (the
+// core ops in ops.go; other files register their own) and panics on a
+// duplicate, which is a programming error.
+func registerOp(op string, h opHandler) {
+	if _, dup := opHandlers[op]; dup {
+		panic("syncserver: op " + op + " registered twice")
+	}
+	opHandlers[op] = h
+}
+
+// wsConn is the part of a websocket connection a conn uses
+// (*websocket.Conn; tests substitute their own).
+type wsConn interface {
+	Read(ctx context.Context) (websocket.MessageType, []byte, error)
+	Write(ctx context.Context, typ websocket.MessageType, p []byte) error
+	Close(code websocket.StatusCode, reason string) error
+	CloseNow() error
+}
+
+var _ wsConn = (*websocket.Conn)(nil)
+
 // conn is one websocket client. Requests are handled in order of arrival.
 type conn struct {
-	srv    *Server
-	ws     *websocket.Conn
-	remote string
+	srv      *Server
+	ws       wsConn
+	remote   string
+	loopback bool
+	since    time.Time
 
-	db   string // set by hello
+	requests   atomic.Int64
+	lastActive atomic.Int64 // unix nanoseconds of the last frame received
+
+	// db and node are set by hello. The connection's goroutine reads them
+	// freely; writes happen under srv.connsMu so the dashboard can read them.
+	db   string
 	node string
+
+	tokens   float64 // rate-limit bucket
+	tokensAt time.Time
+
+	closing bool // a refusal closed the connection
+
+	closersMu sync.Mutex
+	closers   []func()
+}
+
+func newConn(s *Server, ws wsConn, r *http.Request) *conn {
+	now := time.Now()
+	c := &conn{srv: s, ws: ws, remote: r.RemoteAddr, loopback: fromLoopback(r), since: now,
+		tokens: float64(s.cfg.RateBurst), tokensAt: now}
+	c.lastActive.Store(now.UnixNano())
+	return c
+}
+
+// onClose registers fn to run when the connection ends (to drop a
+// subscription, say). Functions run in reverse order of registration, on the
+// connection's goroutine, before the Server's Close returns.
+func (c *conn) onClose(fn func()) {
+	c.closersMu.Lock()
+	c.closers = append(c.closers, fn)
+	c.closersMu.Unlock()
+}
+
+func (c *conn) runClosers() {
+	c.closersMu.Lock()
+	fns := c.closers
+	c.closers = nil
+	c.closersMu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
 }
 
 func (c *conn) serve(ctx context.Context) {
 	defer c.ws.CloseNow()
+	defer c.runClosers()
+	if idle := c.srv.cfg.IdleTimeout; idle > 0 {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		if !c.srv.spawn(func(ctx context.Context) { c.watchIdle(ctx, idle, stop, done) }) {
+			return // the server is closing
+		}
+		c.onClose(func() { close(stop); <-done })
+	}
 	for {
 		typ, data, err := c.ws.Read(ctx)
 		if err != nil {
-			if errors.Is(err, websocket.ErrMessageTooBig) || isTooBig(err) {
+			if errors.Is(err, websocket.ErrMessageTooBig) || websocket.CloseStatus(err) == websocket.StatusMessageTooBig {
 				c.srv.metrics.countError(wire.CodeTooBig)
+				c.srv.log.Warn("refused: message too big", "remote", c.remote, "limit", c.srv.cfg.MaxMessageBytes)
 				c.ws.Close(websocket.StatusMessageTooBig, "message too big")
 			}
 			return
+		}
+		c.lastActive.Store(time.Now().UnixNano())
+		c.requests.Add(1)
+		c.srv.metrics.requests.Add(1)
+		if !c.allow(time.Now()) {
+			c.replyError(ctx, requestID(data), &protoError{code: wire.CodeRateLimited, num: wire.NumRateLimited,
+				msg: "too many requests on this connection; slow down"})
+			continue
 		}
 		if typ != websocket.MessageText {
 			c.replyError(ctx, 0, &protoError{code: wire.CodeBadRequest, num: wire.NumBadRequest, msg: "binary frames are not accepted; send JSON text"})
 			continue
 		}
 		c.handle(ctx, data)
+		if c.closing {
+			return
+		}
 	}
 }
 
-func isTooBig(err error) bool {
-	return websocket.CloseStatus(err) == websocket.StatusMessageTooBig
+// watchIdle closes the connection, with an idle_timeout error first, once
+// nothing arrived for idle. It returns when stop is closed.
+func (c *conn) watchIdle(ctx context.Context, idle time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		left := idle - time.Since(time.Unix(0, c.lastActive.Load()))
+		if left > 0 {
+			t.Reset(left)
+			continue
+		}
+		c.srv.log.Debug("closing idle connection", "remote", c.remote)
+		c.replyError(ctx, 0, &protoError{code: wire.CodeIdleTimeout, num: wire.NumIdleTimeout, msg: "connection idle for " + idle.String() + "; closing (send ping to stay connected)"})
+		c.ws.Close(websocket.StatusGoingAway, "idle timeout")
+		<-stop
+		return
+	}
+}
+
+// allow takes one token from the connection's rate-limit bucket.
+func (c *conn) allow(now time.Time) bool {
+	rate := c.srv.cfg.RateLimit
+	if rate < 0 {
+		return true
+	}
+	c.tokens = min(float64(c.srv.cfg.RateBurst), c.tokens+now.Sub(c.tokensAt).Seconds()*rate)
+	c.tokensAt = now
+	if c.tokens < 1 {
+		return false
+	}
+	c.tokens--
+	return true
+}
+
+// requestID is the id of a request, or 0 when it has no usable one.
+func requestID(data []byte) int64 {
+	v := gjson.GetBytes(data, "id")
+	if v.Type != gjson.Number || v.Num < 0 || v.Num != float64(v.Int()) {
+		return 0
+	}
+	return v.Int()
 }
 
 // handle routes one message on its op.
 func (c *conn) handle(ctx context.Context, data []byte) {
-	if !gjson.ValidBytes(data) {
-		c.replyError(ctx, 0, &protoError{code: wire.CodeBadJSON, num: wire.NumBadJSON, msg: "malformed JSON"})
+	// Check the depth before anything recursive looks at the frame.
+	if !depthWithin(data, maxJSONDepth) {
+		c.replyError(ctx, 0, &protoError{code: wire.CodeTooDeep, num: wire.NumBadRequest, msg: "JSON nested too deeply"})
+		return
+	}
+	// Text frames must be UTF-8; encoding/json would quietly turn bad bytes
+	// into U+FFFD, so a tag could differ from what the client meant.
+	if !utf8.Valid(data) || !gjson.ValidBytes(data) {
+		c.replyError(ctx, 0, &protoError{code: wire.CodeBadJSON, num: wire.NumBadJSON, msg: "malformed JSON (or not UTF-8)"})
 		return
 	}
 	msg := gjson.ParseBytes(data)
@@ -66,27 +217,54 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		c.replyError(ctx, id, &protoError{code: wire.CodeHelloRequired, num: wire.NumHelloRequired, msg: "send hello first"})
 		return
 	}
-	var reply any
-	var err error
-	switch op {
-	case wire.OpHello:
-		reply, err = c.hello(ctx, id, data)
-	case wire.OpHiloNext:
-		reply, err = c.hiloNext(ctx, id, data)
-	case wire.OpHiloReturn:
-		reply, err = c.hiloReturn(ctx, id, data)
-	case wire.OpIdentityNext:
-		reply, err = c.identityNext(ctx, id, data)
-	case wire.OpIdentitySeed:
-		reply, err = c.identitySeed(ctx, id, data)
-	default:
-		err = &protoError{code: wire.CodeUnknownOp, num: wire.NumUnknownOp, msg: "unknown op " + quote(op)}
-	}
-	if err != nil {
-		c.replyError(ctx, id, c.srv.asProtoError(err))
+	h, ok := opHandlers[op]
+	if !ok {
+		c.replyError(ctx, id, &protoError{code: wire.CodeUnknownOp, num: wire.NumUnknownOp, msg: "unknown op " + quote(truncate(op, 64))})
 		return
 	}
-	c.write(ctx, reply)
+	reply, err := h(c, ctx, id, data)
+	if err != nil {
+		c.refuse(ctx, id, c.srv.asProtoError(err))
+		return
+	}
+	c.send(ctx, reply)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// depthWithin reports whether the JSON text in data nests arrays and objects
+// at most max deep. It does not validate; it only bounds the recursion of the
+// parsers that do.
+func depthWithin(data []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+			if depth > max {
+				return false
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return true
 }
 
 func quote(s string) string {
@@ -102,119 +280,33 @@ func decode(data []byte, v any) error {
 	return nil
 }
 
-func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
-	if c.db != "" {
-		return nil, badRequest("hello was already sent on this connection")
+// refuse sends an error reply and, when the error says so, closes the
+// connection.
+func (c *conn) refuse(ctx context.Context, id int64, pe *protoError) {
+	c.replyError(ctx, id, pe)
+	if pe.close == 0 {
+		return
 	}
-	var req wire.Hello
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
-	if !validDBName(req.DB) {
-		return nil, &protoError{code: wire.CodeIllegalName, num: wire.NumIllegalName, msg: "illegal database name " + quote(req.DB) + ": want a letter, then letters, digits, _ or -, at most 64 bytes"}
-	}
-	if err := c.srv.authorize(req.DB, req.Token, c.remote); err != nil {
-		c.srv.metrics.countError(wire.CodeUnauthorized)
-		go func() {
-			// Give the reply a moment to leave, then hang up.
-			time.Sleep(100 * time.Millisecond)
-			c.ws.Close(websocket.StatusPolicyViolation, "unauthorized")
-		}()
-		return nil, err
-	}
-	node, err := c.srv.assignNode(ctx, req.Node)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.srv.touchDB(ctx, req.DB); err != nil {
-		return nil, err
-	}
-	c.db, c.node = req.DB, node
-	return wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node}, nil
-}
-
-func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error) {
-	var req wire.HiloNext
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
-	if err := validTag(req.Tag); err != nil {
-		return nil, err
-	}
-	var at time.Time
-	if req.LastRangeAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, req.LastRangeAt)
-		if err != nil {
-			return nil, badRequest("lastRangeAt: want RFC 3339 time, got %s", quote(req.LastRangeAt))
-		}
-		at = t
-	}
-	r, err := c.srv.nextRange(ctx, c.db, req.Tag, req.LastSize, req.LastMax, at)
-	if err != nil {
-		return nil, err
-	}
-	return wire.HiloNextReply{
-		ID: id, OK: true, Prefix: req.Tag + "/", Low: r.Low, High: r.High, LastSize: r.Size,
-		ServerTag: c.srv.cfg.ServerTag, LastRangeAt: r.At.Format(wire.TimeLayout),
-	}, nil
-}
-
-func (c *conn) hiloReturn(ctx context.Context, id int64, data []byte) (any, error) {
-	var req wire.HiloReturn
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
-	if err := validTag(req.Tag); err != nil {
-		return nil, err
-	}
-	if _, err := c.srv.returnRange(ctx, c.db, req.Tag, req.End, req.Last); err != nil {
-		return nil, err
-	}
-	return wire.OKReply{ID: id, OK: true}, nil
-}
-
-func (c *conn) identityNext(ctx context.Context, id int64, data []byte) (any, error) {
-	var req wire.IdentityNext
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
-	if err := validTag(req.Name); err != nil {
-		return nil, err
-	}
-	v, err := c.srv.nextIdentity(ctx, c.db, req.Name)
-	if err != nil {
-		return nil, err
-	}
-	return wire.IdentityReply{ID: id, OK: true, Value: v}, nil
-}
-
-func (c *conn) identitySeed(ctx context.Context, id int64, data []byte) (any, error) {
-	var req wire.IdentitySeed
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
-	if err := validTag(req.Name); err != nil {
-		return nil, err
-	}
-	v, err := c.srv.seedIdentity(ctx, c.db, req.Name, req.Value, req.Force)
-	if err != nil {
-		return nil, err
-	}
-	return wire.IdentityReply{ID: id, OK: true, Value: v}, nil
+	c.srv.log.Warn("refused connection", "code", pe.code, "remote", c.remote, "reason", pe.msg)
+	c.closing = true
+	c.ws.Close(pe.close, pe.code)
 }
 
 func (c *conn) replyError(ctx context.Context, id int64, pe *protoError) {
 	c.srv.metrics.countError(pe.code)
-	c.write(ctx, wire.ErrorReply{ID: id, OK: false, Error: &wire.Error{Code: pe.code, Num: pe.num, Message: pe.msg}})
+	c.send(ctx, wire.ErrorReply{ID: id, OK: false, Error: &wire.Error{Code: pe.code, Num: pe.num, Message: pe.msg}})
 }
 
-func (c *conn) write(ctx context.Context, v any) {
+// send writes one message. It is safe to call from other goroutines than the
+// connection's (for server-initiated messages). A client that does not read
+// within 10 seconds is disconnected.
+func (c *conn) send(ctx context.Context, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		c.srv.log.Error("encode reply", "err", err)
-		return
+		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_ = c.ws.Write(wctx, websocket.MessageText, b)
+	return c.ws.Write(wctx, websocket.MessageText, b)
 }

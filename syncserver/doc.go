@@ -1,15 +1,40 @@
 // Package syncserver is the hilodb sync server: the one authority that hands
 // out HiLo ranges, identities and node tags, over the websocket protocol of
-// docs/protocol.md.
+// docs/protocol.md, for many databases in one data file. docs/operations.md
+// describes running, securing, backing up and repairing it.
 //
 // # Durability
 //
 // Every reply that hands out numbers is sent only after the new state is on
 // disk. Concurrent requests share one buntdb transaction and one fsync (group
-// commit), so many clients do not wait for as many fsyncs in a row.
+// commit), so many clients do not wait for as many fsyncs in a row. A failed
+// fsync stops all further changes until a restart. At start the data file is
+// read in full: an unfinished last write is cut off, damage elsewhere is a
+// *CorruptError, and Repair rebuilds the file, raising every counter past
+// anything that may have been handed out. Restore does the same for a
+// backup.
+//
+// # Ops
+//
+// Requests are routed on their op through a registry: a file adds an op by
+// calling registerOp from its init function with an opHandler, which gets
+// the connection (its database and node tag after hello), the request id and
+// the raw frame, and returns the reply or an error. Handlers that take
+// batches check their size with Server.checkBatch; state that must end with
+// the connection is released through conn.onClose; goroutines are started
+// with Server.spawn so that Close waits for them; server-initiated messages
+// are written with conn.send, which is safe from any goroutine.
+//
+// # Security
+//
+// Per-database tokens (constant-time compare), loopback-only without tokens,
+// an Origin allow-list for browsers, and limits on message size, JSON depth,
+// batch size, request rate and idle time; each refusal is an error reply
+// with a stable code, after which the connection closes where the protocol
+// says so.
 //
 // # Concurrency
 //
 // A Server is safe for concurrent use; each connection's requests are handled
-// in order of arrival.
+// in order of arrival. No goroutine of the Server outlives Close.
 package syncserver

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/buntdb"
 )
 
@@ -25,7 +26,9 @@ type hiloDoc struct {
 	Low int64 `json:"Low,omitempty"`
 }
 
-func hiloKey(db, tag string) string { return "hilo/" + db + "/" + tag }
+const hiloPrefix = "hilo/"
+
+func hiloKey(db, tag string) string { return hiloPrefix + db + "/" + tag }
 
 // capacity returns the size of the next range given the size of the last one
 // and when it was leased: ranges double while a client uses them up within 30
@@ -68,7 +71,7 @@ func (s *Server) nextRange(ctx context.Context, db, tag string, lastSize, lastMa
 		size := capacity(lastSize, lastRangeAt, now)
 		oldMax := max(doc.Max, lastMax)
 		if oldMax > maxSafeNumber-size {
-			return &protoError{code: "out_of_keys", num: 1225, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}
+			return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}
 		}
 		out = leasedRange{Low: oldMax + 1, High: oldMax + size, Size: size, At: now}
 		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out.High, Low: out.Low})

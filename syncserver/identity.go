@@ -3,31 +3,62 @@ package syncserver
 import (
 	"context"
 
+	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/buntdb"
 )
 
-func identityKey(db, name string) string { return "ident/" + db + "/" + name }
+const identPrefix = "ident/"
+
+func identityKey(db, name string) string { return identPrefix + db + "/" + name }
 
 // nextIdentity returns the next value of identity name in db (1 first),
 // durable before it returns.
 func (s *Server) nextIdentity(ctx context.Context, db, name string) (int64, error) {
-	var v int64
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
-		cur, err := getInt(tx, identityKey(db, name))
-		if err != nil {
-			return err
-		}
-		if cur >= maxSafeNumber {
-			return &protoError{code: "out_of_keys", num: 1225, msg: "identity " + quote(name) + " has no values left"}
-		}
-		v = cur + 1
-		return setInt(tx, identityKey(db, name), v)
-	})
+	vs, err := s.nextIdentities(ctx, db, []string{name})
 	if err != nil {
 		return 0, err
 	}
-	s.metrics.identities.Add(1)
-	return v, nil
+	return vs[0], nil
+}
+
+// nextIdentities returns the next value of each name in one transaction; a
+// name given several times gets successive values. Either every value is
+// allocated and durable, or none is.
+func (s *Server) nextIdentities(ctx context.Context, db string, names []string) ([]int64, error) {
+	out := make([]int64, len(names))
+	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+		// Check everything before the first write: a transaction in a group
+		// commit cannot be rolled back alone.
+		cur := make(map[string]int64, len(names))
+		for _, name := range names {
+			if _, ok := cur[name]; ok {
+				continue
+			}
+			v, err := getInt(tx, identityKey(db, name))
+			if err != nil {
+				return err
+			}
+			cur[name] = v
+		}
+		for i, name := range names {
+			if cur[name] >= maxSafeNumber {
+				return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: "identity " + quote(name) + " has no values left"}
+			}
+			cur[name]++
+			out[i] = cur[name]
+		}
+		for name, v := range cur {
+			if err := setInt(tx, identityKey(db, name), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.identities.Add(int64(len(names)))
+	return out, nil
 }
 
 // seedIdentity sets identity name to value. Without force it only raises the
@@ -46,6 +77,9 @@ func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64,
 		v = value
 		if !force && cur > value {
 			v = cur
+		}
+		if force && v < cur {
+			s.log.Warn("identity lowered by a forced seed; later values can repeat earlier ones", "db", db, "name", name, "from", cur, "to", v)
 		}
 		return setInt(tx, identityKey(db, name), v)
 	})

@@ -2,8 +2,10 @@ package syncserver
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,19 +13,56 @@ import (
 
 // metrics are the counters behind /metrics.
 type metrics struct {
-	connections   atomic.Int64
-	rangesLeased  atomic.Int64
-	identities    atomic.Int64
-	nodesAssigned atomic.Int64
+	connections      atomic.Int64
+	connectionsTotal atomic.Int64
+	rangesLeased     atomic.Int64
+	identities       atomic.Int64
+	nodesAssigned    atomic.Int64
+	requests         atomic.Int64
 
-	mu           sync.Mutex
-	errors       map[string]int64
-	fsyncs       int64
-	fsyncSeconds float64
-	fsyncTxs     int64
+	mu        sync.Mutex
+	errors    map[string]int64
+	fsync     histogram // seconds per fsync
+	groupSize histogram // transactions per commit
 }
 
-func newMetrics() *metrics { return &metrics{errors: make(map[string]int64)} }
+// histogram is a Prometheus histogram: counts per upper bound, plus sum and
+// count.
+type histogram struct {
+	bounds []float64
+	counts []int64 // len(bounds)+1; the last is +Inf
+	sum    float64
+	n      int64
+}
+
+func newHistogram(bounds ...float64) histogram {
+	return histogram{bounds: bounds, counts: make([]int64, len(bounds)+1)}
+}
+
+func (h *histogram) observe(v float64) {
+	i := sort.SearchFloat64s(h.bounds, v)
+	h.counts[i]++
+	h.sum += v
+	h.n++
+}
+
+func (h *histogram) write(w io.Writer, name, help string) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cum int64
+	for i, b := range h.bounds {
+		cum += h.counts[i]
+		fmt.Fprintf(w, "%s_bucket{le=%q} %d\n", name, strconv.FormatFloat(b, 'g', -1, 64), cum)
+	}
+	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, h.n, name, h.sum, name, h.n)
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		errors:    make(map[string]int64),
+		fsync:     newHistogram(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+		groupSize: newHistogram(1, 2, 4, 8, 16, 32, 64, 128, 256),
+	}
+}
 
 func (m *metrics) countError(code string) {
 	m.mu.Lock()
@@ -31,27 +70,40 @@ func (m *metrics) countError(code string) {
 	m.mu.Unlock()
 }
 
-func (m *metrics) observeFsync(d time.Duration, txs int) {
+// observeCommit records one commit: how long its fsync took and how many
+// transactions it made durable.
+func (m *metrics) observeCommit(d time.Duration, txs int) {
 	m.mu.Lock()
-	m.fsyncs++
-	m.fsyncSeconds += d.Seconds()
-	m.fsyncTxs += int64(txs)
+	m.fsync.observe(d.Seconds())
+	m.groupSize.observe(float64(txs))
 	m.mu.Unlock()
+}
+
+func writeMetric(w io.Writer, name, typ, help string, v int64) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", name, help, name, typ, name, v)
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	m := s.metrics
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	fmt.Fprintf(w, "# HELP hilodb_connections Open websocket connections.\n# TYPE hilodb_connections gauge\nhilodb_connections %d\n", m.connections.Load())
-	fmt.Fprintf(w, "# HELP hilodb_ranges_leased_total HiLo ranges leased.\n# TYPE hilodb_ranges_leased_total counter\nhilodb_ranges_leased_total %d\n", m.rangesLeased.Load())
-	fmt.Fprintf(w, "# HELP hilodb_identities_total Identity values handed out.\n# TYPE hilodb_identities_total counter\nhilodb_identities_total %d\n", m.identities.Load())
-	fmt.Fprintf(w, "# HELP hilodb_nodes_assigned_total Node tags handed out.\n# TYPE hilodb_nodes_assigned_total counter\nhilodb_nodes_assigned_total %d\n", m.nodesAssigned.Load())
+	writeMetric(w, "hilodb_connections", "gauge", "Open websocket connections.", m.connections.Load())
+	writeMetric(w, "hilodb_connections_total", "counter", "Websocket connections accepted.", m.connectionsTotal.Load())
+	writeMetric(w, "hilodb_requests_total", "counter", "Requests received.", m.requests.Load())
+	writeMetric(w, "hilodb_ranges_leased_total", "counter", "HiLo ranges leased.", m.rangesLeased.Load())
+	writeMetric(w, "hilodb_identities_total", "counter", "Identity values handed out.", m.identities.Load())
+	writeMetric(w, "hilodb_nodes_assigned_total", "counter", "Node tags handed out.", m.nodesAssigned.Load())
+	healthy := int64(1)
+	if s.store.err() != nil {
+		healthy = 0
+	}
+	writeMetric(w, "hilodb_store_healthy", "gauge", "1 while the store accepts writes, 0 after a failed fsync.", healthy)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	fmt.Fprintf(w, "# HELP hilodb_fsync_total Group commits made durable.\n# TYPE hilodb_fsync_total counter\nhilodb_fsync_total %d\n", m.fsyncs)
-	fmt.Fprintf(w, "# HELP hilodb_fsync_seconds_total Time spent in fsync.\n# TYPE hilodb_fsync_seconds_total counter\nhilodb_fsync_seconds_total %g\n", m.fsyncSeconds)
-	fmt.Fprintf(w, "# HELP hilodb_fsync_transactions_total Transactions made durable by those fsyncs.\n# TYPE hilodb_fsync_transactions_total counter\nhilodb_fsync_transactions_total %d\n", m.fsyncTxs)
-	fmt.Fprintf(w, "# HELP hilodb_errors_total Error replies by code.\n# TYPE hilodb_errors_total counter\n")
+	writeMetric(w, "hilodb_fsync_total", "counter", "Group commits made durable.", m.fsync.n)
+	writeMetric(w, "hilodb_fsync_transactions_total", "counter", "Transactions made durable by those fsyncs.", int64(m.groupSize.sum))
+	m.fsync.write(w, "hilodb_fsync_seconds", "Time of one fsync of the data file (one per group commit).")
+	m.groupSize.write(w, "hilodb_group_commit_transactions", "Transactions made durable by one fsync.")
+	fmt.Fprintf(w, "# HELP hilodb_errors_total Error replies and refusals by code.\n# TYPE hilodb_errors_total counter\n")
 	codes := make([]string, 0, len(m.errors))
 	for c := range m.errors {
 		codes = append(codes, c)

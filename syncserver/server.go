@@ -8,10 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hilodb/hilodb/internal/wire"
 )
 
 // Config configures a Server. The zero value of each field means its default.
@@ -22,29 +26,61 @@ type Config struct {
 	// its ranges. Default "A".
 	ServerTag string
 	// Tokens maps a database name to the token a client must present in
-	// hello. A database not listed needs no token when Tokens is empty, and
-	// is refused when it is not. With no tokens at all, only loopback
-	// clients are accepted.
+	// hello; the name "*" matches every database without its own entry.
+	// When Tokens is not empty, a database without a token is refused. With
+	// no tokens at all, only loopback clients are accepted.
 	Tokens map[string]string
-	// AllowedOrigins are host patterns (as in websocket.AcceptOptions)
-	// accepted in the Origin header of browser connections; the request's own
-	// host is always accepted.
+	// AdminToken protects /dashboard and /admin/backup. Without it they are
+	// served to loopback clients only, and only when Tokens is empty.
+	AdminToken string
+	// Databases, if not empty, are the only database names served; hello
+	// with another name is refused (database_not_found). Empty: any valid
+	// name, created on first use.
+	Databases []string
+	// AllowedOrigins are host patterns (path.Match syntax, e.g.
+	// "*.example.com" or "localhost:5173") accepted in the Origin header of
+	// browser connections; the request's own host is always accepted.
+	// Requests without an Origin header are not browsers and are judged by
+	// their token.
 	AllowedOrigins []string
 	// MaxMessageBytes bounds one websocket message. Default 8 MiB.
 	MaxMessageBytes int64
+	// MaxBatch bounds the items of one request (names of
+	// identity.nextBatch, changes of a push). Default 1000.
+	MaxBatch int
+	// RateLimit is the sustained requests per second allowed on one
+	// connection, RateBurst the burst above it (a token bucket). Default
+	// 1000/s with a burst of 1000; a negative RateLimit turns the limit off.
+	RateLimit float64
+	RateBurst int
+	// IdleTimeout closes a connection that sent nothing for this long
+	// (clients keep quiet connections open with the ping op). Default 5
+	// minutes; negative: never.
+	IdleTimeout time.Duration
+	// NoGroupCommit gives every transaction its own commit and fsync instead
+	// of sharing them among requests that arrive together. Only for
+	// measuring what group commit saves; it is much slower.
+	NoGroupCommit bool
 	// Static, if set, serves files (the demo app) at "/".
 	Static http.Handler
 	// Logger receives structured logs. Default slog.Default().
 	Logger *slog.Logger
 }
 
-const defaultMaxMessage = 8 << 20
+const (
+	defaultMaxMessage  = 8 << 20
+	defaultMaxBatch    = 1000
+	defaultRate        = 1000
+	defaultIdleTimeout = 5 * time.Minute
+	maxJSONDepth       = 128
+)
 
 // Server is the sync server: an http.Handler serving the websocket endpoint
-// /v1/sync, /healthz and /metrics, over a durable store.
+// /v1/sync, /healthz, /metrics, /dashboard and /admin/backup over a durable
+// store.
 //
-// A Server is safe for concurrent use. Close it to flush and release the
-// data file.
+// A Server is safe for concurrent use. Close it to end every connection and
+// release the data file; no goroutine of the Server outlives Close.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
@@ -52,13 +88,19 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	now     func() time.Time
+	dbs     map[string]bool // Config.Databases; nil: any
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	connsMu sync.Mutex
+	conns   map[*conn]struct{}
+	closed  bool
 }
 
-// New opens the data directory and returns a ready Server.
+// New opens the data directory and returns a ready Server. A damaged data
+// file is a *CorruptError.
 func New(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		cfg.DataDir = "./data"
@@ -72,25 +114,70 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = defaultMaxMessage
 	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = defaultMaxBatch
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = defaultRate
+	}
+	if cfg.RateBurst <= 0 {
+		cfg.RateBurst = max(1, int(cfg.RateLimit))
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = defaultIdleTimeout
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	var dbs map[string]bool
+	if len(cfg.Databases) > 0 {
+		dbs = make(map[string]bool, len(cfg.Databases))
+		for _, db := range cfg.Databases {
+			if !validDBName(db) {
+				return nil, fmt.Errorf("configured database %q: want a letter, then letters, digits, _ or -, at most 64 bytes", db)
+			}
+			dbs[db] = true
+		}
+	}
+	for db, token := range cfg.Tokens {
+		if db != "*" && !validDBName(db) {
+			return nil, fmt.Errorf("token for database %q: illegal database name", db)
+		}
+		if token == "" {
+			return nil, fmt.Errorf("token for database %q is empty", db)
+		}
+	}
+	for _, p := range cfg.AllowedOrigins {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("origin pattern %q: %w", p, err)
+		}
+	}
 	m := newMetrics()
-	st, err := openStore(cfg.DataDir, m)
+	st, err := openStore(cfg.DataDir, !cfg.NoGroupCommit, m, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, ctx: ctx, cancel: cancel}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, dbs: dbs,
+		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{})}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/sync", s.serveSync)
 	s.mux.HandleFunc("GET /healthz", s.serveHealth)
 	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
+	s.mux.HandleFunc("GET /dashboard", s.admin(s.serveDashboard))
+	s.mux.HandleFunc("GET /dashboard.json", s.admin(s.serveDashboardJSON))
+	s.mux.HandleFunc("GET /admin/backup", s.admin(s.serveBackup))
 	if cfg.Static != nil {
 		s.mux.Handle("/", cfg.Static)
 	}
 	if len(cfg.Tokens) == 0 {
 		s.log.Warn("no tokens configured: accepting loopback clients only")
+	}
+	if dbs != nil {
+		s.log.Info("serving configured databases only", "databases", cfg.Databases)
+	}
+	if cfg.NoGroupCommit {
+		s.log.Warn("group commit is off: one fsync per request")
 	}
 	return s, nil
 }
@@ -100,6 +187,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 // Close ends every connection and closes the data file.
 func (s *Server) Close(ctx context.Context) error {
+	s.connsMu.Lock()
+	s.closed = true
+	s.connsMu.Unlock()
 	s.cancel()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -111,64 +201,150 @@ func (s *Server) Close(ctx context.Context) error {
 	return s.store.close()
 }
 
+// spawn runs fn in a goroutine that Close waits for; fn must return soon
+// after ctx ends. It reports false, without running fn, once Close has begun.
+func (s *Server) spawn(fn func(ctx context.Context)) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn(s.ctx)
+	}()
+	return true
+}
+
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := s.store.err(); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "unhealthy:", err)
+		return
+	}
 	fmt.Fprintln(w, "ok")
 }
 
 func (s *Server) serveSync(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins})
+	s.connsMu.Lock()
+	if s.closed {
+		s.connsMu.Unlock()
+		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	s.wg.Add(1)
+	s.connsMu.Unlock()
+	defer s.wg.Done()
+
+	// Origins are checked below rather than by Accept, so a refused browser
+	// gets an error reply it can show instead of a bare failed handshake.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		s.metrics.countError("bad_handshake")
 		return // Accept has written the HTTP error
 	}
-	s.wg.Add(1)
-	defer s.wg.Done()
-	c.SetReadLimit(s.cfg.MaxMessageBytes)
+	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	c := newConn(s, ws, r)
+	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
+		s.log.Warn("refused browser connection from origin not allowed", "origin", origin, "remote", c.remote)
+		c.refuse(s.ctx, 0, &protoError{code: wire.CodeForbiddenOrigin, num: wire.NumForbidden,
+			msg: "origin " + quote(origin) + " is not allowed on this server", close: websocket.StatusPolicyViolation})
+		ws.CloseNow()
+		return
+	}
 	s.metrics.connections.Add(1)
-	defer s.metrics.connections.Add(-1)
-	cn := &conn{srv: s, ws: c, remote: r.RemoteAddr}
-	cn.serve(s.ctx)
+	s.metrics.connectionsTotal.Add(1)
+	s.connsMu.Lock()
+	s.conns[c] = struct{}{}
+	s.connsMu.Unlock()
+	s.log.Debug("connection opened", "remote", c.remote)
+	defer func() {
+		s.connsMu.Lock()
+		delete(s.conns, c)
+		s.connsMu.Unlock()
+		s.metrics.connections.Add(-1)
+		s.log.Debug("connection closed", "remote", c.remote, "db", c.db, "node", c.node, "requests", c.requests.Load())
+	}()
+	c.serve(s.ctx)
+}
+
+// originAllowed reports whether a browser at origin may connect to host.
+func (s *Server) originAllowed(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, host) {
+		return true
+	}
+	h := strings.ToLower(u.Host)
+	for _, p := range s.cfg.AllowedOrigins {
+		p = strings.ToLower(p)
+		if ok, _ := path.Match(p, h); ok {
+			return true
+		}
+		if ok, _ := path.Match(p, strings.ToLower(origin)); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // authorize checks a hello's token for db.
-func (s *Server) authorize(db, token, remote string) error {
+func (s *Server) authorize(db, token string, loopback bool) error {
+	if s.dbs != nil && !s.dbs[db] {
+		return &protoError{code: wire.CodeDatabaseNotFound, num: wire.NumDatabaseNotFound,
+			msg: "database " + quote(db) + " is not served here", close: websocket.StatusPolicyViolation}
+	}
 	if len(s.cfg.Tokens) == 0 {
-		if isLoopback(remote) {
+		if loopback {
 			return nil
 		}
-		return &protoError{code: "unauthorized", num: 401, msg: "this server has no tokens configured and accepts loopback clients only"}
+		return &protoError{code: wire.CodeUnauthorized, num: wire.NumUnauthorized,
+			msg: "this server has no tokens configured and accepts loopback clients only", close: websocket.StatusPolicyViolation}
 	}
 	want, ok := s.cfg.Tokens[db]
 	if !ok {
 		want, ok = s.cfg.Tokens["*"]
 	}
 	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(token)) != 1 {
-		return &protoError{code: "unauthorized", num: 401, msg: "wrong or missing token for database " + db}
+		return &protoError{code: wire.CodeUnauthorized, num: wire.NumUnauthorized,
+			msg: "wrong or missing token for database " + db, close: websocket.StatusPolicyViolation}
 	}
 	return nil
 }
 
-func isLoopback(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
+// fromLoopback reports whether r comes straight from this machine: a
+// loopback peer that is not a reverse proxy forwarding someone else.
+func fromLoopback(r *http.Request) bool {
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		host = remote
+		host = r.RemoteAddr
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
 
 // protoError is an error with a stable code, sent to the client as it is.
+// A non-zero close status closes the connection after the reply.
 type protoError struct {
-	code string
-	num  int
-	msg  string
+	code  string
+	num   int
+	msg   string
+	close websocket.StatusCode
 }
 
 func (e *protoError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) error {
-	return &protoError{code: "bad_request", num: 400, msg: fmt.Sprintf(format, args...)}
+	return &protoError{code: wire.CodeBadRequest, num: wire.NumBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 // asProtoError gives every error a stable code for the wire; internal
@@ -178,9 +354,12 @@ func (s *Server) asProtoError(err error) *protoError {
 	if errors.As(err, &pe) {
 		return pe
 	}
+	if errors.Is(err, errStoreFailed) {
+		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "the server's storage failed; it accepts no changes until restarted"}
+	}
 	if errors.Is(err, errStoreClosed) || errors.Is(err, context.Canceled) {
-		return &protoError{code: "unavailable", num: 503, msg: "server is shutting down"}
+		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "server is shutting down"}
 	}
 	s.log.Error("request failed", "err", err)
-	return &protoError{code: "internal", num: 4, msg: "internal error; see the server log"}
+	return &protoError{code: wire.CodeInternal, num: wire.NumInternal, msg: "internal error; see the server log"}
 }

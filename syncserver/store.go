@@ -1,14 +1,18 @@
 package syncserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/buntdb"
@@ -17,8 +21,11 @@ import (
 // errStoreClosed is returned for work submitted after the store closed.
 var errStoreClosed = errors.New("store closed")
 
-// maxBatch bounds how many queued transactions share one commit.
-const maxBatch = 256
+// errStoreFailed wraps the fsync failure that stopped the store.
+var errStoreFailed = errors.New("store stopped after a failed fsync; restart the server")
+
+// maxGroup bounds how many queued transactions share one commit.
+const maxGroup = 256
 
 // store is the server's durable state in one buntdb file. Every change goes
 // through a single committer goroutine that runs the transactions queued
@@ -26,12 +33,26 @@ const maxBatch = 256
 // fsync (group commit): many clients arriving together share one fsync, and
 // none of them is answered before its change is on disk.
 //
+// A failed fsync stops the store for good: after one, the kernel may have
+// dropped the unwritten pages and later fsyncs can succeed without them, so
+// the only safe answer is to refuse every further change until a restart
+// reads the file back.
+//
 // Functions given to update must make every check before their first write,
 // because a batch commits or fails as a whole.
+//
+// Values must not contain raw CR or LF bytes (compact JSON, decimal numbers):
+// the start-up check of datafile.go relies on it to tell a torn last write
+// from damage.
 type store struct {
-	db   *buntdb.DB
-	file *os.File // a second handle on buntdb's file, to fsync and see errors
-	reqs chan *txReq
+	db    *buntdb.DB
+	path  string
+	file  *os.File                     // a second handle on buntdb's file, to fsync and see errors
+	sync  atomic.Pointer[func() error] // the fsync; tests swap it
+	group int                          // transactions per commit at most; 1 turns group commit off
+	reqs  chan *txReq
+
+	failed atomic.Pointer[error]
 
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -46,15 +67,19 @@ type txReq struct {
 	done chan struct{}
 }
 
-// openStore opens (creating it if needed) the data file in dir.
-func openStore(dir string, m *metrics) (*store, error) {
+// openStore opens (creating it if needed) the data file in dir. With
+// groupCommit false every transaction gets its own commit and fsync.
+func openStore(dir string, groupCommit bool, m *metrics, log *slog.Logger) (*store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	path := filepath.Join(dir, "hilodb.db")
+	path := filepath.Join(dir, dataFileName)
+	if err := prepareDataFile(path, log); err != nil {
+		return nil, err
+	}
 	db, err := buntdb.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open data file %s: %w (if the file is damaged, see docs/operations.md, \"Recovery\")", path, err)
+		return nil, fmt.Errorf("open data file %s: %w (see docs/operations.md, \"Recovery\")", path, err)
 	}
 	var cfg buntdb.Config
 	if err := db.ReadConfig(&cfg); err != nil {
@@ -63,7 +88,8 @@ func openStore(dir string, m *metrics) (*store, error) {
 	}
 	// Durability is ours: buntdb writes, we fsync through our own handle so a
 	// failed fsync is seen. Shrinking would swap the file under that handle,
-	// so it only happens here, before the handle is opened.
+	// so it only happens here, before the handle is opened; between restarts
+	// the file is append-only.
 	cfg.SyncPolicy = buntdb.Never
 	cfg.AutoShrinkDisabled = true
 	if err := db.SetConfig(cfg); err != nil {
@@ -79,15 +105,38 @@ func openStore(dir string, m *metrics) (*store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open data file for sync: %w", err)
 	}
-	s := &store{db: db, file: f, reqs: make(chan *txReq, maxBatch), quit: make(chan struct{}), metrics: m}
+	// The compacted file replaced the old one by rename: make that durable.
+	if err := errors.Join(f.Sync(), syncDir(dir)); err != nil {
+		f.Close()
+		db.Close()
+		return nil, fmt.Errorf("sync compacted data file: %w", err)
+	}
+	group := maxGroup
+	if !groupCommit {
+		group = 1
+	}
+	s := &store{db: db, path: path, file: f, group: group, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), metrics: m}
+	fsync := f.Sync
+	s.sync.Store(&fsync)
 	s.wg.Add(1)
 	go s.commitLoop()
 	return s, nil
 }
 
+// err returns the failure that stopped the store, or nil.
+func (s *store) err() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // update runs fn in a write transaction shared with other queued ones and
 // returns once the result is durable.
 func (s *store) update(ctx context.Context, fn func(tx *buntdb.Tx) error) error {
+	if err := s.err(); err != nil {
+		return err
+	}
 	r := &txReq{fn: fn, done: make(chan struct{})}
 	select {
 	case s.reqs <- r:
@@ -107,15 +156,27 @@ func (s *store) view(fn func(tx *buntdb.Tx) error) error {
 	return s.db.View(fn)
 }
 
+// backup writes a consistent copy of every key in data-file format to w.
+// The copy is taken into memory first, so a slow reader does not hold up
+// writers.
+func (s *store) backup(w io.Writer) error {
+	var buf bytes.Buffer
+	if err := s.db.Save(&buf); err != nil {
+		return fmt.Errorf("save store: %w", err)
+	}
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 func (s *store) commitLoop() {
 	defer s.wg.Done()
-	batch := make([]*txReq, 0, maxBatch)
+	batch := make([]*txReq, 0, s.group)
 	for {
 		select {
 		case r := <-s.reqs:
 			batch = append(batch[:0], r)
 		drain:
-			for len(batch) < maxBatch {
+			for len(batch) < s.group {
 				select {
 				case r := <-s.reqs:
 					batch = append(batch, r)
@@ -140,18 +201,22 @@ func (s *store) commitLoop() {
 }
 
 func (s *store) commit(batch []*txReq) {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
-		for _, r := range batch {
-			r.err = r.fn(tx)
-		}
-		return nil
-	})
+	err := s.err()
+	if err == nil {
+		err = s.db.Update(func(tx *buntdb.Tx) error {
+			for _, r := range batch {
+				r.err = runTx(r.fn, tx)
+			}
+			return nil
+		})
+	}
 	if err == nil {
 		start := time.Now()
-		err = s.file.Sync()
-		s.metrics.observeFsync(time.Since(start), len(batch))
+		err = (*s.sync.Load())()
+		s.metrics.observeCommit(time.Since(start), len(batch))
 		if err != nil {
-			err = fmt.Errorf("fsync data file: %w", err)
+			err = fmt.Errorf("fsync data file %s: %w: %w", s.path, errStoreFailed, err)
+			s.failed.Store(&err)
 		}
 	}
 	for _, r := range batch {
@@ -160,6 +225,17 @@ func (s *store) commit(batch []*txReq) {
 		}
 		close(r.done)
 	}
+}
+
+// runTx runs fn, turning a panic into an error so one bad request cannot
+// stop the committer.
+func runTx(fn func(tx *buntdb.Tx) error, tx *buntdb.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("transaction panicked: %v", p)
+		}
+	}()
+	return fn(tx)
 }
 
 // close stops the committer and closes the file.

@@ -1,8 +1,12 @@
 // Command hilodb-server runs the hilodb sync server.
 //
-//	hilodb-server -addr 127.0.0.1:8080 -data ./data -node-tag A [-static dir]
+//	hilodb-server [flags]                       serve (see -h)
+//	hilodb-server repair -data DIR [-bump N]     rebuild a damaged data file
+//	hilodb-server restore -from FILE -data DIR [-bump N] [-force]
+//	hilodb-server backup -url URL -out FILE      fetch an online backup
 //
-// It stops cleanly on SIGINT and SIGTERM.
+// It stops cleanly on SIGINT and SIGTERM. docs/operations.md describes every
+// flag, the config file, security, backups and recovery.
 package main
 
 import (
@@ -10,12 +14,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -23,59 +27,72 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "hilodb-server:", err)
+	if err := run(os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "hilodb-server:", err)
+		}
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
-	data := flag.String("data", "./data", "data directory")
-	tag := flag.String("node-tag", "A", "this server's node tag")
-	static := flag.String("static", "", "directory served at / (the demo app)")
-	tokens := flag.String("tokens", "", "comma-separated db=token pairs (or env HILODB_TOKENS); * matches any db")
-	origins := flag.String("origins", "", "comma-separated Origin host patterns allowed for browser connections")
-	maxMsg := flag.Int64("max-message", 8<<20, "largest websocket message in bytes")
-	flag.Parse()
-
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfg := syncserver.Config{DataDir: *data, ServerTag: *tag, MaxMessageBytes: *maxMsg, Logger: log}
-	if *static != "" {
-		cfg.Static = http.FileServer(http.Dir(*static))
-	}
-	if *origins != "" {
-		cfg.AllowedOrigins = strings.Split(*origins, ",")
-	}
-	tk := *tokens
-	if tk == "" {
-		tk = os.Getenv("HILODB_TOKENS")
-	}
-	if tk != "" {
-		cfg.Tokens = map[string]string{}
-		for _, pair := range strings.Split(tk, ",") {
-			db, token, ok := strings.Cut(pair, "=")
-			if !ok || db == "" || token == "" {
-				return fmt.Errorf("-tokens: want db=token pairs, got %q", pair)
-			}
-			cfg.Tokens[db] = token
+func run(args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "repair":
+			return repair(args[1:], os.Stdout)
+		case "restore":
+			return restore(args[1:], os.Stdout)
+		case "backup":
+			return backup(args[1:], os.Stdout)
 		}
+	}
+	o, err := parseServeFlags(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	return serve(o)
+}
+
+func serve(o *options) error {
+	log, err := newLogger(o.logLevel, o.logFormat)
+	if err != nil {
+		return err
+	}
+	cfg := o.cfg
+	cfg.Logger = log
+	if o.static != "" {
+		cfg.Static = http.FileServer(http.Dir(o.static))
+	}
+	for _, w := range o.warnings {
+		log.Warn(w)
 	}
 	srv, err := syncserver.New(cfg)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		srv.Close(context.Background())
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	log.Info("serving", "addr", "http://"+ln.Addr().String(), "data", *data, "nodeTag", *tag)
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+		go func() { errc <- hs.ServeTLS(ln, o.tlsCert, o.tlsKey) }()
+	} else {
+		go func() { errc <- hs.Serve(ln) }()
+	}
+	log.Info("serving", "addr", scheme+"://"+ln.Addr().String(), "data", cfg.DataDir, "nodeTag", cfg.ServerTag,
+		"tls", o.tlsCert != "", "groupCommit", !cfg.NoGroupCommit)
 	select {
 	case err := <-errc:
 		srv.Close(context.Background())
@@ -91,5 +108,109 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("shut down: %w", err)
 	}
+	return nil
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("-log-format: want text or json, got %q", format)
+}
+
+func repair(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("repair", flag.ContinueOnError)
+	data := fs.String("data", "./data", "data directory holding hilodb.db")
+	bump := fs.Int64("bump", syncserver.DefaultBump, "raise every HiLo Max, identity and the node-tag counter by this much past the highest value found")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rep, err := syncserver.Repair(*data, *bump)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, rep)
+	return nil
+}
+
+func restore(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	from := fs.String("from", "", "backup file (from /admin/backup or `hilodb-server backup`)")
+	data := fs.String("data", "./data", "data directory to restore into")
+	bump := fs.Int64("bump", syncserver.DefaultBump, "raise every counter by this much: numbers handed out after the backup was taken must not come again")
+	force := fs.Bool("force", false, "replace an existing data file (it is kept beside as hilodb.db.replaced-…)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *from == "" {
+		return errors.New("restore: -from is required")
+	}
+	rep, err := syncserver.Restore(*from, *data, *bump, *force)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "restored %s into %s; %d counters raised by %d\n", *from, rep.Path, rep.Raised, *bump)
+	if rep.Kept != "" {
+		fmt.Fprintf(out, "the previous data file is kept as %s\n", rep.Kept)
+	}
+	return nil
+}
+
+func backup(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	url := fs.String("url", "http://127.0.0.1:8080/admin/backup", "the server's backup endpoint")
+	file := fs.String("out", "", "file to write the backup to")
+	token := fs.String("admin-token", "", "admin token (or env HILODB_ADMIN_TOKEN)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("backup: -out is required")
+	}
+	if *token == "" {
+		*token = os.Getenv("HILODB_ADMIN_TOKEN")
+	}
+	req, err := http.NewRequest(http.MethodGet, *url, nil)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if *token != "" {
+		req.Header.Set("Authorization", "Bearer "+*token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetch backup: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(res.Body, 1024))
+		return fmt.Errorf("fetch backup: %s: %s", res.Status, msg)
+	}
+	tmp := *file + ".partial"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("create backup file: %w", err)
+	}
+	n, err := io.Copy(f, res.Body)
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write backup: %w", err)
+	}
+	if err := syncserver.CheckBackup(tmp); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, *file); err != nil {
+		return fmt.Errorf("install backup: %w", err)
+	}
+	fmt.Fprintf(out, "wrote %d bytes to %s\n", n, *file)
 	return nil
 }

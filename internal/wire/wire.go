@@ -11,6 +11,10 @@ const (
 	OpHiloReturn   = "hilo.return"
 	OpIdentityNext = "identity.next"
 	OpIdentitySeed = "identity.seed"
+	// OpIdentityNextBatch allocates several identities in one transaction.
+	OpIdentityNextBatch = "identity.nextBatch"
+	// OpPing does nothing but keep an idle connection open.
+	OpPing = "ping"
 )
 
 // Stable error codes of the sync layer. Document-layer errors use the codes
@@ -28,21 +32,39 @@ const (
 	CodeNeedsServer   = "needs_server"
 	CodeBadHiloReturn = "bad_hilo_return"
 	CodeUnavailable   = "unavailable"
+	CodeOutOfKeys     = "out_of_keys"
+	// CodeBatchTooBig refuses a request with more items than the server's
+	// batch limit.
+	CodeBatchTooBig = "batch_too_big"
+	// CodeForbiddenOrigin refuses a browser whose Origin is not allowed.
+	CodeForbiddenOrigin = "forbidden_origin"
+	// CodeDatabaseNotFound refuses a database the server is not configured
+	// to serve.
+	CodeDatabaseNotFound = "database_not_found"
+	// CodeIdleTimeout is sent before an idle connection is closed.
+	CodeIdleTimeout = "idle_timeout"
+	// CodeTooDeep refuses JSON nested deeper than the server accepts.
+	CodeTooDeep = "too_deep"
 )
 
 // Error numbers for the sync layer's own codes.
 const (
-	NumBadJSON       = 600
-	NumBadRequest    = 400
-	NumUnknownOp     = 404
-	NumHelloRequired = 1901
-	NumUnauthorized  = 401
-	NumRateLimited   = 429
-	NumTooBig        = 413
-	NumIllegalName   = 1208
-	NumInternal      = 4
-	NumNeedsServer   = 1900
-	NumUnavailable   = 503
+	NumBadJSON          = 600
+	NumBadRequest       = 400
+	NumUnknownOp        = 404
+	NumHelloRequired    = 1901
+	NumUnauthorized     = 401
+	NumRateLimited      = 429
+	NumTooBig           = 413
+	NumIllegalName      = 1208
+	NumInternal         = 4
+	NumNeedsServer      = 1900
+	NumUnavailable      = 503
+	NumOutOfKeys        = 1225
+	NumBatchTooBig      = 413
+	NumForbidden        = 403
+	NumDatabaseNotFound = 1228
+	NumIdleTimeout      = 408
 )
 
 // Error is the error object of a failed reply.
@@ -145,6 +167,28 @@ type IdentityReply struct {
 	ID    int64 `json:"id"`
 	OK    bool  `json:"ok"`
 	Value int64 `json:"value"`
+}
+
+// IdentityNextBatch asks for the next value of each name, in one
+// transaction; a name given n times gets n successive values.
+type IdentityNextBatch struct {
+	ID    int64    `json:"id"`
+	Op    string   `json:"op"`
+	Names []string `json:"names"`
+}
+
+// IdentityBatchReply carries one value per requested name, in order.
+type IdentityBatchReply struct {
+	ID     int64   `json:"id"`
+	OK     bool    `json:"ok"`
+	Values []int64 `json:"values"`
+}
+
+// Ping keeps a connection from being closed as idle; the reply is an
+// OKReply.
+type Ping struct {
+	ID int64  `json:"id"`
+	Op string `json:"op"`
 }
 
 // TimeLayout is the layout of lastRangeAt: RFC 3339 UTC with milliseconds.

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hilodb/hilodb/syncserver"
+)
+
+// options are the parsed settings of `hilodb-server` (serve).
+type options struct {
+	cfg       syncserver.Config
+	addr      string
+	static    string
+	tlsCert   string
+	tlsKey    string
+	logLevel  string
+	logFormat string
+	warnings  []string // logged once the logger exists
+}
+
+// fileConfig is the JSON config file (-config). Every field is optional; a
+// flag given on the command line wins over the file, the file over the
+// environment variables' defaults.
+type fileConfig struct {
+	Tokens        map[string]string `json:"tokens"`
+	AdminToken    string            `json:"adminToken"`
+	Databases     []string          `json:"databases"`
+	Origins       []string          `json:"origins"`
+	MaxMessage    int64             `json:"maxMessage"`
+	MaxBatch      int               `json:"maxBatch"`
+	Rate          float64           `json:"rate"`
+	Burst         int               `json:"burst"`
+	Idle          string            `json:"idle"`
+	NoGroupCommit bool              `json:"noGroupCommit"`
+	TLSCert       string            `json:"tlsCert"`
+	TLSKey        string            `json:"tlsKey"`
+}
+
+func parseServeFlags(args []string, getenv func(string) string) (*options, error) {
+	fs := flag.NewFlagSet("hilodb-server", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	data := fs.String("data", "./data", "data directory")
+	tag := fs.String("node-tag", "A", "this server's node tag (1-8 upper-case letters and digits)")
+	static := fs.String("static", "", "directory served at / (the demo app)")
+	config := fs.String("config", "", "JSON config file (tokens, adminToken, databases, origins, limits; see docs/operations.md)")
+	tokens := fs.String("tokens", "", "comma-separated db=token pairs (or env HILODB_TOKENS); * matches any db")
+	adminToken := fs.String("admin-token", "", "token for /dashboard and /admin/backup (or env HILODB_ADMIN_TOKEN)")
+	databases := fs.String("databases", "", "comma-separated database names: serve only these (default: any name, created on first use)")
+	origins := fs.String("origins", "", "comma-separated Origin host patterns allowed for browser connections")
+	maxMsg := fs.Int64("max-message", 8<<20, "largest websocket message in bytes")
+	maxBatch := fs.Int("max-batch", 1000, "most items in one request (identity.nextBatch names, push changes)")
+	rate := fs.Float64("rate", 1000, "requests per second allowed per connection (negative: no limit)")
+	burst := fs.Int("burst", 0, "requests allowed in a burst above -rate (default: the rate)")
+	idle := fs.Duration("idle", 5*time.Minute, "close connections idle this long (negative: never)")
+	noGroup := fs.Bool("no-group-commit", false, "one fsync per request instead of group commit (for measurements only)")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM); with -tls-key, serve https/wss")
+	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (commands: repair, restore, backup)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	o := &options{addr: *addr, static: *static, logLevel: *logLevel, logFormat: *logFormat}
+	var fc fileConfig
+	if *config != "" {
+		var err error
+		if fc, err = readConfig(*config, &o.warnings); err != nil {
+			return nil, err
+		}
+	}
+	cfg := syncserver.Config{DataDir: *data, ServerTag: *tag}
+
+	// Tokens: flag, else env, else file.
+	switch {
+	case set["tokens"]:
+		m, err := parseTokens(*tokens)
+		if err != nil {
+			return nil, fmt.Errorf("-tokens: %w", err)
+		}
+		cfg.Tokens = m
+	case getenv("HILODB_TOKENS") != "":
+		m, err := parseTokens(getenv("HILODB_TOKENS"))
+		if err != nil {
+			return nil, fmt.Errorf("HILODB_TOKENS: %w", err)
+		}
+		cfg.Tokens = m
+	default:
+		cfg.Tokens = fc.Tokens
+	}
+	cfg.AdminToken = pick(set["admin-token"], *adminToken, getenv("HILODB_ADMIN_TOKEN"), fc.AdminToken)
+	cfg.Databases = fc.Databases
+	if set["databases"] {
+		cfg.Databases = splitList(*databases)
+	}
+	cfg.AllowedOrigins = fc.Origins
+	if set["origins"] {
+		cfg.AllowedOrigins = splitList(*origins)
+	}
+	cfg.MaxMessageBytes = orDefault(set["max-message"] || fc.MaxMessage == 0, *maxMsg, fc.MaxMessage)
+	cfg.MaxBatch = orDefault(set["max-batch"] || fc.MaxBatch == 0, *maxBatch, fc.MaxBatch)
+	cfg.RateLimit = orDefault(set["rate"] || fc.Rate == 0, *rate, fc.Rate)
+	cfg.RateBurst = orDefault(set["burst"] || fc.Burst == 0, *burst, fc.Burst)
+	cfg.IdleTimeout = *idle
+	if !set["idle"] && fc.Idle != "" {
+		d, err := time.ParseDuration(fc.Idle)
+		if err != nil {
+			return nil, fmt.Errorf("config idle: %w", err)
+		}
+		cfg.IdleTimeout = d
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = -1 // "0s" on the command line means never, too
+	}
+	cfg.NoGroupCommit = *noGroup || fc.NoGroupCommit
+	o.tlsCert = pick(set["tls-cert"], *tlsCert, "", fc.TLSCert)
+	o.tlsKey = pick(set["tls-key"], *tlsKey, "", fc.TLSKey)
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return nil, errors.New("-tls-cert and -tls-key go together")
+	}
+	if cfg.MaxMessageBytes <= 0 || cfg.MaxBatch <= 0 {
+		return nil, errors.New("-max-message and -max-batch must be positive")
+	}
+	o.cfg = cfg
+	return o, nil
+}
+
+func readConfig(path string, warnings *[]string) (fileConfig, error) {
+	var fc fileConfig
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fc, fmt.Errorf("read config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fc); err != nil {
+		return fc, fmt.Errorf("config %s: %w", path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 && (len(fc.Tokens) > 0 || fc.AdminToken != "") {
+		*warnings = append(*warnings, fmt.Sprintf("config file %s holds tokens and is readable by others (mode %v); chmod 600 it", path, fi.Mode().Perm()))
+	}
+	return fc, nil
+}
+
+// pick returns the flag value if the flag was given, else the environment
+// value, else the file value.
+func pick(flagSet bool, flagVal, env, file string) string {
+	switch {
+	case flagSet:
+		return flagVal
+	case env != "":
+		return env
+	}
+	return file
+}
+
+func orDefault[T any](useFlag bool, flagVal, fileVal T) T {
+	if useFlag {
+		return flagVal
+	}
+	return fileVal
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseTokens(s string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, pair := range splitList(s) {
+		db, token, ok := strings.Cut(pair, "=")
+		if !ok || db == "" || token == "" {
+			return nil, fmt.Errorf("want db=token pairs, got %q", pair)
+		}
+		m[db] = token
+	}
+	return m, nil
+}

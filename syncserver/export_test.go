@@ -1,0 +1,62 @@
+package syncserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// FailFsync makes every later fsync of s's data file fail with err.
+func FailFsync(s *Server, err error) {
+	f := func() error { return err }
+	s.store.sync.Store(&f)
+}
+
+// fakeWS records what a conn writes.
+type fakeWS struct {
+	mu     sync.Mutex
+	out    [][]byte
+	closed websocket.StatusCode
+}
+
+func (f *fakeWS) Read(ctx context.Context) (websocket.MessageType, []byte, error) {
+	return 0, nil, errors.New("fake connection has nothing to read")
+}
+
+func (f *fakeWS) Write(ctx context.Context, typ websocket.MessageType, p []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.out = append(f.out, append([]byte(nil), p...))
+	return nil
+}
+
+func (f *fakeWS) Close(code websocket.StatusCode, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = code
+	return nil
+}
+
+func (f *fakeWS) CloseNow() error { return f.Close(websocket.StatusAbnormalClosure, "") }
+
+// HandleFrames feeds frames, in order, to one new loopback connection of s
+// without a network, and returns every message the server wrote and whether
+// it closed the connection.
+func HandleFrames(s *Server, frames ...[]byte) (replies [][]byte, closed bool) {
+	ws := &fakeWS{}
+	r, _ := http.NewRequest(http.MethodGet, "/v1/sync", nil)
+	r.RemoteAddr = "127.0.0.1:1"
+	c := newConn(s, ws, r)
+	for _, f := range frames {
+		c.handle(context.Background(), f)
+		if c.closing {
+			break
+		}
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.out, ws.closed != 0
+}

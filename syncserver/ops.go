@@ -1,0 +1,155 @@
+package syncserver
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/hilodb/hilodb/internal/wire"
+)
+
+// The core ops of protocol v1. Other files register their ops in their own
+// init functions with registerOp.
+func init() {
+	registerOp(wire.OpHello, (*conn).hello)
+	registerOp(wire.OpPing, (*conn).ping)
+	registerOp(wire.OpHiloNext, (*conn).hiloNext)
+	registerOp(wire.OpHiloReturn, (*conn).hiloReturn)
+	registerOp(wire.OpIdentityNext, (*conn).identityNext)
+	registerOp(wire.OpIdentityNextBatch, (*conn).identityNextBatch)
+	registerOp(wire.OpIdentitySeed, (*conn).identitySeed)
+}
+
+func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
+	if c.db != "" {
+		return nil, badRequest("hello was already sent on this connection")
+	}
+	var req wire.Hello
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	if !validDBName(req.DB) {
+		return nil, &protoError{code: wire.CodeIllegalName, num: wire.NumIllegalName, msg: "illegal database name " + quote(truncate(req.DB, 80)) + ": want a letter, then letters, digits, _ or -, at most 64 bytes"}
+	}
+	if err := c.srv.authorize(req.DB, req.Token, c.loopback); err != nil {
+		return nil, err
+	}
+	node, err := c.srv.assignNode(ctx, req.Node)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.srv.touchDB(ctx, req.DB); err != nil {
+		return nil, err
+	}
+	c.srv.connsMu.Lock()
+	c.db, c.node = req.DB, node
+	c.srv.connsMu.Unlock()
+	c.srv.log.Debug("hello", "remote", c.remote, "db", req.DB, "node", node)
+	return wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node}, nil
+}
+
+func (c *conn) ping(ctx context.Context, id int64, data []byte) (any, error) {
+	return wire.OKReply{ID: id, OK: true}, nil
+}
+
+func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error) {
+	var req wire.HiloNext
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	if err := validTag(req.Tag); err != nil {
+		return nil, err
+	}
+	var at time.Time
+	if req.LastRangeAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, req.LastRangeAt)
+		if err != nil {
+			return nil, badRequest("lastRangeAt: want RFC 3339 time, got %s", quote(truncate(req.LastRangeAt, 64)))
+		}
+		at = t
+	}
+	r, err := c.srv.nextRange(ctx, c.db, req.Tag, req.LastSize, req.LastMax, at)
+	if err != nil {
+		return nil, err
+	}
+	return wire.HiloNextReply{
+		ID: id, OK: true, Prefix: req.Tag + "/", Low: r.Low, High: r.High, LastSize: r.Size,
+		ServerTag: c.srv.cfg.ServerTag, LastRangeAt: r.At.Format(wire.TimeLayout),
+	}, nil
+}
+
+func (c *conn) hiloReturn(ctx context.Context, id int64, data []byte) (any, error) {
+	var req wire.HiloReturn
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	if err := validTag(req.Tag); err != nil {
+		return nil, err
+	}
+	if _, err := c.srv.returnRange(ctx, c.db, req.Tag, req.End, req.Last); err != nil {
+		return nil, err
+	}
+	return wire.OKReply{ID: id, OK: true}, nil
+}
+
+func (c *conn) identityNext(ctx context.Context, id int64, data []byte) (any, error) {
+	var req wire.IdentityNext
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	if err := validTag(req.Name); err != nil {
+		return nil, err
+	}
+	v, err := c.srv.nextIdentity(ctx, c.db, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return wire.IdentityReply{ID: id, OK: true, Value: v}, nil
+}
+
+func (c *conn) identityNextBatch(ctx context.Context, id int64, data []byte) (any, error) {
+	var req wire.IdentityNextBatch
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Names) == 0 {
+		return nil, badRequest("names must hold at least one identity name")
+	}
+	if err := c.srv.checkBatch(len(req.Names)); err != nil {
+		return nil, err
+	}
+	for _, name := range req.Names {
+		if err := validTag(name); err != nil {
+			return nil, err
+		}
+	}
+	vs, err := c.srv.nextIdentities(ctx, c.db, req.Names)
+	if err != nil {
+		return nil, err
+	}
+	return wire.IdentityBatchReply{ID: id, OK: true, Values: vs}, nil
+}
+
+func (c *conn) identitySeed(ctx context.Context, id int64, data []byte) (any, error) {
+	var req wire.IdentitySeed
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	if err := validTag(req.Name); err != nil {
+		return nil, err
+	}
+	v, err := c.srv.seedIdentity(ctx, c.db, req.Name, req.Value, req.Force)
+	if err != nil {
+		return nil, err
+	}
+	return wire.IdentityReply{ID: id, OK: true, Value: v}, nil
+}
+
+// checkBatch refuses a request carrying more than Config.MaxBatch items.
+func (s *Server) checkBatch(n int) error {
+	if n > s.cfg.MaxBatch {
+		return &protoError{code: wire.CodeBatchTooBig, num: wire.NumBatchTooBig,
+			msg: "a request may carry at most " + strconv.Itoa(s.cfg.MaxBatch) + " items; got " + strconv.Itoa(n)}
+	}
+	return nil
+}
