@@ -66,7 +66,8 @@ type conn struct {
 	tokens   float64 // rate-limit bucket
 	tokensAt time.Time
 
-	closing bool // a refusal closed the connection
+	closing    bool // a refusal closed the connection
+	subscribed bool // a subscribe started the live stream
 
 	closersMu sync.Mutex
 	closers   []func()
@@ -227,7 +228,19 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		c.refuse(ctx, id, c.srv.asProtoError(err))
 		return
 	}
+	if rt, ok := reply.(replyThen); ok {
+		c.send(ctx, rt.reply)
+		rt.then()
+		return
+	}
 	c.send(ctx, reply)
+}
+
+// replyThen is a handler's reply with work to start once it is sent (a
+// subscription's stream must not overtake the reply to subscribe).
+type replyThen struct {
+	reply any
+	then  func()
 }
 
 func truncate(s string, n int) string {

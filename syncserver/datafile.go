@@ -382,7 +382,7 @@ type logState struct {
 }
 
 func isCounter(key string) bool {
-	return hasPrefix(key, hiloPrefix) || hasPrefix(key, identPrefix) || key == nodeSeqKey
+	return hasPrefix(key, hiloPrefix) || hasPrefix(key, identPrefix) || key == nodeSeqKey || hasPrefix(key, seqCounterPrefix)
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }

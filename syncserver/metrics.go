@@ -19,6 +19,8 @@ type metrics struct {
 	identities       atomic.Int64
 	nodesAssigned    atomic.Int64
 	requests         atomic.Int64
+	docsPushed       atomic.Int64
+	docsPulled       atomic.Int64
 
 	mu        sync.Mutex
 	errors    map[string]int64
@@ -90,6 +92,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	writeMetric(w, "hilodb_connections_total", "counter", "Websocket connections accepted.", m.connectionsTotal.Load())
 	writeMetric(w, "hilodb_requests_total", "counter", "Requests received.", m.requests.Load())
 	writeMetric(w, "hilodb_ranges_leased_total", "counter", "HiLo ranges leased.", m.rangesLeased.Load())
+	writeMetric(w, "hilodb_docs_pushed_total", "counter", "Document writes accepted from clients.", m.docsPushed.Load())
+	writeMetric(w, "hilodb_docs_pulled_total", "counter", "Document changes sent to clients.", m.docsPulled.Load())
 	writeMetric(w, "hilodb_identities_total", "counter", "Identity values handed out.", m.identities.Load())
 	writeMetric(w, "hilodb_nodes_assigned_total", "counter", "Node tags handed out.", m.nodesAssigned.Load())
 	healthy := int64(1)

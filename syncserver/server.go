@@ -61,6 +61,13 @@ type Config struct {
 	// of sharing them among requests that arrive together. Only for
 	// measuring what group commit saves; it is much slower.
 	NoGroupCommit bool
+	// TombstoneTTL is how long a deleted document's tombstone stays in the
+	// change feed so clients learn of the deletion. Default 30 days; a
+	// client whose checkpoint is older must resync (pull's purgedSeq).
+	TombstoneTTL time.Duration
+	// CompactEvery is how often tombstones past TombstoneTTL are removed.
+	// Default 1 hour; negative: never (CompactTombstones still works).
+	CompactEvery time.Duration
 	// Static, if set, serves files (the demo app) at "/".
 	Static http.Handler
 	// Logger receives structured logs. Default slog.Default().
@@ -93,6 +100,8 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	hub *hub // live change subscribers
 
 	connsMu sync.Mutex
 	conns   map[*conn]struct{}
@@ -159,7 +168,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, dbs: dbs,
-		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{})}
+		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), hub: newHub()}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/sync", s.serveSync)
 	s.mux.HandleFunc("GET /healthz", s.serveHealth)
@@ -178,6 +187,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.NoGroupCommit {
 		s.log.Warn("group commit is off: one fsync per request")
+	}
+	if cfg.CompactEvery >= 0 {
+		every := cfg.CompactEvery
+		if every == 0 {
+			every = time.Hour
+		}
+		s.spawn(func(ctx context.Context) { s.compactLoop(ctx, every) })
 	}
 	return s, nil
 }

@@ -1,0 +1,171 @@
+package syncserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hilodb/hilodb/syncserver"
+)
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func results(t *testing.T, m map[string]any) []map[string]any {
+	t.Helper()
+	rs, ok := m["results"].([]any)
+	if !ok {
+		t.Fatalf("no results: %v", m)
+	}
+	out := make([]map[string]any, len(rs))
+	for i, r := range rs {
+		out[i] = r.(map[string]any)
+	}
+	return out
+}
+
+func TestPushPull(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	push := r.call(`{"id":2,"op":"push","changes":[
+		{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}},
+		{"id":"orders/2-A","baseRev":"","rev":"r1","doc":{"total":2}},
+		{"id":"orders/3-A","baseRev":"x","rev":"r1","doc":{"total":3}},
+		{"id":"orders/4-A","baseRev":"","rev":"r1","doc":[1]},
+		{"id":"","baseRev":"","rev":"r1","doc":{}}]}`)
+	res := results(t, push)
+	if res[0]["ok"] != true || res[0]["seq"] != 1.0 || res[1]["seq"] != 2.0 {
+		t.Fatalf("push: %v", push)
+	}
+	if errCode(res[2]) != "conflict" || errCode(res[3]) != "bad_document" || errCode(res[4]) != "bad_document" {
+		t.Fatalf("push errors: %v", push)
+	}
+	// A retry of an applied write is ok with its sequence, never a conflict.
+	retry := results(t, r.call(`{"id":3,"op":"push","changes":[{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}}]}`))
+	if retry[0]["ok"] != true || retry[0]["seq"] != 1.0 {
+		t.Fatalf("retry: %v", retry)
+	}
+	// An update on the right base, one on a stale base.
+	upd := results(t, r.call(`{"id":4,"op":"push","changes":[
+		{"id":"orders/1-A","baseRev":"r1","rev":"r2","doc":{"total":10}},
+		{"id":"orders/2-A","baseRev":"old","rev":"r9","doc":{"total":20}}]}`))
+	if upd[0]["ok"] != true || upd[0]["seq"] != 3.0 {
+		t.Fatalf("update: %v", upd)
+	}
+	cur, _ := upd[1]["current"].(map[string]any)
+	if errCode(upd[1]) != "conflict" || cur["_rev"] != "r1" || cur["_id"] != "orders/2-A" || cur["total"] != 2.0 {
+		t.Fatalf("stale update: %v", upd[1])
+	}
+	// Delete, then the tombstone counts as absent for baseRev "".
+	del := results(t, r.call(`{"id":5,"op":"push","changes":[{"id":"orders/2-A","baseRev":"r1","rev":"r3","deleted":true}]}`))
+	if del[0]["ok"] != true {
+		t.Fatalf("delete: %v", del)
+	}
+	stale := results(t, r.call(`{"id":6,"op":"push","changes":[{"id":"orders/2-A","baseRev":"r1","rev":"r4","doc":{}}]}`))
+	if cur, _ := stale[0]["current"].(map[string]any); cur["_deleted"] != true || cur["_rev"] != "r3" {
+		t.Fatalf("edit against a delete: %v", stale)
+	}
+	again := results(t, r.call(`{"id":7,"op":"push","changes":[{"id":"orders/2-A","baseRev":"","rev":"r5","doc":{"total":5}}]}`))
+	if again[0]["ok"] != true {
+		t.Fatalf("recreate: %v", again)
+	}
+	// Pull: the latest version of each document, in sequence order.
+	pull := r.call(`{"id":8,"op":"pull","since":0,"limit":1000}`)
+	changes := pull["changes"].([]any)
+	if len(changes) != 2 || pull["last"] != 5.0 || pull["more"] != false {
+		t.Fatalf("pull: %v", pull)
+	}
+	c0 := changes[0].(map[string]any)
+	c1 := changes[1].(map[string]any)
+	if c0["id"] != "orders/1-A" || c0["seq"] != 3.0 || c0["rev"] != "r2" || c1["id"] != "orders/2-A" || c1["seq"] != 5.0 {
+		t.Fatalf("pull changes: %v", changes)
+	}
+	if doc := c0["doc"].(map[string]any); doc["total"] != 10.0 || doc["_rev"] != "r2" || doc["_id"] != "orders/1-A" {
+		t.Fatalf("pulled doc: %v", doc)
+	}
+	// Batches.
+	p1 := r.call(`{"id":9,"op":"pull","since":0,"limit":1}`)
+	if len(p1["changes"].([]any)) != 1 || p1["more"] != true || p1["last"] != 3.0 {
+		t.Fatalf("pull limit 1: %v", p1)
+	}
+	p2 := r.call(`{"id":10,"op":"pull","since":3,"limit":1}`)
+	if len(p2["changes"].([]any)) != 1 || p2["last"] != 5.0 {
+		t.Fatalf("pull since 3: %v", p2)
+	}
+	// Databases do not see each other's documents.
+	r2 := dialRaw(t, ts)
+	r2.call(`{"id":1,"op":"hello","db":"other","node":""}`)
+	if p := r2.call(`{"id":2,"op":"pull","since":0}`); len(p["changes"].([]any)) != 0 {
+		t.Fatalf("other db: %v", p)
+	}
+	// Durable across restart.
+	ts.restart()
+	r3 := dialRaw(t, ts)
+	r3.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	if p := r3.call(`{"id":2,"op":"pull","since":0}`); len(p["changes"].([]any)) != 2 || p["last"] != 5.0 {
+		t.Fatalf("after restart: %v", p)
+	}
+}
+
+func TestSubscribe(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	w := dialRaw(t, ts)
+	w.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	w.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}}]}`)
+	s := dialRaw(t, ts)
+	s.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	if got := s.call(`{"id":2,"op":"subscribe","since":0}`); got["ok"] != true {
+		t.Fatalf("subscribe: %v", got)
+	}
+	read := func() map[string]any {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, data, err := s.ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		return m
+	}
+	first := read()
+	if first["op"] != "changes" || first["last"] != 1.0 || first["id"] != nil {
+		t.Fatalf("catch-up: %v", first)
+	}
+	for i := 2; i <= 4; i++ {
+		w.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"d%d","baseRev":"","rev":"r1","doc":{}}]}`, i+1, i))
+	}
+	var last float64
+	for last < 4 {
+		m := read()
+		if m["op"] != "changes" {
+			t.Fatalf("live: %v", m)
+		}
+		last = m["last"].(float64)
+	}
+	if last != 4 {
+		t.Fatalf("live last %v, want 4", last)
+	}
+}
+
+func TestTombstoneCompaction(t *testing.T) {
+	ts := startServer(t, syncserver.Config{TombstoneTTL: time.Millisecond})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
+	r.call(`{"id":3,"op":"push","changes":[{"id":"a","baseRev":"r1","rev":"r2","deleted":true}]}`)
+	time.Sleep(5 * time.Millisecond)
+	n, err := ts.srv.CompactTombstones(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("compact: %d, %v", n, err)
+	}
+	p := r.call(`{"id":4,"op":"pull","since":0}`)
+	if len(p["changes"].([]any)) != 1 || p["purgedSeq"] != 3.0 {
+		t.Fatalf("after compaction: %v", p)
+	}
+}
