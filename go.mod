@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/syumai/workers v0.33.0 // indirect
 	github.com/tidwall/btree v1.4.2 // indirect
 	github.com/tidwall/grect v0.1.4 // indirect
 	github.com/tidwall/match v1.1.1 // indirect

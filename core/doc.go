@@ -1,6 +1,24 @@
-// Package core holds hilodb's documents: key and name rules, revisions (a
-// hybrid logical clock plus the node tag), error numbers, and the document
-// store over buntdb.
+// Package core holds hilodb's documents: key, id and collection-name rules,
+// every id strategy (HiLo, UUID, semantic, node-sequence ids ending in the
+// separator, identities ending in "|", keyOptions generators), revisions (a
+// hybrid logical clock plus the node tag), ArangoDB's document operations
+// (insert, replace, update, remove, read; single and multi-document, with
+// _rev preconditions, overwriteMode, keepNull, mergeObjects, returnNew,
+// returnOld and silent), RavenDB's conventions and a unit-of-work Session,
+// error numbers, and the document store over buntdb.
+//
+// The names follow the RavenDB Node.js client where there is one
+// (Session.Store, Load, Delete, SaveChanges, GetDocumentID;
+// Conventions.FindCollectionName, TransformClassCollectionNameToDocumentIDPrefix,
+// IdentityPartsSeparator, FindIdentityPropertyNameFromCollectionName,
+// RegisterIDConvention) and ArangoDB's document API otherwise (Insert,
+// Replace, Update, Remove, Document, KeyOptions, WriteOptions). docs/ids.md
+// explains the strategies and where hilodb differs from both.
+//
+// Servers are reached only through small interfaces: IDSource and
+// NumberSource (HiLo, implemented by *idgen.Generator) and IdentitySource
+// (identities, implemented by the sync client). Without them the strategies
+// that need them fail with ErrNeedsServer; nothing else does.
 //
 // # Wasm
 //
@@ -9,5 +27,7 @@
 //
 // # Concurrency
 //
-// Store and Clock are safe for concurrent use.
+// Store, Clock and Conventions (once set up) are safe for concurrent use;
+// each single or multi-document write is one buntdb transaction. A Session
+// is a unit of work for one goroutine.
 package core

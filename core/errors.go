@@ -8,10 +8,12 @@ import (
 // Error numbers. Where the meaning matches, they are ArangoDB's numbers, so a
 // client that knows ArangoDB's errors reads ours the same way.
 const (
+	NumBadParameter        = 10
 	NumBadJSON             = 600
 	NumConflict            = 1200
 	NumDocumentNotFound    = 1202
 	NumCollectionNotFound  = 1203
+	NumDuplicateName       = 1207
 	NumIllegalName         = 1208
 	NumUniqueConstraint    = 1210
 	NumIllegalKey          = 1221
@@ -25,10 +27,12 @@ const (
 // Sentinel errors, one per error number. Every *Error returned by this
 // package unwraps to one of them, so callers test with errors.Is.
 var (
+	ErrBadParameter        = errors.New("bad parameter")
 	ErrBadJSON             = errors.New("malformed JSON")
 	ErrConflict            = errors.New("conflict, _rev values do not match")
 	ErrNotFound            = errors.New("document not found")
 	ErrCollectionNotFound  = errors.New("collection not found")
+	ErrDuplicateName       = errors.New("duplicate name")
 	ErrIllegalName         = errors.New("illegal name")
 	ErrUniqueConstraint    = errors.New("unique constraint violated")
 	ErrIllegalKey          = errors.New("illegal document key")
@@ -44,10 +48,12 @@ var kinds = map[error]struct {
 	num  int
 	code string
 }{
+	ErrBadParameter:        {NumBadParameter, "bad_parameter"},
 	ErrBadJSON:             {NumBadJSON, "bad_json"},
 	ErrConflict:            {NumConflict, "conflict"},
 	ErrNotFound:            {NumDocumentNotFound, "not_found"},
 	ErrCollectionNotFound:  {NumCollectionNotFound, "collection_not_found"},
+	ErrDuplicateName:       {NumDuplicateName, "duplicate_name"},
 	ErrIllegalName:         {NumIllegalName, "illegal_name"},
 	ErrUniqueConstraint:    {NumUniqueConstraint, "unique_constraint"},
 	ErrIllegalKey:          {NumIllegalKey, "illegal_key"},
@@ -75,6 +81,26 @@ func (e *Error) Error() string { return e.Message }
 
 // Unwrap returns the sentinel for e.Num, so errors.Is(err, ErrConflict) works.
 func (e *Error) Unwrap() error { return e.kind }
+
+// HTTPStatus returns the HTTP status ArangoDB answers with for e's number:
+// 412 for a failed _rev precondition, 409 for a unique constraint, 404 for
+// a missing document or collection, 400 for bad input, 503 when the sync
+// server is needed, 500 otherwise.
+func (e *Error) HTTPStatus() int {
+	switch e.Num {
+	case NumConflict:
+		return 412
+	case NumUniqueConstraint, NumDuplicateName:
+		return 409
+	case NumDocumentNotFound, NumCollectionNotFound:
+		return 404
+	case NumBadParameter, NumBadJSON, NumIllegalName, NumIllegalKey, NumUnexpectedKey, NumInvalidKeyGenerator:
+		return 400
+	case NumNeedsServer:
+		return 503
+	}
+	return 500
+}
 
 // newError builds an *Error of the given kind with a formatted message.
 func newError(kind error, key, rev, format string, args ...any) *Error {

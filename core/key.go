@@ -1,5 +1,10 @@
 package core
 
+import (
+	"fmt"
+	"strings"
+)
+
 // MaxKeyLength is the longest legal document key in bytes.
 const MaxKeyLength = 254
 
@@ -64,3 +69,71 @@ func ValidateCollectionName(name string) error {
 	}
 	return nil
 }
+
+// ParseID splits a document id into its prefix and its key at the last
+// separator sep: "orders/1-A" → ("orders", "1-A"). The key is what ArangoDB
+// calls _key and RavenDB's conventions call the value part. An id without
+// the separator (a bare UUID, as RavenDB makes for an empty id) has an empty
+// prefix and is its own key. The key must be a legal key; the prefix, when
+// there is one, must be separator-joined segments of legal key bytes, so
+// "a//b", "/x" and "x/" are rejected (1221).
+func ParseID(id, sep string) (prefix, key string, err error) {
+	if sep == "" {
+		sep = "/"
+	}
+	if len(id) > MaxIDLength {
+		return "", "", newError(ErrIllegalKey, id, "", "illegal document id: %d bytes, at most %d allowed", len(id), MaxIDLength)
+	}
+	i := lastIndex(id, sep)
+	if i < 0 {
+		if err := ValidateKey(id); err != nil {
+			return "", "", err
+		}
+		return "", id, nil
+	}
+	prefix, key = id[:i], id[i+len(sep):]
+	if err := ValidateKey(key); err != nil {
+		return "", "", newError(ErrIllegalKey, id, "", "illegal document id %q: %s", id, err.(*Error).Message)
+	}
+	if err := validatePrefix(prefix, sep); err != nil {
+		return "", "", newError(ErrIllegalKey, id, "", "illegal document id %q: %s", id, err.Error())
+	}
+	return prefix, key, nil
+}
+
+// MaxIDLength bounds a whole document id: a collection name, a separator and
+// a key.
+const MaxIDLength = MaxCollectionNameLength + 8 + MaxKeyLength
+
+// validatePrefix checks an id prefix: segments of legal key bytes joined by
+// sep, none of them empty.
+func validatePrefix(prefix, sep string) error {
+	if prefix == "" {
+		return fmt.Errorf("the prefix before %q is empty", sep)
+	}
+	start := 0
+	for start <= len(prefix) {
+		j := index(prefix[start:], sep)
+		end := len(prefix)
+		if j >= 0 {
+			end = start + j
+		}
+		seg := prefix[start:end]
+		if seg == "" {
+			return fmt.Errorf("empty segment in prefix %q", prefix)
+		}
+		for k := 0; k < len(seg); k++ {
+			if !keyChars[seg[k]] {
+				return fmt.Errorf("byte %q is not allowed in prefix %q", seg[k], prefix)
+			}
+		}
+		if j < 0 {
+			break
+		}
+		start = end + len(sep)
+	}
+	return nil
+}
+
+func index(s, sep string) int     { return strings.Index(s, sep) }
+func lastIndex(s, sep string) int { return strings.LastIndex(s, sep) }

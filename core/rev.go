@@ -2,7 +2,6 @@ package core
 
 import (
 	"crypto/rand"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -35,9 +34,7 @@ var revIndex = func() (t [256]int8) {
 type Clock struct {
 	last atomic.Uint64
 	now  func() time.Time
-
-	mu   sync.RWMutex
-	node string
+	node atomic.Pointer[string]
 }
 
 // NewClock returns a clock whose revisions end in node. An empty node gets a
@@ -48,25 +45,39 @@ func NewClock(node string) *Clock {
 	if node == "" {
 		node = randomLocalTag()
 	}
-	c.node = node
+	c.node.Store(&node)
 	return c
 }
 
-// SetNode changes the node tag used in revisions from now on.
+// SetNode changes the node tag used in revisions from now on. An empty node
+// is ignored.
 func (c *Clock) SetNode(node string) {
 	if node == "" {
 		return
 	}
-	c.mu.Lock()
-	c.node = node
-	c.mu.Unlock()
+	c.node.Store(&node)
 }
 
 // Node returns the node tag used in revisions.
-func (c *Clock) Node() string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.node
+func (c *Clock) Node() string { return *c.node.Load() }
+
+// HasNodeTag reports whether the clock's node tag is one a sync server hands
+// out (see IsNodeTag) rather than the random local stand-in.
+func (c *Clock) HasNodeTag() bool { return IsNodeTag(c.Node()) }
+
+// IsNodeTag reports whether tag has the form of a node tag given by the sync
+// server: 1 to 8 upper-case letters and digits. The local stand-in NewClock
+// makes for an empty node is lower-case, so it never passes.
+func IsNodeTag(tag string) bool {
+	if len(tag) == 0 || len(tag) > 8 {
+		return false
+	}
+	for i := 0; i < len(tag); i++ {
+		if c := tag[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // Tick returns the next clock value, greater than every value this clock
@@ -96,18 +107,18 @@ func (c *Clock) Observe(v uint64) {
 }
 
 // NextRev returns a new revision: the encoded clock value followed by the
-// node tag.
+// node tag. It makes one allocation.
 func (c *Clock) NextRev() string {
-	v := c.Tick()
-	node := c.Node()
-	b := make([]byte, revClockLen, revClockLen+len(node))
-	encodeClock(b, v)
-	return string(append(b, node...))
+	return EncodeRev(c.Tick(), c.Node())
 }
 
 // EncodeRev returns the revision for clock value v made on node.
 func EncodeRev(v uint64, node string) string {
-	b := make([]byte, revClockLen, revClockLen+len(node))
+	var buf [revClockLen + 16]byte
+	b := buf[:revClockLen]
+	if len(node) > len(buf)-revClockLen {
+		b = make([]byte, revClockLen, revClockLen+len(node))
+	}
 	encodeClock(b, v)
 	return string(append(b, node...))
 }

@@ -6,41 +6,61 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
+	"sync"
 
 	"github.com/tidwall/buntdb"
 )
 
-// IDSource hands out HiLo ids for an id prefix ("orders" → "orders/1-A").
-// *idgen.Generator implements it.
-type IDSource interface {
-	NextID(ctx context.Context, tag string) (string, error)
-}
-
 // Options configure a Store.
 type Options struct {
-	// Node is this replica's node tag, used in revisions. Empty gives a
-	// random local stand-in until Clock().SetNode is called.
+	// Node is this replica's node tag, used in revisions and in ids that end
+	// in the separator. Empty gives a random local stand-in until
+	// Clock().SetNode is called.
 	Node string
 	// IDs hands out HiLo ids for documents stored without one. Without it,
 	// such a put fails with ErrNeedsServer.
 	IDs IDSource
-	// Separator joins an id prefix and a key. Default "/".
+	// Numbers hands out HiLo numbers for the traditional, autoincrement and
+	// padded key generators. When nil and IDs implements NumberSource
+	// (*idgen.Generator does), IDs is used.
+	Numbers NumberSource
+	// Identities allocates identities for ids ending in "|" and for
+	// NextIdentityFor / SeedIdentityFor. Without it they fail with
+	// ErrNeedsServer.
+	Identities IdentitySource
+	// Separator joins an id prefix and a key. Default "/", or the
+	// Conventions' IdentityPartsSeparator when that is set.
 	Separator string
+	// Conventions map entities to documents. Default DefaultConventions().
+	Conventions *Conventions
 }
 
 // Store is a JSON document store over buntdb. Documents are addressed by
+// _id; ArangoDB-style operations address them by collection and _key, with
 // _id = prefix + separator + _key.
 //
-// A Store is safe for concurrent use.
+// A Store is safe for concurrent use. Every single or multi-document write is
+// one buntdb transaction.
 type Store struct {
-	db    *buntdb.DB
-	clock *Clock
-	ids   IDSource
-	sep   string
+	db     *buntdb.DB
+	clock  *Clock
+	ids    IDSource
+	nums   NumberSource
+	idents IdentitySource
+	conv   *Conventions
+	sep    string
+
+	colMu sync.RWMutex
+	cols  map[string]keyGen // compiled collection definitions, by name
 }
 
-const docPrefix = "doc/"
+// Storage layout inside buntdb.
+const (
+	docPrefix  = "doc/"        // doc/<id> → the document
+	colPrefix  = "col/"        // col/<name> → the collection's options
+	nodeSeqKey = "sys/nodeseq" // this node's sequence for ids ending in the separator
+)
 
 // Open opens a store at path; ":memory:" keeps it in memory (use Save and
 // Load to persist it elsewhere, as the browser build does with IndexedDB).
@@ -49,19 +69,43 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if opts.Separator == "" {
-		opts.Separator = "/"
+	conv := opts.Conventions
+	if conv == nil {
+		conv = DefaultConventions()
 	}
-	return &Store{db: db, clock: NewClock(opts.Node), ids: opts.IDs, sep: opts.Separator}, nil
+	if opts.Separator != "" {
+		conv.IdentityPartsSeparator = opts.Separator
+	}
+	s := &Store{
+		db:     db,
+		clock:  NewClock(opts.Node),
+		ids:    opts.IDs,
+		nums:   opts.Numbers,
+		idents: opts.Identities,
+		conv:   conv,
+		sep:    conv.Separator(),
+		cols:   make(map[string]keyGen),
+	}
+	if s.nums == nil {
+		s.nums, _ = opts.IDs.(NumberSource)
+	}
+	return s, nil
 }
 
 // Clock returns the store's revision clock.
 func (s *Store) Clock() *Clock { return s.clock }
 
+// Conventions returns the store's conventions.
+func (s *Store) Conventions() *Conventions { return s.conv }
+
+// Separator returns the identity parts separator.
+func (s *Store) Separator() string { return s.sep }
+
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Save writes the whole store to w, for Load to read back.
+// Save writes the whole store to w, for Load to read back: documents,
+// collection definitions and the node sequence.
 func (s *Store) Save(w io.Writer) error {
 	if err := s.db.Save(w); err != nil {
 		return fmt.Errorf("save store: %w", err)
@@ -69,102 +113,258 @@ func (s *Store) Save(w io.Writer) error {
 	return nil
 }
 
-// Load reads a store written by Save, adding its documents to this one.
+// Load reads a store written by Save, adding its documents to this one. The
+// node sequence never moves backwards: loading an older snapshot keeps the
+// higher value, so no id ending in the separator is made twice.
 func (s *Store) Load(r io.Reader) error {
+	var before uint64
+	_ = s.db.View(func(tx *buntdb.Tx) error {
+		before = readUint(tx, nodeSeqKey)
+		return nil
+	})
 	if err := s.db.Load(r); err != nil {
 		return fmt.Errorf("load store: %w", err)
+	}
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		if readUint(tx, nodeSeqKey) < before {
+			_, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(before, 10), nil)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load store: %w", err)
+	}
+	s.colMu.Lock()
+	s.cols = make(map[string]keyGen)
+	s.colMu.Unlock()
+	return nil
+}
+
+func readUint(tx *buntdb.Tx, key string) uint64 {
+	v, err := tx.Get(key)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(v, 10, 64)
+	return n
+}
+
+// CollectionOptions define a collection.
+type CollectionOptions struct {
+	// KeyOptions choose how keys are made; see KeyOptions.
+	KeyOptions KeyOptions `json:"keyOptions"`
+}
+
+// CreateCollection defines collection name with opts. Collections need not
+// be created: one that is not has the default options (HiLo ids, user keys
+// allowed). It fails with 1208 for an illegal name, 1232 for invalid
+// keyOptions and 1207 when name is defined already.
+func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
+	if err := validateCollection(name); err != nil {
+		return err
+	}
+	g, err := opts.KeyOptions.compile()
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(opts)
+	if err != nil {
+		return fmt.Errorf("encode collection options: %w", err)
+	}
+	err = s.db.Update(func(tx *buntdb.Tx) error {
+		if _, err := tx.Get(colPrefix + name); err == nil {
+			return newError(ErrDuplicateName, name, "", "duplicate name: collection %q exists", name)
+		}
+		_, _, err := tx.Set(colPrefix+name, string(b), nil)
+		return err
+	})
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return e
+		}
+		return fmt.Errorf("create collection: %w", err)
+	}
+	s.colMu.Lock()
+	s.cols[name] = g
+	s.colMu.Unlock()
+	return nil
+}
+
+// CollectionInfo returns the options of a created collection; ok is false
+// for a collection that was never created (it has the default options).
+func (s *Store) CollectionInfo(name string) (opts CollectionOptions, ok bool) {
+	var raw string
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		var err error
+		raw, err = tx.Get(colPrefix + name)
+		return err
+	})
+	if err != nil {
+		return CollectionOptions{}, false
+	}
+	_ = json.Unmarshal([]byte(raw), &opts)
+	return opts, true
+}
+
+// keyGen returns the compiled key generator of collection name.
+func (s *Store) keyGen(name string) (keyGen, error) {
+	s.colMu.RLock()
+	g, ok := s.cols[name]
+	s.colMu.RUnlock()
+	if ok {
+		return g, nil
+	}
+	opts, _ := s.CollectionInfo(name)
+	g, err := opts.KeyOptions.compile()
+	if err != nil {
+		return g, err
+	}
+	s.colMu.Lock()
+	s.cols[name] = g
+	s.colMu.Unlock()
+	return g, nil
+}
+
+// validateCollection accepts a legal collection name or EmptyCollection.
+func validateCollection(name string) error {
+	if name == EmptyCollection {
+		return nil
+	}
+	return ValidateCollectionName(name)
+}
+
+// Prefix returns the id prefix of collection under the store's conventions.
+func (s *Store) Prefix(collection string) string { return s.conv.IDPrefix(collection) }
+
+// GenerateID makes a new id for a document of collection with the
+// collection's key generator: a HiLo id ("orders/1-A") by default, else the
+// prefix, the separator and a generated key.
+func (s *Store) GenerateID(ctx context.Context, collection string) (string, error) {
+	if err := validateCollection(collection); err != nil {
+		return "", err
+	}
+	g, err := s.keyGen(collection)
+	if err != nil {
+		return "", err
+	}
+	return s.generateID(ctx, collection, g)
+}
+
+func (s *Store) generateID(ctx context.Context, collection string, g keyGen) (string, error) {
+	if collection == EmptyCollection {
+		return NewUUID(), nil
+	}
+	prefix := s.conv.IDPrefix(collection)
+	if g.typ == KeyGenHiLo {
+		if s.sep != "/" && s.nums != nil {
+			// The sync server's ranges carry "tag/" as their prefix: build
+			// the id with this store's separator from the number instead.
+			n, tag, err := s.nums.NextNumber(ctx, prefix)
+			if err != nil {
+				return "", fmt.Errorf("generate id: %w", err)
+			}
+			return prefix + s.sep + strconv.FormatInt(n, 10) + "-" + tag, nil
+		}
+		if s.ids == nil {
+			return "", newError(ErrNeedsServer, "", "", "no id source to give %q documents HiLo ids", prefix)
+		}
+		id, err := s.ids.NextID(ctx, prefix)
+		if err != nil {
+			return "", fmt.Errorf("generate id: %w", err)
+		}
+		return id, nil
+	}
+	key, err := g.nextKey(ctx, s.nums, prefix)
+	if err != nil {
+		return "", err
+	}
+	return prefix + s.sep + key, nil
+}
+
+// NextIdentityFor returns the next value of the identity for prefix
+// ("companies", "companies|" and "companies/" name the same one) from the
+// sync server, as RavenDB's nextIdentityFor. Offline it fails with
+// needs_server.
+func (s *Store) NextIdentityFor(ctx context.Context, prefix string) (int64, error) {
+	name := identityName(prefix, s.sep)
+	if err := validateIdentityName(name); err != nil {
+		return 0, err
+	}
+	if s.idents == nil {
+		return 0, newError(ErrNeedsServer, name, "", "next identity for %q: no identity source (the sync server is needed)", name)
+	}
+	v, err := s.idents.NextIdentity(ctx, name)
+	if err != nil {
+		return 0, needsServer(name, "next identity", err)
+	}
+	return v, nil
+}
+
+// SeedIdentityFor sets the identity for prefix to value, as RavenDB's
+// seedIdentityFor: without force only upwards (a lower value leaves the
+// identity alone and returns its current, higher value); with force exactly,
+// which can make later identities repeat ids already in use.
+func (s *Store) SeedIdentityFor(ctx context.Context, prefix string, value int64, force bool) (int64, error) {
+	name := identityName(prefix, s.sep)
+	if err := validateIdentityName(name); err != nil {
+		return 0, err
+	}
+	if value < 0 {
+		return 0, newError(ErrBadParameter, name, "", "seed identity for %q: value %d is negative", name, value)
+	}
+	if s.idents == nil {
+		return 0, newError(ErrNeedsServer, name, "", "seed identity for %q: no identity source (the sync server is needed)", name)
+	}
+	v, err := s.idents.SeedIdentity(ctx, name, value, force)
+	if err != nil {
+		return 0, needsServer(name, "seed identity", err)
+	}
+	return v, nil
+}
+
+func validateIdentityName(name string) error {
+	if name == "" {
+		return newError(ErrBadParameter, name, "", "identity name is empty")
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f || c == '|' {
+			return newError(ErrBadParameter, name, "", "identity name %q: byte %q is not allowed", name, c)
+		}
 	}
 	return nil
 }
 
-// IDPrefix returns the id prefix of a collection: a name with a single
-// upper-case letter is lower-cased ("Orders" → "orders"), any other is kept
-// ("LineItems" → "LineItems").
-func IDPrefix(collection string) string {
-	upper := 0
-	for i := 0; i < len(collection); i++ {
-		if c := collection[i]; c >= 'A' && c <= 'Z' {
-			upper++
-		}
-	}
-	if upper == 1 {
-		return strings.ToLower(collection)
-	}
-	return collection
+// needsServer turns an identity source's failure into a needs_server error
+// that still unwraps to the cause.
+func needsServer(name, op string, err error) error {
+	e := newError(ErrNeedsServer, name, "", "%s for %q needs the sync server: %v", op, name, err)
+	return &wrapped{err: e, cause: err}
 }
+
+// wrapped is an *Error that also unwraps to its cause, so both
+// errors.As(err, **Error) and errors.Is(err, cause) work.
+type wrapped struct {
+	err   *Error
+	cause error
+}
+
+func (w *wrapped) Error() string   { return w.err.Error() }
+func (w *wrapped) Unwrap() []error { return []error{w.err, w.cause} }
 
 // Put stores doc, a JSON object, in collection and returns the stored
-// document with _id, _key, _rev and @metadata.@collection set. The id comes
-// from the document's _id, else from its _key, else from a HiLo range.
+// document with _id, _key, _rev and @metadata.@collection set, overwriting
+// any document with that id (RavenDB's put). The id comes from the
+// document's _id (see DESIGN §4: missing or null → the collection's key
+// generator, "" → a UUID, "x/" → this node's sequence, "x|" → an identity,
+// anything else as given), else from its _key.
 func (s *Store) Put(ctx context.Context, collection string, doc []byte) ([]byte, error) {
-	if err := ValidateCollectionName(collection); err != nil {
-		return nil, err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &fields); err != nil || fields == nil {
-		return nil, newError(ErrBadJSON, "", "", "document must be a JSON object")
-	}
-	prefix := IDPrefix(collection)
-	id, err := s.resolveID(ctx, prefix, fields)
+	r, err := s.Insert(ctx, collection, doc, &WriteOptions{OverwriteMode: OverwriteReplace, ReturnNew: true})
 	if err != nil {
 		return nil, err
 	}
-	key, ok := strings.CutPrefix(id, prefix+s.sep)
-	if !ok {
-		return nil, newError(ErrIllegalKey, id, "", "document id %q does not start with %q", id, prefix+s.sep)
-	}
-	if err := ValidateKey(key); err != nil {
-		return nil, err
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := fields["@metadata"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
-			return nil, newError(ErrBadJSON, key, "", "@metadata must be a JSON object")
-		}
-	}
-	meta["@collection"], _ = json.Marshal(collection)
-	rev := s.clock.NextRev()
-	fields["_id"], _ = json.Marshal(id)
-	fields["_key"], _ = json.Marshal(key)
-	fields["_rev"], _ = json.Marshal(rev)
-	fields["@metadata"], _ = json.Marshal(meta)
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return nil, fmt.Errorf("encode document: %w", err)
-	}
-	err = s.db.Update(func(tx *buntdb.Tx) error {
-		_, _, err := tx.Set(docPrefix+id, string(out), nil)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store document: %w", err)
-	}
-	return out, nil
-}
-
-func (s *Store) resolveID(ctx context.Context, prefix string, fields map[string]json.RawMessage) (string, error) {
-	if raw, ok := fields["_id"]; ok && string(raw) != "null" {
-		var id string
-		if err := json.Unmarshal(raw, &id); err != nil {
-			return "", newError(ErrIllegalKey, "", "", "_id must be a string")
-		}
-		return id, nil
-	}
-	if raw, ok := fields["_key"]; ok && string(raw) != "null" {
-		var key string
-		if err := json.Unmarshal(raw, &key); err != nil {
-			return "", newError(ErrIllegalKey, "", "", "_key must be a string")
-		}
-		return prefix + s.sep + key, nil
-	}
-	if s.ids == nil {
-		return "", newError(ErrNeedsServer, "", "", "no id source to give %q documents HiLo ids", prefix)
-	}
-	id, err := s.ids.NextID(ctx, prefix)
-	if err != nil {
-		return "", fmt.Errorf("generate id: %w", err)
-	}
-	return id, nil
+	return r.New, nil
 }
 
 // Get returns the document with the given id, or an *Error with number 1202.
@@ -198,4 +398,15 @@ func (s *Store) Delete(id string) error {
 		return fmt.Errorf("delete document: %w", err)
 	}
 	return nil
+}
+
+// NodeSequence returns the last number this node used for an id ending in
+// the separator.
+func (s *Store) NodeSequence() uint64 {
+	var n uint64
+	_ = s.db.View(func(tx *buntdb.Tx) error {
+		n = readUint(tx, nodeSeqKey)
+		return nil
+	})
+	return n
 }

@@ -241,3 +241,59 @@ func ExampleHiLo() {
 	fmt.Println(id)
 	// Output: orders/1-A
 }
+
+// TestFormatDigits checks ids at every digit count and across range
+// boundaries against strconv.
+func TestFormatDigits(t *testing.T) {
+	ctx := context.Background()
+	for _, low := range []int64{1, 9, 10, 99, 100, 999_999, 1 << 31, 1<<53 - 3, 1<<62 + 7} {
+		src := &fixedSource{low: low, high: low + 3}
+		h := idgen.NewHiLo("p", src)
+		for n := low; n <= low+3; n++ {
+			id, err := h.NextID(ctx)
+			if want := "p/" + strconv.FormatInt(n, 10) + "-Z"; err != nil || id != want {
+				t.Fatalf("got %q %v, want %q", id, err, want)
+			}
+		}
+	}
+	// A prefix too long for the arena still formats.
+	long := strings.Repeat("x", 300) + "/"
+	h := idgen.NewHiLo("x", &fixedSource{prefix: long, low: 5, high: 6})
+	if id, _ := h.NextID(ctx); id != long+"5-Z" {
+		t.Errorf("long prefix: %q", id)
+	}
+}
+
+// fixedSource hands out one range.
+type fixedSource struct {
+	prefix    string
+	low, high int64
+}
+
+func (f *fixedSource) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	if last.High != 0 {
+		return idgen.Range{}, errors.New("spent")
+	}
+	p := f.prefix
+	if p == "" {
+		p = tag + "/"
+	}
+	return idgen.Range{Prefix: p, Low: f.low, High: f.high, ServerTag: "Z"}, nil
+}
+
+func TestDecimalLenViaIDs(t *testing.T) {
+	// Every power of ten and its neighbours, through the public path.
+	ctx := context.Background()
+	for p := int64(1); p > 0 && p < 1<<62; p *= 10 {
+		for _, n := range []int64{p - 1, p, p + 1} {
+			if n < 1 {
+				continue
+			}
+			h := idgen.NewHiLo("q", &fixedSource{low: n, high: n})
+			id, err := h.NextID(ctx)
+			if want := "q/" + strconv.FormatInt(n, 10) + "-Z"; err != nil || id != want {
+				t.Fatalf("got %q %v, want %q", id, err, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hilodb/hilodb/core"
+)
+
+func BenchmarkNextRev(b *testing.B) {
+	c := core.NewClock("A")
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.NextRev()
+	}
+}
+
+func BenchmarkNextRevParallel(b *testing.B) {
+	c := core.NewClock("A")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = c.NextRev()
+		}
+	})
+}
+
+func BenchmarkDecodeRev(b *testing.B) {
+	rev := core.NewClock("A").NextRev()
+	for b.Loop() {
+		_, _, _ = core.DecodeRev(rev)
+	}
+}
+
+var benchDoc = []byte(`{"customer":"companies/1-A","lines":[{"product":"products/7-A","qty":2,"price":9.5}],"total":19,"status":"new"}`)
+
+// BenchmarkPut is one document per transaction with a HiLo id.
+func BenchmarkPut(b *testing.B) {
+	s := newTestStore(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchDoc)))
+	for b.Loop() {
+		if _, err := s.Put(ctx, "orders", benchDoc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkInsertMany100 is 100 documents per transaction; ns/op is per
+// document.
+func BenchmarkInsertMany100(b *testing.B) {
+	s := newTestStore(b)
+	ctx := context.Background()
+	docs := make([][]byte, 100)
+	for i := range docs {
+		docs[i] = benchDoc
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchDoc)))
+	n := 0
+	for b.Loop() {
+		if n%100 == 0 {
+			if _, err := s.InsertMany(ctx, "orders", docs, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n++
+	}
+}
+
+// BenchmarkSessionSaveChanges100 stores 100 entities and saves them in one
+// transaction; ns/op is per entity.
+func BenchmarkSessionSaveChanges100(b *testing.B) {
+	s := newTestStore(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	var ss *core.Session
+	n := 0
+	for b.Loop() {
+		if n%100 == 0 {
+			ss = s.OpenSession(core.SessionOptions{})
+		}
+		ss.Store(ctx, &Order{Total: float64(n)})
+		n++
+		if n%100 == 0 {
+			if err := ss.SaveChanges(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

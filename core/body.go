@@ -1,0 +1,179 @@
+package core
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// sysAttrs are the system attributes a caller's document brings.
+type sysAttrs struct {
+	id, key, rev          string
+	hasID, hasKey, hasRev bool
+}
+
+// scanBody checks that body is one JSON object and reads its _id, _key and
+// _rev. A null _id or _key counts as absent; any other non-string is an
+// illegal key (1221).
+func scanBody(body []byte) (sysAttrs, *Error) {
+	var a sysAttrs
+	if !json.Valid(body) {
+		return a, newError(ErrBadJSON, "", "", "malformed JSON: a document must be a JSON object")
+	}
+	r := gjson.ParseBytes(body)
+	if !r.IsObject() {
+		return a, newError(ErrBadJSON, "", "", "malformed JSON: a document must be a JSON object")
+	}
+	var err *Error
+	r.ForEach(func(k, v gjson.Result) bool {
+		name := k.String()
+		if name != "_id" && name != "_key" && name != "_rev" {
+			return true
+		}
+		if v.Type == gjson.Null {
+			return true
+		}
+		if v.Type != gjson.String {
+			if name != "_rev" {
+				err = newError(ErrIllegalKey, "", "", "illegal document key: %s must be a string", name)
+				return false
+			}
+			return true
+		}
+		switch name {
+		case "_id":
+			a.id, a.hasID = v.String(), true
+		case "_key":
+			a.key, a.hasKey = v.String(), true
+		case "_rev":
+			a.rev, a.hasRev = v.String(), true
+		}
+		return true
+	})
+	return a, err
+}
+
+// readHeader reads the _rev and @metadata.@collection of a stored document.
+func readHeader(doc string) header {
+	var h header
+	res := gjson.GetMany(doc, "_rev", `\@metadata.\@collection`)
+	h.Rev = res[0].String()
+	h.Meta.Collection = res[1].String()
+	return h
+}
+
+// encodeDoc writes the stored form of body: its attributes in their order
+// without _id, _key, _rev, _oldRev and @metadata, then _id, _key, _rev and
+// @metadata (the caller's, plus extra, plus @collection). body must have
+// passed scanBody.
+func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.RawMessage) ([]byte, *Error) {
+	out := make([]byte, 0, len(body)+len(id)+len(key)+len(rev)+len(coll)+80)
+	out = append(out, '{')
+	var userMeta gjson.Result
+	n := 0
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "_id", "_key", "_rev", "_oldRev":
+			return true
+		case "@metadata":
+			userMeta = v
+			return true
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		out = append(out, k.Raw...)
+		out = append(out, ':')
+		out = append(out, v.Raw...)
+		return true
+	})
+	if n > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"_id":`...)
+	out = appendJSONString(out, id)
+	out = append(out, `,"_key":`...)
+	out = appendJSONString(out, key)
+	out = append(out, `,"_rev":`...)
+	out = appendJSONString(out, rev)
+	out = append(out, `,"@metadata":{`...)
+	m := 0
+	if userMeta.Exists() && userMeta.Type != gjson.Null {
+		if !userMeta.IsObject() {
+			return nil, newError(ErrBadJSON, key, "", "malformed JSON: @metadata must be a JSON object")
+		}
+		userMeta.ForEach(func(k, v gjson.Result) bool {
+			name := k.String()
+			if name == "@collection" {
+				return true
+			}
+			if _, over := extra[name]; over {
+				return true
+			}
+			if m > 0 {
+				out = append(out, ',')
+			}
+			m++
+			out = append(out, k.Raw...)
+			out = append(out, ':')
+			out = append(out, v.Raw...)
+			return true
+		})
+	}
+	for k, v := range extra {
+		if m > 0 {
+			out = append(out, ',')
+		}
+		m++
+		out = appendJSONString(out, k)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	if m > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"@collection":`...)
+	out = appendJSONString(out, coll)
+	out = append(out, "}}"...)
+	return out, nil
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hexdig = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			b = append(b, c)
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexdig[c>>4], hexdig[c&15])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,175 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/idgen"
+)
+
+// exampleStore opens a store whose HiLo ranges come from an in-memory
+// source standing in for the sync server (tag "A"); this node is "C".
+func exampleStore() *core.Store {
+	s, _ := core.Open(":memory:", core.Options{
+		Node:       "C",
+		IDs:        idgen.NewGenerator(newMemRanges(32)),
+		Identities: newMemIdentities(),
+	})
+	return s
+}
+
+func ExampleStore_Insert() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+	for _, doc := range []string{`{}`, `{"_key":"alice"}`, `{"_id":"companies/"}`, `{"_id":"companies|"}`} {
+		r, _ := s.Insert(ctx, "companies", []byte(doc), nil)
+		fmt.Println(r.ID)
+	}
+	// Output:
+	// companies/1-A
+	// companies/alice
+	// companies/0000000000000000001-C
+	// companies/1
+}
+
+func ExampleStore_InsertMany() {
+	s := exampleStore()
+	defer s.Close()
+	rs, _ := s.InsertMany(context.Background(), "users", [][]byte{
+		[]byte(`{"_key":"ann"}`),
+		[]byte(`{"_key":"no spaces"}`),
+		[]byte(`{"_key":"ann"}`),
+	}, &core.WriteOptions{Silent: true})
+	for _, r := range rs {
+		if r.Err != nil {
+			fmt.Println(r.Err.Num, r.Err.Code)
+			continue
+		}
+		out, _ := json.Marshal(r)
+		fmt.Println(string(out))
+	}
+	// Output:
+	// {}
+	// 1221 illegal_key
+	// 1210 unique_constraint
+}
+
+func ExampleStore_Update() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+	s.Insert(ctx, "users", []byte(`{"_key":"ann","age":30,"tags":{"a":1}}`), nil)
+	r, _ := s.Update(ctx, "users", "ann", []byte(`{"age":null,"tags":{"b":2}}`),
+		&core.WriteOptions{KeepNull: core.Ptr(false), ReturnNew: true})
+	var doc map[string]any
+	json.Unmarshal(r.New, &doc)
+	fmt.Println(doc["age"], doc["tags"], r.OldRev != "")
+	// Output: <nil> map[a:1 b:2] true
+}
+
+func ExampleStore_CreateCollection() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+	s.CreateCollection("invoices", core.CollectionOptions{KeyOptions: core.KeyOptions{
+		Type: core.KeyGenAutoincrement, Offset: core.Ptr(100.0), Increment: core.Ptr(10.0),
+	}})
+	for range 3 {
+		r, _ := s.Insert(ctx, "invoices", []byte(`{}`), nil)
+		fmt.Println(r.ID)
+	}
+	err := s.CreateCollection("bad", core.CollectionOptions{KeyOptions: core.KeyOptions{
+		Type: core.KeyGenAutoincrement, Increment: core.Ptr(70000.0),
+	}})
+	fmt.Println(core.AsError(err).Num, err)
+	// Output:
+	// invoices/100
+	// invoices/110
+	// invoices/120
+	// 1232 increment value must be greater than zero and smaller than 65536
+}
+
+func ExampleStore_SeedIdentityFor() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+	v, _ := s.SeedIdentityFor(ctx, "products", 1994, false)
+	fmt.Println(v)
+	v, _ = s.SeedIdentityFor(ctx, "products", 5, false) // raise-only
+	fmt.Println(v)
+	n, _ := s.NextIdentityFor(ctx, "products")
+	fmt.Println(n)
+	r, _ := s.Insert(ctx, "products", []byte(`{"_id":"products|"}`), nil)
+	fmt.Println(r.ID)
+	// Output:
+	// 1994
+	// 1994
+	// 1995
+	// products/1996
+}
+
+func ExampleSession() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+
+	type Order struct {
+		Id    string
+		Total float64
+	}
+	session := s.OpenSession(core.SessionOptions{})
+	order := &Order{Total: 12}
+	session.Store(ctx, order) // HiLo id now
+	fmt.Println(order.Id)
+	company := &Company{ID: "companies|", Name: "acme"}
+	session.Store(ctx, company) // identity at SaveChanges
+	id, _ := session.GetDocumentID(company)
+	fmt.Println(id)
+	if err := session.SaveChanges(ctx); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(company.ID)
+
+	var loaded Order
+	s.OpenSession(core.SessionOptions{}).Load(ctx, "orders/1-A", &loaded)
+	fmt.Println(loaded.Total)
+	// Output:
+	// orders/1-A
+	// companies|
+	// companies/1
+	// 12
+}
+
+func ExamplePluralize() {
+	for _, name := range []string{"Order", "Category", "Address", "LineItem"} {
+		coll := core.Pluralize(name)
+		fmt.Println(name, coll, core.IDPrefix(coll))
+	}
+	// Output:
+	// Order Orders orders
+	// Category Categories categories
+	// Address Addresses addresses
+	// LineItem LineItems LineItems
+}
+
+func ExampleParseID() {
+	prefix, key, _ := core.ParseID("orders/1-A", "/")
+	fmt.Println(prefix, key)
+	_, _, err := core.ParseID("orders/a b", "/")
+	fmt.Println(core.AsError(err).Code)
+	// Output:
+	// orders 1-A
+	// illegal_key
+}
+
+func ExampleEncodeRev() {
+	v, node, _ := core.DecodeRev("_l6zhVDW---A")
+	fmt.Println(v>>20, v&(1<<20-1), node)
+	fmt.Println(core.EncodeRev(v, "B"))
+	// Output:
+	// 1785857268822 0 A
+	// _l6zhVDW---B
+}
