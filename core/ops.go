@@ -359,7 +359,9 @@ func (s *Store) apply(tx *buntdb.Tx, w *write) (Result, *Error) {
 			if e != nil {
 				return res, e
 			}
-			if cur.Meta.Collection != w.coll {
+			// A document without @collection (written by another kind of
+			// client and replicated here) belongs to whoever writes it.
+			if cur.Meta.Collection != "" && cur.Meta.Collection != w.coll {
 				return res, newError(ErrUniqueConstraint, key, cur.Rev, "unique constraint violated: %q exists in collection %q; a document cannot move to %q", w.id, cur.Meta.Collection, w.coll)
 			}
 			switch mode {
@@ -379,7 +381,7 @@ func (s *Store) apply(tx *buntdb.Tx, w *write) (Result, *Error) {
 		}
 	} else if !exists && w.missingOK {
 		return res, nil
-	} else if !exists || cur.Meta.Collection != w.coll && !w.anyColl {
+	} else if !exists || cur.Meta.Collection != "" && cur.Meta.Collection != w.coll && !w.anyColl {
 		return res, newError(ErrNotFound, key, "", "document %q not found in collection %q", w.id, w.coll)
 	}
 	if exists {
@@ -398,6 +400,10 @@ func (s *Store) apply(tx *buntdb.Tx, w *write) (Result, *Error) {
 	if kind == opRemove {
 		if _, err := tx.Delete(docPrefix + w.id); err != nil {
 			return res, newError(ErrInternal, key, "", "remove %q: %v", w.id, err)
+		}
+		// The deletion travels to the server as a tombstone with a new _rev.
+		if err := trackWrite(tx, w.id, s.clock.NextRev(), true); err != nil {
+			return res, newError(ErrInternal, key, "", "track removal of %q: %v", w.id, err)
 		}
 		res.Rev = cur.Rev
 		res.OldRev = ""
@@ -428,6 +434,9 @@ func (s *Store) apply(tx *buntdb.Tx, w *write) (Result, *Error) {
 	}
 	if _, _, err := tx.Set(docPrefix+w.id, string(out), nil); err != nil {
 		return res, newError(ErrInternal, key, "", "write %q: %v", w.id, err)
+	}
+	if err := trackWrite(tx, w.id, rev, false); err != nil {
+		return res, newError(ErrInternal, key, "", "track write of %q: %v", w.id, err)
 	}
 	res.Rev = rev
 	if w.opts != nil && w.opts.ReturnNew {
@@ -474,6 +483,7 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 	if err != nil {
 		return nil, fmt.Errorf("write documents: %w", err)
 	}
+	s.notifyWrite()
 	return results, nil
 }
 

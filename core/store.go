@@ -53,6 +53,9 @@ type Store struct {
 
 	colMu sync.RWMutex
 	cols  map[string]keyGen // compiled collection definitions, by name
+
+	watchMu  sync.Mutex
+	watchers []func() // called after local writes (OnWrite)
 }
 
 // Storage layout inside buntdb.
@@ -388,9 +391,14 @@ func (s *Store) Get(id string) ([]byte, error) {
 // number 1202 when there is none.
 func (s *Store) Delete(id string) error {
 	err := s.db.Update(func(tx *buntdb.Tx) error {
-		_, err := tx.Delete(docPrefix + id)
-		return err
+		if _, err := tx.Delete(docPrefix + id); err != nil {
+			return err
+		}
+		return trackWrite(tx, id, s.clock.NextRev(), true)
 	})
+	if err == nil {
+		s.notifyWrite()
+	}
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return newError(ErrNotFound, id, "", "document %q not found", id)
 	}

@@ -1,0 +1,484 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/buntdb"
+)
+
+// Keys of the replication bookkeeping, beside docPrefix.
+const (
+	metaPrefix     = "meta/"     // meta/<id> → syncMeta
+	dirtyPrefix    = "dirty/"    // dirty/<id> → "" while a local write awaits the server
+	conflictPrefix = "conflict/" // conflict/<id>\x00<rev> → a losing version
+	checkpointKey  = "sys/checkpoint"
+)
+
+// Version is one version of a document: its body (with _id and _rev inside)
+// or a deletion.
+type Version struct {
+	ID      string          `json:"id"`
+	Rev     string          `json:"rev"`
+	Doc     json.RawMessage `json:"doc,omitempty"`
+	Deleted bool            `json:"deleted,omitempty"`
+}
+
+// PendingWrite is a local write the server has not acknowledged: Rev made on
+// top of BaseRev, the last revision the server acknowledged ("" for a
+// document the server has never had).
+type PendingWrite struct {
+	ID, BaseRev, Rev string
+	Doc              json.RawMessage
+	Deleted          bool
+}
+
+// RemoteChange is a version from the server's change feed.
+type RemoteChange struct {
+	Version
+	Seq int64
+}
+
+// Resolver settles a conflict between the local version and the server's.
+// Returning remote (same Rev) keeps the server's version; returning anything
+// else makes it a new local write on top of the server's revision, pushed on
+// the next sync. A Resolver must be deterministic in what it keeps.
+type Resolver func(local, remote Version) (Version, error)
+
+// ServerWins keeps the server's version; the local one stays readable as a
+// conflict. It is the default policy.
+func ServerWins(local, remote Version) (Version, error) { return remote, nil }
+
+// LocalWins keeps the local version, pushed on top of the server's.
+func LocalWins(local, remote Version) (Version, error) { return local, nil }
+
+// Conflict reports a conflict that was resolved: the two versions and which
+// one the store kept ("remote", "local" or "merged").
+type Conflict struct {
+	ID     string
+	Local  Version
+	Remote Version
+	Kept   string
+}
+
+// syncMeta is a document's replication state.
+type syncMeta struct {
+	Base    string `json:"b,omitempty"` // last rev the server acknowledged
+	Rev     string `json:"r"`           // current local rev
+	Deleted bool   `json:"d,omitempty"` // the local write is a deletion
+	Dirty   bool   `json:"p,omitempty"` // a local write awaits the server
+}
+
+func getMeta(tx *buntdb.Tx, id string) (syncMeta, bool, error) {
+	var m syncMeta
+	v, err := tx.Get(metaPrefix + id)
+	if errors.Is(err, buntdb.ErrNotFound) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, err
+	}
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return m, false, fmt.Errorf("decode sync state of %q: %w", id, err)
+	}
+	return m, true, nil
+}
+
+func putMeta(tx *buntdb.Tx, id string, m syncMeta) error {
+	b, _ := json.Marshal(m)
+	if _, _, err := tx.Set(metaPrefix+id, string(b), nil); err != nil {
+		return err
+	}
+	if m.Dirty {
+		_, _, err := tx.Set(dirtyPrefix+id, "", nil)
+		return err
+	}
+	return deleteKey(tx, dirtyPrefix+id)
+}
+
+func deleteKey(tx *buntdb.Tx, key string) error {
+	if _, err := tx.Delete(key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// trackWrite records a local write of id at rev inside the writing
+// transaction, so it is pushed on the next sync.
+func trackWrite(tx *buntdb.Tx, id, rev string, deleted bool) error {
+	m, _, err := getMeta(tx, id)
+	if err != nil {
+		return err
+	}
+	if deleted && m.Base == "" {
+		// The server never had it: nothing to tell it.
+		return errors.Join(deleteKey(tx, metaPrefix+id), deleteKey(tx, dirtyPrefix+id))
+	}
+	m.Rev, m.Deleted, m.Dirty = rev, deleted, true
+	return putMeta(tx, id, m)
+}
+
+// PendingWrites returns up to limit local writes the server has not
+// acknowledged.
+func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
+	var out []PendingWrite
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		var ids []string
+		err := tx.AscendKeys(dirtyPrefix+"*", func(k, _ string) bool {
+			ids = append(ids, k[len(dirtyPrefix):])
+			return len(ids) < limit
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			m, found, err := getMeta(tx, id)
+			if err != nil {
+				return err
+			}
+			if !found || !m.Dirty {
+				continue
+			}
+			w := PendingWrite{ID: id, BaseRev: m.Base, Rev: m.Rev, Deleted: m.Deleted}
+			if !m.Deleted {
+				doc, err := tx.Get(docPrefix + id)
+				if err != nil {
+					return fmt.Errorf("read pending %q: %w", id, err)
+				}
+				w.Doc = json.RawMessage(doc)
+			}
+			out = append(out, w)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list pending writes: %w", err)
+	}
+	return out, nil
+}
+
+// PendingCount returns how many documents have writes awaiting the server.
+func (s *Store) PendingCount() (int, error) {
+	n := 0
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		return tx.AscendKeys(dirtyPrefix+"*", func(string, string) bool { n++; return true })
+	})
+	return n, err
+}
+
+// Ack says the server accepted revision Rev of document ID.
+type Ack struct{ ID, Rev string }
+
+// Acknowledge records, in one transaction, that the server accepted these
+// revisions. A document written again meanwhile stays pending, now on top of
+// the acknowledged revision.
+func (s *Store) Acknowledge(acks ...Ack) error {
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		for _, a := range acks {
+			m, found, err := getMeta(tx, a.ID)
+			if err != nil {
+				return err
+			}
+			if !found {
+				continue
+			}
+			m.Base = a.Rev
+			if m.Rev == a.Rev {
+				m.Dirty = false
+				if m.Deleted {
+					if err := errors.Join(deleteKey(tx, metaPrefix+a.ID), deleteKey(tx, dirtyPrefix+a.ID)); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if err := putMeta(tx, a.ID, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("acknowledge writes: %w", err)
+	}
+	return nil
+}
+
+// Checkpoint returns the sequence of the last server change applied.
+func (s *Store) Checkpoint() (int64, error) {
+	var n int64
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(checkpointKey)
+		if errors.Is(err, buntdb.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n, err = strconv.ParseInt(v, 10, 64)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return n, nil
+}
+
+// ApplyRemote applies changes from the server's feed in one transaction and
+// moves the checkpoint to last (when last is higher). Changes at or below
+// the checkpoint are skipped: everything up to it is applied already or
+// superseded by a later change. A document without
+// pending local writes takes the server's version; one with pending writes
+// that the server's version does not already include is a conflict, settled
+// by resolve (nil means ServerWins). The losing version is kept readable
+// through Conflicts. It returns the conflicts settled.
+func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver) ([]Conflict, error) {
+	if resolve == nil {
+		resolve = ServerWins
+	}
+	var conflicts []Conflict
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		conflicts = conflicts[:0]
+		ckpt, err := txInt(tx, checkpointKey)
+		if err != nil {
+			return err
+		}
+		for _, ch := range changes {
+			if ch.Seq > 0 && ch.Seq <= ckpt {
+				// Already applied, or superseded by a later change applied
+				// from another batch (a pull and the live feed can overlap).
+				continue
+			}
+			c, err := s.applyOne(tx, ch.Version, resolve)
+			if err != nil {
+				return fmt.Errorf("apply %q: %w", ch.ID, err)
+			}
+			if c != nil {
+				conflicts = append(conflicts, *c)
+			}
+		}
+		if last > 0 {
+			if last > ckpt {
+				_, _, err = tx.Set(checkpointKey, strconv.FormatInt(last, 10), nil)
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apply remote changes: %w", err)
+	}
+	return conflicts, nil
+}
+
+func txInt(tx *buntdb.Tx, key string) (int64, error) {
+	v, err := tx.Get(key)
+	if errors.Is(err, buntdb.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (*Conflict, error) {
+	if v, _, err := DecodeRev(remote.Rev); err == nil {
+		s.clock.Observe(v)
+	}
+	m, _, err := getMeta(tx, remote.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !m.Dirty {
+		if m.Rev == remote.Rev && remote.Rev != "" {
+			return nil, nil // already here
+		}
+		return nil, takeRemote(tx, remote)
+	}
+	switch {
+	case m.Rev == remote.Rev:
+		// Our own write, echoed back (its acknowledgement may have been lost).
+		m.Base, m.Dirty = remote.Rev, false
+		if m.Deleted {
+			return nil, errors.Join(deleteKey(tx, metaPrefix+remote.ID), deleteKey(tx, dirtyPrefix+remote.ID))
+		}
+		return nil, putMeta(tx, remote.ID, m)
+	case remote.Rev == m.Base:
+		return nil, nil // nothing the local write does not build on
+	}
+	local := Version{ID: remote.ID, Rev: m.Rev, Deleted: m.Deleted}
+	if !m.Deleted {
+		doc, err := tx.Get(docPrefix + remote.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read local version: %w", err)
+		}
+		local.Doc = json.RawMessage(doc)
+	}
+	res, err := resolve(local, remote)
+	if err != nil {
+		return nil, fmt.Errorf("resolve conflict: %w", err)
+	}
+	c := &Conflict{ID: remote.ID, Local: local, Remote: remote}
+	if res.Rev == remote.Rev && res.Deleted == remote.Deleted {
+		c.Kept = "remote"
+		if err := keepConflict(tx, local); err != nil {
+			return nil, err
+		}
+		return c, takeRemote(tx, remote)
+	}
+	c.Kept = "merged"
+	if res.Rev == local.Rev {
+		c.Kept = "local"
+	}
+	if err := keepConflict(tx, remote); err != nil {
+		return nil, err
+	}
+	rev := s.clock.NextRev()
+	nm := syncMeta{Base: remote.Rev, Rev: rev, Deleted: res.Deleted, Dirty: true}
+	if res.Deleted {
+		if err := deleteKey(tx, docPrefix+remote.ID); err != nil {
+			return nil, err
+		}
+		return c, putMeta(tx, remote.ID, nm)
+	}
+	doc, err := withFields(res.Doc, remote.ID, rev)
+	if err != nil {
+		return nil, fmt.Errorf("resolved document: %w", err)
+	}
+	if _, _, err := tx.Set(docPrefix+remote.ID, string(doc), nil); err != nil {
+		return nil, err
+	}
+	return c, putMeta(tx, remote.ID, nm)
+}
+
+// takeRemote makes the server's version the local one, with nothing pending.
+func takeRemote(tx *buntdb.Tx, remote Version) error {
+	if remote.Deleted || remote.Rev == "" {
+		return errors.Join(deleteKey(tx, docPrefix+remote.ID), deleteKey(tx, metaPrefix+remote.ID), deleteKey(tx, dirtyPrefix+remote.ID))
+	}
+	if _, _, err := tx.Set(docPrefix+remote.ID, string(remote.Doc), nil); err != nil {
+		return err
+	}
+	return putMeta(tx, remote.ID, syncMeta{Base: remote.Rev, Rev: remote.Rev})
+}
+
+func keepConflict(tx *buntdb.Tx, v Version) error {
+	if v.Rev == "" {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	_, _, err := tx.Set(conflictPrefix+v.ID+"\x00"+v.Rev, string(b), nil)
+	return err
+}
+
+// withFields returns doc with _id and _rev set.
+func withFields(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil || m == nil {
+		return nil, newError(ErrBadJSON, id, "", "document must be a JSON object")
+	}
+	m["_id"], _ = json.Marshal(id)
+	m["_rev"], _ = json.Marshal(rev)
+	return json.Marshal(m)
+}
+
+// Conflicts returns the losing versions kept for id, oldest revision first.
+func (s *Store) Conflicts(id string) ([]Version, error) {
+	var out []Version
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		prefix := conflictPrefix + id + "\x00"
+		return tx.AscendGreaterOrEqual("", prefix, func(k, v string) bool {
+			if !strings.HasPrefix(k, prefix) {
+				return false
+			}
+			var ver Version
+			if json.Unmarshal([]byte(v), &ver) == nil {
+				out = append(out, ver)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list conflicts of %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// ClearConflicts forgets the losing versions kept for id.
+func (s *Store) ClearConflicts(id string) error {
+	var keys []string
+	prefix := conflictPrefix + id + "\x00"
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		err := tx.AscendGreaterOrEqual("", prefix, func(k, _ string) bool {
+			if !strings.HasPrefix(k, prefix) {
+				return false
+			}
+			keys = append(keys, k)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := deleteKey(tx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clear conflicts of %q: %w", id, err)
+	}
+	return nil
+}
+
+// Rebase marks id's pending write as based on nothing: the server has no
+// version of it (its base was compacted away, say), so the next push creates
+// it afresh.
+func (s *Store) Rebase(id string) error {
+	return s.db.Update(func(tx *buntdb.Tx) error {
+		m, found, err := getMeta(tx, id)
+		if err != nil || !found {
+			return err
+		}
+		m.Base = ""
+		return putMeta(tx, id, m)
+	})
+}
+
+// ForEach calls fn with every document, in id order, until fn returns an
+// error.
+func (s *Store) ForEach(fn func(id string, doc []byte) error) error {
+	var ferr error
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		return tx.AscendKeys(docPrefix+"*", func(k, v string) bool {
+			ferr = fn(k[len(docPrefix):], []byte(v))
+			return ferr == nil
+		})
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// OnWrite registers fn to be called after every local write is committed
+// (the replicator uses it to push at once). fn must not block.
+func (s *Store) OnWrite(fn func()) {
+	s.watchMu.Lock()
+	s.watchers = append(s.watchers, fn)
+	s.watchMu.Unlock()
+}
+
+func (s *Store) notifyWrite() {
+	s.watchMu.Lock()
+	ws := s.watchers
+	s.watchMu.Unlock()
+	for _, fn := range ws {
+		fn()
+	}
+}

@@ -1,0 +1,152 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/hilodb/hilodb/core"
+)
+
+func remote(id, rev string, seq int64, doc string) core.RemoteChange {
+	v := core.Version{ID: id, Rev: rev}
+	if doc == "" {
+		v.Deleted = true
+	} else {
+		v.Doc = json.RawMessage(doc)
+	}
+	return core.RemoteChange{Version: v, Seq: seq}
+}
+
+func TestPendingAndAcknowledge(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	out, err := s.Put(ctx, "notes", []byte(`{"_key":"a","v":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev1 := decode(t, out)["_rev"].(string)
+	p, _ := s.PendingWrites(10)
+	if len(p) != 1 || p[0].ID != "notes/a" || p[0].BaseRev != "" || p[0].Rev != rev1 || p[0].Deleted {
+		t.Fatalf("pending: %+v", p)
+	}
+	// Written again before the acknowledgement arrives: still pending, now
+	// on top of the acknowledged revision.
+	out, _ = s.Put(ctx, "notes", []byte(`{"_key":"a","v":2}`))
+	rev2 := decode(t, out)["_rev"].(string)
+	if err := s.Acknowledge(core.Ack{ID: "notes/a", Rev: rev1}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = s.PendingWrites(10)
+	if len(p) != 1 || p[0].BaseRev != rev1 || p[0].Rev != rev2 {
+		t.Fatalf("pending after a stale ack: %+v", p)
+	}
+	s.Acknowledge(core.Ack{ID: "notes/a", Rev: rev2})
+	if n, _ := s.PendingCount(); n != 0 {
+		t.Fatalf("pending after ack: %d", n)
+	}
+	// A delete of a synced document is a pending tombstone on its base.
+	if err := s.Delete("notes/a"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = s.PendingWrites(10)
+	if len(p) != 1 || !p[0].Deleted || p[0].BaseRev != rev2 || p[0].Rev == rev2 {
+		t.Fatalf("pending delete: %+v", p)
+	}
+	// A document the server never had leaves nothing pending when deleted.
+	s.Put(ctx, "notes", []byte(`{"_key":"b"}`))
+	s.Delete("notes/b")
+	if p, _ := s.PendingWrites(10); len(p) != 1 || p[0].ID != "notes/a" {
+		t.Fatalf("pending after deleting an unsynced doc: %+v", p)
+	}
+}
+
+func TestApplyRemote(t *testing.T) {
+	s := newTestStore(t)
+	cs, err := s.ApplyRemote([]core.RemoteChange{
+		remote("notes/a", "r2", 10, `{"_id":"notes/a","_rev":"r2","v":2}`),
+		remote("notes/b", "r1", 11, `{"_id":"notes/b","_rev":"r1"}`),
+	}, 11, nil)
+	if err != nil || len(cs) != 0 {
+		t.Fatalf("apply: %v %v", cs, err)
+	}
+	if ck, _ := s.Checkpoint(); ck != 11 {
+		t.Fatalf("checkpoint %d, want 11", ck)
+	}
+	// An older change arriving late (a pull overlapping the live feed) is
+	// skipped, never rolling the document back.
+	s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r1", 9, `{"_id":"notes/a","_rev":"r1","v":1}`)}, 9, nil)
+	if got := decode(t, must(s.Get("notes/a")))["v"]; got != 2.0 {
+		t.Fatalf("stale change applied: v=%v", got)
+	}
+	if ck, _ := s.Checkpoint(); ck != 11 {
+		t.Fatalf("checkpoint went back to %d", ck)
+	}
+	// A remote tombstone deletes; nothing becomes pending.
+	s.ApplyRemote([]core.RemoteChange{remote("notes/b", "r2", 12, "")}, 12, nil)
+	if _, err := s.Get("notes/b"); err == nil {
+		t.Fatal("remote delete not applied")
+	}
+	if n, _ := s.PendingCount(); n != 0 {
+		t.Fatalf("pending after remote changes: %d", n)
+	}
+}
+
+func TestApplyRemoteConflictPolicies(t *testing.T) {
+	tests := []struct {
+		name     string
+		resolve  core.Resolver
+		wantV    float64
+		kept     string
+		pending  bool
+		conflict string // revision kept as a conflict
+	}{
+		{"server wins", nil, 9, "remote", false, "local"},
+		{"local wins", core.LocalWins, 5, "local", true, "r9"},
+		{"merge", func(l, r core.Version) (core.Version, error) {
+			return core.Version{ID: l.ID, Doc: json.RawMessage(`{"v":14}`)}, nil
+		}, 14, "merged", true, "r9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t)
+			s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r1", 1, `{"_id":"notes/a","_rev":"r1","v":1}`)}, 1, nil)
+			out, _ := s.Put(context.Background(), "notes", []byte(`{"_key":"a","v":5}`))
+			localRev := decode(t, out)["_rev"].(string)
+			cs, err := s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r9", 2, `{"_id":"notes/a","_rev":"r9","v":9}`)}, 2, tt.resolve)
+			if err != nil || len(cs) != 1 || cs[0].Kept != tt.kept {
+				t.Fatalf("conflicts %+v, %v; want kept %s", cs, err, tt.kept)
+			}
+			doc := decode(t, must(s.Get("notes/a")))
+			if doc["v"] != tt.wantV {
+				t.Errorf("v=%v, want %v", doc["v"], tt.wantV)
+			}
+			p, _ := s.PendingWrites(10)
+			if (len(p) == 1) != tt.pending {
+				t.Fatalf("pending %+v, want pending=%v", p, tt.pending)
+			}
+			if tt.pending && (p[0].BaseRev != "r9" || p[0].Rev != doc["_rev"]) {
+				t.Errorf("pending write %+v not on top of r9", p[0])
+			}
+			want := tt.conflict
+			if want == "local" {
+				want = localRev
+			}
+			kept, _ := s.Conflicts("notes/a")
+			if len(kept) != 1 || kept[0].Rev != want {
+				t.Errorf("conflicts kept %+v, want rev %s", kept, want)
+			}
+			s.ClearConflicts("notes/a")
+			if kept, _ := s.Conflicts("notes/a"); len(kept) != 0 {
+				t.Errorf("after clear: %+v", kept)
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

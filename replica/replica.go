@@ -1,0 +1,303 @@
+// Package replica replicates a local core.Store with the sync server: it
+// pushes local writes in batches, pulls everyone else's, follows the live
+// change feed, and settles conflicts by _rev with a policy of the app's.
+//
+// # Conflicts
+//
+// A conflict is a document written locally while the server took another
+// write of it. The default policy, core.ServerWins, keeps the server's
+// version and keeps the local one readable through Store.Conflicts; LocalWins
+// and merge functions make a new write on top of the server's revision,
+// pushed on the next round. Every replica ends with the server's state.
+//
+// # Concurrency
+//
+// A Replicator is safe for concurrent use; Push, Pull and Sync may run while
+// Run follows the live feed.
+package replica
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
+	"github.com/tidwall/gjson"
+)
+
+// Options configure a Replicator.
+type Options struct {
+	// Resolve settles conflicts; nil means core.ServerWins.
+	Resolve core.Resolver
+	// OnConflict is called for every conflict settled.
+	OnConflict func(core.Conflict)
+	// OnAck is called with the writes the server accepted, after they are
+	// recorded locally: a write reported here is safe on the server.
+	OnAck func(acks []core.Ack)
+	// OnError is called with errors of the live loop before it retries.
+	OnError func(error)
+	// PushBatch is the number of writes per push. Default 1000.
+	PushBatch int
+	// PullLimit is the number of changes per pull. Default 10000.
+	PullLimit int
+	// PingEvery is how often Run pings a quiet connection. Default 30 s.
+	PingEvery time.Duration
+}
+
+// Replicator replicates one store through one sync client.
+type Replicator struct {
+	store *core.Store
+	cli   *client.Client
+	opts  Options
+	wake  chan struct{}
+
+	pushMu sync.Mutex // one push round at a time
+	pullMu sync.Mutex // one pull round at a time
+}
+
+// New returns a Replicator for store over cli. Local writes made while Run
+// is following the feed are pushed at once.
+func New(store *core.Store, cli *client.Client, opts Options) *Replicator {
+	if opts.PushBatch <= 0 {
+		opts.PushBatch = 1000
+	}
+	if opts.PullLimit <= 0 {
+		opts.PullLimit = 10000
+	}
+	if opts.Resolve == nil {
+		opts.Resolve = core.ServerWins
+	}
+	if opts.PingEvery <= 0 {
+		opts.PingEvery = 30 * time.Second
+	}
+	r := &Replicator{store: store, cli: cli, opts: opts, wake: make(chan struct{}, 1)}
+	store.OnWrite(func() {
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+	})
+	return r
+}
+
+// ErrRejected is returned when the server refuses a write for a reason other
+// than a conflict (an invalid document, say); the write stays pending.
+var ErrRejected = errors.New("server rejected a write")
+
+// Push sends every pending local write, in batches, and returns how many the
+// server accepted. Conflicts are settled on the way; writes that result from
+// a settlement are pushed in the same call.
+func (r *Replicator) Push(ctx context.Context) (int, error) {
+	r.pushMu.Lock()
+	defer r.pushMu.Unlock()
+	total := 0
+	for rounds := 0; ; rounds++ {
+		pend, err := r.store.PendingWrites(r.opts.PushBatch)
+		if err != nil {
+			return total, err
+		}
+		if len(pend) == 0 {
+			return total, nil
+		}
+		items := make([]client.PushItem, len(pend))
+		for i, p := range pend {
+			items[i] = client.PushItem{ID: p.ID, BaseRev: p.BaseRev, Rev: p.Rev, Doc: p.Doc, Deleted: p.Deleted}
+		}
+		results, err := r.cli.Push(ctx, items)
+		if err != nil {
+			return total, err
+		}
+		acks := make([]core.Ack, 0, len(results))
+		var remote []core.RemoteChange
+		var rejected error
+		for i, res := range results {
+			switch {
+			case res.OK:
+				acks = append(acks, core.Ack{ID: items[i].ID, Rev: items[i].Rev})
+			case res.Error != nil && res.Error.Code == "conflict":
+				if len(res.Current) == 0 || string(res.Current) == "null" {
+					if err := r.store.Rebase(items[i].ID); err != nil {
+						return total, err
+					}
+					continue
+				}
+				remote = append(remote, core.RemoteChange{Version: versionOf(items[i].ID, res.Current), Seq: res.Seq})
+			default:
+				rejected = fmt.Errorf("%w: %s: %v", ErrRejected, items[i].ID, res.Error)
+			}
+		}
+		if err := r.store.Acknowledge(acks...); err != nil {
+			return total, err
+		}
+		if r.opts.OnAck != nil && len(acks) > 0 {
+			r.opts.OnAck(acks)
+		}
+		total += len(acks)
+		if len(remote) > 0 {
+			if err := r.apply(remote, 0); err != nil {
+				return total, err
+			}
+		}
+		if rejected != nil {
+			return total, rejected
+		}
+		if rounds > 1000 {
+			return total, errors.New("push: no progress after 1000 rounds")
+		}
+	}
+}
+
+// versionOf reads a document as the server stores it (or its tombstone).
+func versionOf(id string, doc json.RawMessage) core.Version {
+	v := core.Version{ID: id, Rev: gjson.GetBytes(doc, "_rev").String()}
+	if gjson.GetBytes(doc, "_deleted").Bool() {
+		v.Deleted = true
+	} else {
+		v.Doc = doc
+	}
+	return v
+}
+
+func (r *Replicator) apply(changes []core.RemoteChange, last int64) error {
+	conflicts, err := r.store.ApplyRemote(changes, last, r.opts.Resolve)
+	if err != nil {
+		return err
+	}
+	if r.opts.OnConflict != nil {
+		for _, c := range conflicts {
+			r.opts.OnConflict(c)
+		}
+	}
+	return nil
+}
+
+func remoteChanges(changes []client.Change) []core.RemoteChange {
+	out := make([]core.RemoteChange, len(changes))
+	for i, c := range changes {
+		out[i] = core.RemoteChange{Version: core.Version{ID: c.ID, Rev: c.Rev, Doc: c.Doc, Deleted: c.Deleted}, Seq: c.Seq}
+	}
+	return out
+}
+
+// Pull applies every change the server has after the store's checkpoint and
+// returns how many it applied.
+func (r *Replicator) Pull(ctx context.Context) (int, error) {
+	r.pullMu.Lock()
+	defer r.pullMu.Unlock()
+	total := 0
+	for {
+		since, err := r.store.Checkpoint()
+		if err != nil {
+			return total, err
+		}
+		reply, err := r.cli.Pull(ctx, since, r.opts.PullLimit)
+		if err != nil {
+			return total, err
+		}
+		if len(reply.Changes) > 0 || reply.Last > since {
+			if err := r.apply(remoteChanges(reply.Changes), reply.Last); err != nil {
+				return total, err
+			}
+		}
+		total += len(reply.Changes)
+		if !reply.More {
+			return total, nil
+		}
+	}
+}
+
+// Sync pushes, then pulls.
+func (r *Replicator) Sync(ctx context.Context) error {
+	if _, err := r.Push(ctx); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	if _, err := r.Pull(ctx); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}
+
+// Run follows the server until ctx ends: it syncs, subscribes to the live
+// feed, pushes local writes as they happen, and after a lost connection
+// retries with backoff from the store's checkpoint. It returns ctx's error.
+func (r *Replicator) Run(ctx context.Context) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := r.follow(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if r.opts.OnError != nil && err != nil {
+			r.opts.OnError(err)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// follow runs one connection's worth of live replication.
+func (r *Replicator) follow(ctx context.Context) error {
+	if err := r.Sync(ctx); err != nil {
+		return err
+	}
+	since, err := r.store.Checkpoint()
+	if err != nil {
+		return err
+	}
+	type batch struct {
+		changes []client.Change
+		last    int64
+	}
+	feed := make(chan batch, 16)
+	err = r.cli.Subscribe(ctx, since, func(changes []client.Change, last int64) {
+		select {
+		case feed <- batch{changes, last}:
+		case <-ctx.Done():
+		}
+	})
+	if err != nil {
+		return err
+	}
+	done := r.cli.Done()
+	if done == nil {
+		return client.ErrDisconnected
+	}
+	// Writes made between Sync and Subscribe.
+	if _, err := r.Push(ctx); err != nil {
+		return err
+	}
+	// Only client messages keep a connection from the server's idle timeout.
+	keepAlive := time.NewTicker(r.opts.PingEvery)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-done:
+			return client.ErrDisconnected
+		case <-keepAlive.C:
+			if err := r.cli.Ping(ctx); err != nil {
+				return err
+			}
+		case <-r.wake:
+			if _, err := r.Push(ctx); err != nil {
+				return err
+			}
+		case b := <-feed:
+			// ApplyRemote skips what a concurrent Pull applied already, so
+			// the feed needs no lock (which could deadlock with a Pull
+			// waiting on the reader this callback's channel feeds).
+			if err := r.apply(remoteChanges(b.changes), b.last); err != nil {
+				return err
+			}
+		}
+	}
+}
