@@ -16,7 +16,7 @@ TOOLS   := $(CURDIR)/build/tools
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser bench load fuzz lint clean
+        test-go test-wasm test-js test-edge test-browser bench bench-go bench-sync load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
 run: server web
@@ -75,8 +75,14 @@ test-browser: server web
 	cd playwright-tests && npm test
 
 ## bench: figures for docs/benchmarks.md
-bench:
+bench: bench-go bench-sync
+
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./idgen/... ./core/...
+
+## bench-sync: replicate 10,000 documents with hilodb and with PouchDB 9, side by side
+bench-sync:
+	bash bench/sync.sh 10000
 
 ## load: 200 websocket clients for 30 s against the real server (figures in docs/benchmarks.md)
 load: server
