@@ -74,13 +74,21 @@ type Error struct {
 	Key     string // document _key or _id concerned, if any
 	Rev     string // current _rev of the document, for conflicts
 	kind    error
+	cause   error // the error this one was made from, if any
 }
 
 // Error implements error.
 func (e *Error) Error() string { return e.Message }
 
-// Unwrap returns the sentinel for e.Num, so errors.Is(err, ErrConflict) works.
-func (e *Error) Unwrap() error { return e.kind }
+// Unwrap returns the sentinel for e.Num, so errors.Is(err, ErrConflict)
+// works, and the error e was made from (a sync client's error, say), so
+// errors.As finds it.
+func (e *Error) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
 
 // HTTPStatus returns the HTTP status ArangoDB answers with for e's number:
 // 412 for a failed _rev precondition, 409 for a unique constraint, 404 for
@@ -125,8 +133,12 @@ func AsError(err error) *Error {
 	}
 	for kind := range kinds {
 		if errors.Is(err, kind) {
-			return newError(kind, "", "", "%s", err.Error())
+			e = newError(kind, "", "", "%s", err.Error())
+			e.cause = err
+			return e
 		}
 	}
-	return newError(ErrInternal, "", "", "%s", err.Error())
+	e = newError(ErrInternal, "", "", "%s", err.Error())
+	e.cause = err
+	return e
 }

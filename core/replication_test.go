@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
@@ -150,3 +151,16 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+func TestAsErrorKeepsCause(t *testing.T) {
+	cause := &customErr{"server said no"}
+	e := core.AsError(cause)
+	var got *customErr
+	if !errors.As(e, &got) || got != cause || e.Num != core.NumInternal {
+		t.Errorf("AsError lost its cause: %+v", e)
+	}
+}
+
+type customErr struct{ msg string }
+
+func (e *customErr) Error() string { return e.msg }
