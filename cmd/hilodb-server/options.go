@@ -38,6 +38,7 @@ type fileConfig struct {
 	Rate          float64           `json:"rate"`
 	Burst         int               `json:"burst"`
 	Idle          string            `json:"idle"`
+	TombstoneTTL  string            `json:"tombstoneTTL"`
 	NoGroupCommit bool              `json:"noGroupCommit"`
 	TLSCert       string            `json:"tlsCert"`
 	TLSKey        string            `json:"tlsKey"`
@@ -59,6 +60,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	rate := fs.Float64("rate", 1000, "requests per second allowed per connection (negative: no limit)")
 	burst := fs.Int("burst", 0, "requests allowed in a burst above -rate (default: the rate)")
 	idle := fs.Duration("idle", 5*time.Minute, "close connections idle this long (negative: never)")
+	tombTTL := fs.Duration("tombstone-ttl", 30*24*time.Hour, "keep tombstones of deleted documents in the change feed this long")
 	noGroup := fs.Bool("no-group-commit", false, "one fsync per request instead of group commit (for measurements only)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM); with -tls-key, serve https/wss")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
@@ -123,6 +125,17 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = -1 // "0s" on the command line means never, too
+	}
+	cfg.TombstoneTTL = *tombTTL
+	if !set["tombstone-ttl"] && fc.TombstoneTTL != "" {
+		d, err := time.ParseDuration(fc.TombstoneTTL)
+		if err != nil {
+			return nil, fmt.Errorf("config tombstoneTTL: %w", err)
+		}
+		cfg.TombstoneTTL = d
+	}
+	if cfg.TombstoneTTL <= 0 {
+		return nil, errors.New("-tombstone-ttl must be positive")
 	}
 	cfg.NoGroupCommit = *noGroup || fc.NoGroupCommit
 	o.tlsCert = pick(set["tls-cert"], *tlsCert, "", fc.TLSCert)
