@@ -482,3 +482,44 @@ func (s *Store) notifyWrite() {
 		fn()
 	}
 }
+
+// ResetCheckpoint sets the checkpoint back to 0, so the next pull fetches
+// the whole database again (a resync).
+func (s *Store) ResetCheckpoint() error {
+	err := s.db.Update(func(tx *buntdb.Tx) error { return deleteKey(tx, checkpointKey) })
+	if err != nil {
+		return fmt.Errorf("reset checkpoint: %w", err)
+	}
+	return nil
+}
+
+// DropUnseen deletes the documents that came from the server (they have an
+// acknowledged revision), have no pending local write and are not in seen:
+// after a full resync, those are documents deleted on the server whose
+// tombstones were compacted away. It returns how many it deleted.
+func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
+	var drop []string
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		err := tx.AscendKeys(metaPrefix+"*", func(k, v string) bool {
+			id := k[len(metaPrefix):]
+			var m syncMeta
+			if json.Unmarshal([]byte(v), &m) == nil && !m.Dirty && m.Base != "" && !seen[id] {
+				drop = append(drop, id)
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range drop {
+			if err := errors.Join(deleteKey(tx, docPrefix+id), deleteKey(tx, metaPrefix+id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("drop unseen documents: %w", err)
+	}
+	return len(drop), nil
+}

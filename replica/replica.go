@@ -184,11 +184,15 @@ func remoteChanges(changes []client.Change) []core.RemoteChange {
 }
 
 // Pull applies every change the server has after the store's checkpoint and
-// returns how many it applied.
+// returns how many it applied. When the server has compacted away tombstones
+// newer than the checkpoint, the deletions they carried can no longer be
+// learnt one by one: Pull then resyncs, fetching the whole database and
+// dropping the synced documents the server no longer has.
 func (r *Replicator) Pull(ctx context.Context) (int, error) {
 	r.pullMu.Lock()
 	defer r.pullMu.Unlock()
 	total := 0
+	var seen map[string]bool // ids seen during a resync
 	for {
 		since, err := r.store.Checkpoint()
 		if err != nil {
@@ -198,6 +202,18 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, err
 		}
+		if seen == nil && since > 0 && reply.PurgedSeq > since {
+			if err := r.store.ResetCheckpoint(); err != nil {
+				return total, err
+			}
+			seen = map[string]bool{}
+			continue
+		}
+		for _, c := range reply.Changes {
+			if seen != nil && !c.Deleted {
+				seen[c.ID] = true
+			}
+		}
 		if len(reply.Changes) > 0 || reply.Last > since {
 			if err := r.apply(remoteChanges(reply.Changes), reply.Last); err != nil {
 				return total, err
@@ -205,6 +221,10 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 		}
 		total += len(reply.Changes)
 		if !reply.More {
+			if seen != nil {
+				n, err := r.store.DropUnseen(seen)
+				return total + n, err
+			}
 			return total, nil
 		}
 	}

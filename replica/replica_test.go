@@ -516,3 +516,52 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestResyncAfterCompaction: a replica offline past the tombstone lifetime
+// learns of deletions by a full resync.
+func TestResyncAfterCompaction(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := syncserver.New(syncserver.Config{DataDir: dir, TombstoneTTL: time.Millisecond, CompactEvery: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
+	url := "ws://" + ln.Addr().String() + "/v1/sync"
+	a := newNode(t, url, nil)
+	b := newNode(t, url, nil)
+	a.put(t, `{"_key":"keep"}`)
+	gone := a.put(t, `{"_key":"gone"}`)
+	a.sync(t)
+	b.sync(t)
+	if b.get(t, gone) == nil {
+		t.Fatal("b did not get the document")
+	}
+	if err := a.store.Delete(gone); err != nil {
+		t.Fatal(err)
+	}
+	a.put(t, `{"_key":"new"}`)
+	a.sync(t)
+	time.Sleep(5 * time.Millisecond)
+	if n, err := srv.CompactTombstones(context.Background()); err != nil || n != 1 {
+		t.Fatalf("compact: %d %v", n, err)
+	}
+	b.put(t, `{"_key":"mine"}`) // a pending local write survives the resync
+	b.sync(t)
+	if b.get(t, gone) != nil {
+		t.Error("b still has the document deleted on the server")
+	}
+	for _, id := range []string{"notes/keep", "notes/new", "notes/mine"} {
+		if b.get(t, id) == nil {
+			t.Errorf("b lost %s in the resync", id)
+		}
+	}
+	if !equalMaps(snapshot(t, a.store), snapshot(t, b.store)) {
+		a.sync(t)
+		if !equalMaps(snapshot(t, a.store), snapshot(t, b.store)) {
+			t.Error("replicas differ after the resync")
+		}
+	}
+}
