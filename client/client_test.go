@@ -1,0 +1,101 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/syncserver"
+)
+
+// serve runs a sync server on addr ("127.0.0.1:0" for any port) over dir
+// and returns its address and a stop function.
+func serve(t *testing.T, dir, addr string) (string, func()) {
+	t.Helper()
+	srv, err := syncserver.New(syncserver.Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln net.Listener
+	for range 50 {
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	return ln.Addr().String(), func() { hs.Close(); srv.Close(context.Background()) }
+}
+
+func TestOfflineThenOnline(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there yet
+	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.NextRange(ctx, "orders", idgen.Range{}); !errors.Is(err, client.ErrDisconnected) {
+		t.Fatalf("offline: got %v, want ErrDisconnected", err)
+	}
+	dir := t.TempDir()
+	_, stop := serve(t, dir, addr)
+	r, err := c.NextRange(ctx, "orders", idgen.Range{})
+	if err != nil || r.Low != 1 || r.High != 32 || r.ServerTag != "A" {
+		t.Fatalf("online: %+v, %v", r, err)
+	}
+	node := c.Node()
+	// The server restarts: the next call redials, keeps the node tag and
+	// continues after the first range.
+	stop()
+	_, stop = serve(t, dir, addr)
+	defer stop()
+	r2, err := c.NextRange(ctx, "orders", r)
+	for i := 0; err != nil && i < 3; i++ { // the first call may meet the dead socket
+		r2, err = c.NextRange(ctx, "orders", r)
+	}
+	if err != nil || r2.Low != 33 {
+		t.Fatalf("after restart: %+v, %v", r2, err)
+	}
+	if c.Node() != node || node == "" {
+		t.Errorf("node tag %q became %q", node, c.Node())
+	}
+}
+
+func TestServerErrors(t *testing.T) {
+	addr, stop := serve(t, t.TempDir(), "127.0.0.1:0")
+	defer stop()
+	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "9bad"})
+	defer c.Close()
+	_, err := c.NextIdentity(context.Background(), "companies")
+	var e *client.Error
+	if !errors.As(err, &e) || e.Code != "illegal_name" || e.Num != 1208 {
+		t.Fatalf("got %v, want illegal_name 1208", err)
+	}
+	c2 := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
+	defer c2.Close()
+	if _, err := c2.NextIdentities(context.Background(), []string{"a", "a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c2.SeedIdentity(context.Background(), "a|b", 5, false)
+	if !errors.As(err, &e) || e.Code != "bad_request" {
+		t.Fatalf("got %v, want bad_request", err)
+	}
+	if err := c2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.NextIdentity(context.Background(), "a"); !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("after Close: %v, want ErrClosed", err)
+	}
+}
