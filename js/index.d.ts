@@ -13,6 +13,92 @@ export interface OpenOptions {
    * to keep it across sessions; leave it out to be given a new one.
    */
   node?: string;
+  /**
+   * `true` replicates live for the store's lifetime: local writes are pushed
+   * as they are made, changes of other clients arrive as the server streams
+   * them, and a lost connection is retried with backoff (errors go to the
+   * `'error'` event). `close()` stops it. Default `false`: replicate with
+   * {@link Store.sync}.
+   */
+  sync?: boolean;
+  /**
+   * How a conflict (a document written here while the server took another
+   * write of it) is settled. Default `'server'`.
+   */
+  onConflict?: ConflictPolicy;
+  /**
+   * Keeps the store across reloads under this name: documents, pending
+   * writes, the sync checkpoint, conflicts, the node tag and the leased HiLo
+   * range, so ids go on without a new lease and are never handed out twice.
+   * In browsers and workers it is an IndexedDB database `hilodb:<name>`; in
+   * Node it is a file path (beside it: `<path>.ranges`, and `<path>.lock`
+   * while open). Only one store may use a name at a time: a second one
+   * rejects with `locked` (423).
+   */
+  persist?: string;
+}
+
+/** One version of a document: the body, or a deletion (`doc` is `null`). */
+export interface Version<T extends object = Document> {
+  id: string;
+  rev: string;
+  doc: Stored<T> | null;
+  deleted: boolean;
+}
+
+/**
+ * A merge function for {@link OpenOptions.onConflict}. It gets the local
+ * version and the server's and returns what to keep: `remote` or `local`
+ * themselves, a merged document (written on top of the server's revision
+ * and pushed on the next sync), or `null` to delete.
+ *
+ * It runs inside the store's write transaction and must return at once: a
+ * function that returns a Promise, throws, or returns anything else keeps
+ * the server's version (the local one stays readable with
+ * {@link Store.conflicts}) and reports a `merge_failed` error event. It
+ * should be deterministic: every client that meets the conflict runs it.
+ */
+export type MergeFunction = (local: Version, remote: Version) => Version | Document | null;
+
+/**
+ * `'server'` keeps the server's version; the local one stays readable with
+ * {@link Store.conflicts}. `'local'` writes the local version again on top of
+ * the server's. A function merges.
+ */
+export type ConflictPolicy = 'server' | 'local' | MergeFunction;
+
+/** The result of {@link Store.sync}. */
+export interface SyncResult {
+  /** Local writes the server accepted. */
+  pushed: number;
+  /** Changes of other clients applied to this store. */
+  pulled: number;
+}
+
+/** The payload of a `'conflict'` event. */
+export interface ConflictEvent {
+  id: string;
+  local: Version;
+  remote: Version;
+  /** Which version the store kept. */
+  kept: 'remote' | 'local' | 'merged';
+}
+
+/** The payload of a `'change'` event: documents changed by other clients. */
+export interface ChangeEvent {
+  changes: Array<{ id: string; rev: string; deleted: boolean }>;
+}
+
+/** Events of a {@link Store} and their payloads. */
+export interface StoreEvents {
+  conflict: ConflictEvent;
+  change: ChangeEvent;
+  /**
+   * A failure in the background: live replication (reported once per error
+   * code until it works again; it keeps retrying), a merge function
+   * (`merge_failed`), or saving a persisted store.
+   */
+  error: HiloError;
 }
 
 /** The fields hilodb sets on every stored document. */
@@ -53,7 +139,10 @@ export interface StoreInfo {
  * (1208), `not_found` (1202), `bad_json` (600), `conflict` (1200),
  * `unauthorized` (401), `rate_limited` (429), `needs_server` (1900: the
  * server is needed and cannot be reached), `closed` (503: the store was
- * closed), `unavailable` (503), `bad_request` (400), `internal` (4).
+ * closed), `unavailable` (503), `bad_request` (400), `internal` (4),
+ * `locked` (423: the persisted store is open elsewhere), `merge_failed`
+ * (1201: the merge function failed; error events only), `rejected` (600:
+ * the server refused a local write; it stays pending).
  */
 export interface HiloError extends Error {
   /** A stable word naming the error, e.g. `"illegal_key"`. */
@@ -78,7 +167,37 @@ export declare class Store {
   delete(id: string): Promise<void>;
   /** Resolves to this store's node tag, the server's tag and the connection state. */
   info(): Promise<StoreInfo>;
-  /** Gives unused ids back to the server and closes the connection and the store. Calls after it reject with `closed`. */
+  /**
+   * One replication round: pushes every pending local write, then pulls every
+   * change of other clients. Conflicts are settled by the store's
+   * {@link OpenOptions.onConflict} policy. Rejects with `needs_server` when
+   * the server cannot be reached (the writes stay pending).
+   */
+  sync(): Promise<SyncResult>;
+  /** Resolves to the number of documents with local writes the server has not acknowledged. */
+  pending(): Promise<number>;
+  /** Resolves to the losing versions kept for `id`, oldest first. */
+  conflicts<T extends object = Document>(id: string): Promise<Version<T>[]>;
+  /** Forgets the losing versions kept for `id`. */
+  clearConflicts(id: string): Promise<void>;
+  /**
+   * With {@link OpenOptions.persist}: saves the store now. It is saved anyway
+   * about 150 ms after writes, when a browser page is hidden, and on close.
+   */
+  flush(): Promise<void>;
+  /**
+   * Calls `listener` for every event of `type`, after the fact (never inside
+   * the store's work). Returns a function that removes the listener.
+   */
+  on<K extends keyof StoreEvents>(type: K, listener: (event: StoreEvents[K]) => void): () => void;
+  /** Removes a listener added with {@link Store.on}. */
+  off<K extends keyof StoreEvents>(type: K, listener: (event: StoreEvents[K]) => void): void;
+  /**
+   * Stops live replication (pushing what is pending, for at most a few
+   * seconds, when online), saves a persisted store, gives unused ids back to
+   * the server (a persisted store keeps them for the next session) and closes
+   * the connection and the store. Calls after it reject with `closed`.
+   */
   close(): Promise<void>;
 }
 

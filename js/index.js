@@ -29,10 +29,34 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
-  const { url, database, token, node } = options;
+  const { url, database, token, node, sync = false, onConflict = 'server', persist } = options;
+  if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
+  if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
+    throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
+  }
+  if (persist !== undefined && (typeof persist !== 'string' || persist === '')) {
+    throw hiloError('bad_request', 400, 'openStore: persist must be a non-empty string');
+  }
   const api = await runtime();
-  const raw = await api.openStore({ url, database, token, node });
-  return new Store(raw);
+  const emitter = new Emitter();
+  const adapter = persist === undefined ? undefined : await openPersistence(persist);
+  let raw;
+  try {
+    raw = await api.openStore({
+      url,
+      database,
+      token,
+      node,
+      sync,
+      onConflict: typeof onConflict === 'function' ? mergeWith(onConflict) : onConflict,
+      emit: (type, payload) => emitter.emit(type, payload),
+      persist: adapter,
+    });
+  } catch (err) {
+    await adapter?.close();
+    throw err;
+  }
+  return new Store(raw, emitter, adapter);
 }
 
 /**
@@ -41,10 +65,14 @@ export async function openStore(options) {
  */
 export class Store {
   #raw;
+  #events;
+  #unwatch;
 
   /** @internal Use openStore. */
-  constructor(raw) {
+  constructor(raw, events, adapter) {
     this.#raw = raw;
+    this.#events = events;
+    this.#unwatch = adapter ? adapter.watchPage(() => raw.flush().catch(() => {})) : () => {};
   }
 
   /** Stores doc in collection and resolves to the stored document. */
@@ -73,9 +101,358 @@ export class Store {
     return this.#raw.info();
   }
 
-  /** Returns unused ids to the server and closes the connection and the store. */
+  /** Pushes every pending local write, then pulls every remote change: resolves to {pushed, pulled}. */
+  sync() {
+    return this.#raw.sync();
+  }
+
+  /** Resolves to the number of documents with local writes the server has not acknowledged. */
+  pending() {
+    return this.#raw.pending();
+  }
+
+  /** Resolves to the losing versions kept for id, oldest first: [{id, rev, doc, deleted}]. */
+  conflicts(id) {
+    return this.#raw.conflicts(id);
+  }
+
+  /** Forgets the losing versions kept for id. */
+  clearConflicts(id) {
+    return this.#raw.clearConflicts(id).then(() => undefined);
+  }
+
+  /** With persist: saves the store now instead of after the usual short delay. */
+  flush() {
+    return this.#raw.flush().then(() => undefined);
+  }
+
+  /**
+   * Calls fn for every event of type: 'conflict', 'change' or 'error'.
+   * Returns a function that removes the listener.
+   */
+  on(type, fn) {
+    this.#events.on(type, fn);
+    return () => this.#events.off(type, fn);
+  }
+
+  /** Removes a listener added with on. */
+  off(type, fn) {
+    this.#events.off(type, fn);
+  }
+
+  /**
+   * Stops live replication, pushes what is pending (briefly, when online),
+   * saves the store (with persist), returns unused ids to the server (without
+   * persist) and closes the connection and the store.
+   */
   close() {
+    this.#unwatch();
     return this.#raw.close().then(() => undefined);
+  }
+}
+
+const eventTypes = new Set(['conflict', 'change', 'error']);
+
+// Emitter holds a store's listeners. The Go side calls emit from inside its
+// own work; listeners run later, from a microtask, so a listener that throws
+// or calls the store does so outside Go.
+class Emitter {
+  #listeners = new Map();
+
+  on(type, fn) {
+    if (!eventTypes.has(type)) throw hiloError('bad_request', 400, `on: unknown event ${JSON.stringify(type)}; want conflict, change or error`);
+    if (typeof fn !== 'function') throw hiloError('bad_request', 400, 'on: listener must be a function');
+    if (!this.#listeners.has(type)) this.#listeners.set(type, new Set());
+    this.#listeners.get(type).add(fn);
+  }
+
+  off(type, fn) {
+    this.#listeners.get(type)?.delete(fn);
+  }
+
+  emit(type, payload) {
+    const fns = this.#listeners.get(type);
+    if (!fns || fns.size === 0) return;
+    queueMicrotask(() => {
+      const event = typeof payload === 'string' ? JSON.parse(payload) : payload;
+      for (const fn of [...fns]) {
+        try {
+          fn(event);
+        } catch (err) {
+          // As EventTarget does: report it without stopping the others.
+          setTimeout(() => {
+            throw err;
+          });
+        }
+      }
+    });
+  }
+}
+
+// mergeWith wraps the app's merge function for the Go side, which calls it
+// inside the store's write transaction with two versions as JSON text and
+// needs an answer at once: {kind: 'remote' | 'local' | 'delete' | 'doc',
+// doc} or {kind: 'error', message}.
+function mergeWith(fn) {
+  return (localText, remoteText) => {
+    try {
+      const local = JSON.parse(localText);
+      const remote = JSON.parse(remoteText);
+      const out = fn(local, remote);
+      if (out === remote) return { kind: 'remote' };
+      if (out === local) return { kind: 'local' };
+      if (out === null) return { kind: 'delete' };
+      if (out !== null && typeof out === 'object' && typeof out.then === 'function') {
+        return { kind: 'error', message: 'onConflict returned a Promise; it must return the merged document at once' };
+      }
+      if (typeof out !== 'object' || Array.isArray(out) || out === undefined) {
+        return { kind: 'error', message: `onConflict returned ${Array.isArray(out) ? 'an array' : typeof out}; want a document, null, local or remote` };
+      }
+      return { kind: 'doc', doc: JSON.stringify(out) };
+    } catch (err) {
+      return { kind: 'error', message: `onConflict threw: ${err && err.message ? err.message : String(err)}` };
+    }
+  };
+}
+
+// openPersistence returns the storage adapter a persisted store is saved
+// through (wasm/persist.go describes it): an IndexedDB database in browsers
+// and workers, files in Node. Either way the name is locked for the store's
+// lifetime, since two stores resuming one HiLo range would hand out the same
+// ids.
+async function openPersistence(name) {
+  if (inNode) return filePersistence(name);
+  if (typeof indexedDB === 'undefined') {
+    throw hiloError('unavailable', 503, 'openStore: persist needs IndexedDB, which this JavaScript host lacks');
+  }
+  return indexedDBPersistence(name);
+}
+
+function lockedError(name, where) {
+  return hiloError('locked', 423, `openStore: persist ${JSON.stringify(name)} is in use by another store (${where}); close it first`);
+}
+
+// lockName holds the Web Lock "hilodb:<name>" (across tabs and workers of
+// the origin) and resolves to the function that releases it.
+function lockName(name) {
+  const locks = globalThis.navigator?.locks;
+  const held = (globalThis[Symbol.for('hilodb.persisting')] ||= new Set());
+  if (held.has(name)) return Promise.reject(lockedError(name, 'in this page'));
+  held.add(name);
+  const releaseHeld = () => held.delete(name);
+  if (!locks) return Promise.resolve(releaseHeld);
+  return new Promise((resolve, reject) => {
+    locks
+      .request(`hilodb:${name}`, { ifAvailable: true }, (lock) => {
+        if (!lock) {
+          releaseHeld();
+          reject(lockedError(name, 'another tab or worker'));
+          return undefined;
+        }
+        return new Promise((release) =>
+          resolve(() => {
+            releaseHeld();
+            release();
+          }),
+        );
+      })
+      .catch((err) => {
+        releaseHeld();
+        reject(err);
+      });
+  });
+}
+
+async function indexedDBPersistence(name) {
+  const release = await lockName(name);
+  let db;
+  try {
+    db = await new Promise((resolve, reject) => {
+      const req = indexedDB.open(`hilodb:${name}`, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore('kv');
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+      req.onblocked = () => reject(new Error(`IndexedDB database hilodb:${name} is blocked by an older version`));
+    });
+  } catch (err) {
+    release();
+    throw hiloError('unavailable', 503, `openStore: persist: ${err.message}`);
+  }
+  // Every write is durable once its transaction completes ('strict' asks
+  // the browser to flush to disk first, which the range journal needs).
+  const run = (mode, fn) =>
+    new Promise((resolve, reject) => {
+      const tx = db.transaction('kv', mode, { durability: 'strict' });
+      let result;
+      fn(tx.objectStore('kv'), (v) => (result = v));
+      tx.oncomplete = () => resolve(result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error || new Error('IndexedDB transaction aborted'));
+    });
+  let closed = false;
+  return {
+    load: () =>
+      run('readonly', (kv, done) => {
+        const out = { snapshot: null, node: null, ranges: {} };
+        done(out);
+        kv.get('snapshot').onsuccess = (e) => {
+          const v = e.target.result;
+          if (v) {
+            out.snapshot = v.bytes;
+            out.node = v.node || null;
+          }
+        };
+        kv.openCursor(IDBKeyRange.bound('range:', 'range:\uffff')).onsuccess = (e) => {
+          const cursor = e.target.result;
+          if (!cursor) return;
+          out.ranges[cursor.key.slice('range:'.length)] = cursor.value;
+          cursor.continue();
+        };
+      }),
+    saveSnapshot: (bytes, node) => run('readwrite', (kv) => kv.put({ bytes, node, savedAt: Date.now() }, 'snapshot')),
+    saveRange: (tag, text) => run('readwrite', (kv) => kv.put(text, `range:${tag}`)),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      db.close();
+      release();
+    },
+    // A hidden page may be discarded without notice: save then.
+    watchPage(flush) {
+      if (typeof document === 'undefined') return () => {};
+      const onHide = () => {
+        if (document.visibilityState === 'hidden') flush();
+      };
+      document.addEventListener('visibilitychange', onHide);
+      globalThis.addEventListener?.('pagehide', flush);
+      return () => {
+        document.removeEventListener('visibilitychange', onHide);
+        globalThis.removeEventListener?.('pagehide', flush);
+      };
+    },
+  };
+}
+
+const snapshotFormat = 'hilodb-snapshot/1';
+
+// filePersistence keeps a store in Node in the file at path (a JSON header
+// line, then the snapshot), its HiLo ranges in path.ranges and a lock in
+// path.lock. Every write goes to a temporary file that is synced and renamed
+// over the old one.
+async function filePersistence(path) {
+  const fs = await import('node:fs/promises');
+  const { dirname, resolve } = await import('node:path');
+  const file = resolve(path);
+  const rangesFile = `${file}.ranges`;
+  const lockFile = `${file}.lock`;
+  await takeFileLock(fs, lockFile, path);
+
+  let seq = 0;
+  const writeDurable = async (target, data) => {
+    const tmp = `${target}.${process.pid}.${++seq}.tmp`;
+    const fh = await fs.open(tmp, 'w');
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.rename(tmp, target);
+    const dir = await fs.open(dirname(target), 'r');
+    try {
+      await dir.sync();
+    } catch {
+      // some file systems cannot sync a directory
+    } finally {
+      await dir.close();
+    }
+  };
+  const serial = () => {
+    let tail = Promise.resolve();
+    return (fn) => {
+      const p = tail.then(fn);
+      tail = p.catch(() => {});
+      return p;
+    };
+  };
+  const snapshots = serial();
+  const journal = serial();
+  const readIfThere = (f, enc) =>
+    fs.readFile(f, enc).catch((err) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+  let ranges = {};
+  let closed = false;
+  return {
+    async load() {
+      let snapshot = null;
+      let node = null;
+      const buf = await readIfThere(file);
+      if (buf) {
+        const nl = buf.indexOf(10);
+        let head;
+        try {
+          head = JSON.parse(buf.subarray(0, nl).toString('utf8'));
+        } catch {
+          head = null;
+        }
+        if (nl < 0 || !head || head.format !== snapshotFormat) {
+          throw hiloError('bad_request', 400, `openStore: persist: ${file} is not a hilodb snapshot`);
+        }
+        node = typeof head.node === 'string' && head.node ? head.node : null;
+        snapshot = buf.subarray(nl + 1);
+      }
+      const text = await readIfThere(rangesFile, 'utf8');
+      if (text) ranges = JSON.parse(text);
+      return { snapshot, node, ranges: { ...ranges } };
+    },
+    saveSnapshot: (bytes, node) =>
+      snapshots(() => writeDurable(file, Buffer.concat([Buffer.from(`${JSON.stringify({ format: snapshotFormat, node })}\n`), bytes]))),
+    saveRange: (tag, text) =>
+      journal(() => {
+        ranges = { ...ranges, [tag]: text };
+        return writeDurable(rangesFile, JSON.stringify(ranges));
+      }),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await Promise.all([snapshots(() => {}), journal(() => {})]);
+      await fs.rm(lockFile, { force: true });
+    },
+    watchPage: () => () => {},
+  };
+}
+
+// takeFileLock creates lockFile holding this process's id. A lock left by a
+// process that is gone is taken over.
+async function takeFileLock(fs, lockFile, name) {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fh = await fs.open(lockFile, 'wx');
+      try {
+        await fh.writeFile(String(process.pid));
+      } finally {
+        await fh.close();
+      }
+      return;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw hiloError('unavailable', 503, `openStore: persist: ${err.message}`);
+    }
+    const pid = Number.parseInt(await fs.readFile(lockFile, 'utf8').catch(() => ''), 10);
+    if (pid === process.pid) throw lockedError(name, 'in this process');
+    if (pid > 0 && processAlive(pid)) throw lockedError(name, `process ${pid}`);
+    await fs.rm(lockFile, { force: true });
+  }
+  throw lockedError(name, 'another process');
+}
+
+function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
   }
 }
 

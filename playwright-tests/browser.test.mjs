@@ -61,9 +61,10 @@ describe('hilodb in Chromium', () => {
     }
   });
 
-  // newPage opens the demo page and records errors thrown in it.
-  async function newPage() {
-    const page = await browser.newPage();
+  // newPage opens the demo page and records errors thrown in it. Without a
+  // context the page gets a context of its own (storage included).
+  async function newPage(context) {
+    const page = await (context ?? browser).newPage();
     page.on('pageerror', (err) => pageErrors.push(err));
     await page.goto(`${server.base}/`);
     return page;
@@ -128,6 +129,140 @@ describe('hilodb in Chromium', () => {
       assert.deepEqual(pageErrors, []);
     } finally {
       await page.close();
+    }
+  });
+
+  test('two pages with live sync on one database: 50 documents reach page 2, an edit reaches page 1', async () => {
+    const pages = await Promise.all([newPage(), newPage()]);
+    const database = `live${Date.now()}`;
+    try {
+      const openLive = (page) =>
+        page.evaluate(async (database) => {
+          const { openStore } = await import('/index.js');
+          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, sync: true });
+          window.changes = [];
+          window.store.on('change', (e) => window.changes.push(...e.changes));
+          window.syncErrors = [];
+          window.store.on('error', (e) => window.syncErrors.push(`${e.code}: ${e.message}`));
+        }, database);
+      await Promise.all(pages.map(openLive));
+      const [one, two] = pages;
+      const docs = await one.evaluate(() => Promise.all(Array.from({ length: 50 }, (_, i) => window.store.put('orders', { i }))));
+      assert.equal(new Set(docs.map((d) => d._id)).size, 50);
+
+      // Page 2 polls for them, for at most 5 s.
+      const seen = await two.evaluate(async (ids) => {
+        const deadline = Date.now() + 5000;
+        for (;;) {
+          const got = await Promise.all(ids.map((id) => window.store.get(id).catch(() => null)));
+          if (got.every(Boolean) || Date.now() > deadline) return got;
+          await new Promise((ok) => setTimeout(ok, 25));
+        }
+      }, docs.map((d) => d._id));
+      assert.deepEqual(seen, docs);
+      assert.deepEqual(await two.evaluate(() => new Set(window.changes.map((c) => c.id)).size), 50);
+
+      const edited = await two.evaluate((doc) => window.store.put('orders', { ...doc, i: 'edited on page 2' }), docs[7]);
+      const back = await one.evaluate(async (edited) => {
+        const deadline = Date.now() + 5000;
+        for (;;) {
+          const doc = await window.store.get(edited._id);
+          if (doc._rev === edited._rev || Date.now() > deadline) return doc;
+          await new Promise((ok) => setTimeout(ok, 25));
+        }
+      }, edited);
+      assert.deepEqual(back, edited);
+      assert.equal(back.i, 'edited on page 2');
+      for (const page of pages) {
+        assert.equal(await page.evaluate(() => window.store.pending()), 0);
+        assert.deepEqual(await page.evaluate(() => window.syncErrors), []);
+        await page.evaluate(() => window.store.close());
+      }
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await Promise.all(pages.map((p) => p.close()));
+    }
+  });
+
+  test('a persisted store survives a reload: documents, pending writes, its HiLo range', async () => {
+    const rangesLeased = async () => {
+      const text = await (await fetch(`${server.base}/metrics`)).text();
+      const m = /^hilodb_ranges_leased_total (\d+)$/m.exec(text);
+      assert.ok(m, 'no hilodb_ranges_leased_total in /metrics');
+      return Number(m[1]);
+    };
+    const database = `persist${Date.now()}`;
+    // Two tabs of one profile: they share IndexedDB and Web Locks.
+    const context = await browser.newContext();
+    const page = await newPage(context);
+    const other = await newPage(context);
+    try {
+      const openPersisted = (page) =>
+        page.evaluate(async (database) => {
+          const { openStore } = await import('/index.js');
+          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+        }, database);
+      await openPersisted(page);
+      const before = await page.evaluate(async () => {
+        const docs = [];
+        for (let i = 0; i < 10; i++) docs.push(await window.store.put('orders', { i }));
+        const info = await window.store.info();
+        await window.store.flush();
+        return { docs, pending: await window.store.pending(), node: info.node };
+      });
+      assert.equal(before.pending, 10);
+      const leased = await rangesLeased();
+
+      // Another tab cannot open the same persisted store meanwhile.
+      const refused = await other.evaluate(async (database) => {
+        const { openStore } = await import('/index.js');
+        try {
+          await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+          return null;
+        } catch (err) {
+          return { code: err.code, num: err.num };
+        }
+      }, database);
+      assert.deepEqual(refused, { code: 'locked', num: 423 });
+
+      await page.reload(); // no close: as a tab that is reloaded or killed
+      await openPersisted(page);
+      const after = await page.evaluate(async (ids) => {
+        const docs = await Promise.all(ids.map((id) => window.store.get(id)));
+        const pending = await window.store.pending();
+        const info = await window.store.info();
+        const more = [];
+        for (let i = 0; i < 5; i++) more.push(await window.store.put('orders', { more: i }));
+        return { docs, pending, node: info.node, more };
+      }, before.docs.map((d) => d._id));
+      assert.deepEqual(after.docs, before.docs);
+      assert.equal(after.pending, 10);
+      assert.equal(after.node, before.node);
+      const number = (id) => Number(/^orders\/(\d+)-A$/.exec(id)[1]);
+      const ids = [...before.docs, ...after.more].map((d) => d._id);
+      assert.equal(new Set(ids).size, 15, `duplicate ids: ${ids}`);
+      for (const d of after.more) {
+        assert.ok(number(d._id) > 10 && number(d._id) <= 32, `${d._id} is not from the range leased before the reload`);
+      }
+      assert.equal(await rangesLeased(), leased, 'the reloaded page leased a new range');
+
+      // The pending writes from before the reload still reach the server.
+      assert.deepEqual(await page.evaluate(() => window.store.sync()), { pushed: 15, pulled: 0 });
+      const seen = await other.evaluate(async ({ database, ids }) => {
+        const { openStore } = await import('/index.js');
+        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database });
+        try {
+          await store.sync();
+          return await Promise.all(ids.map((id) => store.get(id).then((d) => d._rev)));
+        } finally {
+          await store.close();
+        }
+      }, { database, ids });
+      assert.deepEqual(seen, [...before.docs, ...after.more].map((d) => d._rev));
+      await page.evaluate(() => window.store.close());
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await context.close();
     }
   });
 

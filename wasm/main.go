@@ -6,14 +6,29 @@
 // that touches syscall/js; the npm package in js/ loads it and wraps it in its
 // public API.
 //
-// The global has one function, openStore({url, database, token, node}), which
-// returns a Promise of a store object:
+// The global has one function, openStore(options), which returns a Promise
+// of a store object:
 //
 //	put(collection, doc)  → Promise<stored document>
 //	get(id)               → Promise<document>
 //	delete(id)            → Promise<undefined>
 //	info()                → Promise<{node, serverTag, connected}>
+//	sync()                → Promise<{pushed, pulled}>: one push and pull round
+//	pending()             → Promise<number of local writes awaiting the server>
+//	conflicts(id)         → Promise<[{id, rev, doc, deleted}]>: losing versions
+//	clearConflicts(id)    → Promise<undefined>
+//	flush()               → Promise<undefined>: save the snapshot now (persist)
 //	close()               → Promise<undefined>
+//
+// The options are {url, database, token, node} and:
+//
+//	sync        true: replicate live for the store's lifetime (default false)
+//	onConflict  "server" (default), "local", or a function that index.js
+//	            wraps: (localJSON, remoteJSON) → {kind, doc?, message?}
+//	emit        a function (type, payload) the store reports events to:
+//	            "conflict" and "change" with JSON text, "error" with an Error
+//	persist     a storage adapter (see persister) that keeps the store and
+//	            its HiLo ranges across reloads
 //
 // put takes the id from the document's _id, else its _key, else a HiLo id
 // such as "orders/1-A" from a range leased from the server; the other id
@@ -44,10 +59,16 @@
 // Functions called from JavaScript run on its event loop and must not block
 // it: they only read their arguments and start a goroutine, whose result
 // settles the returned Promise. Any number of calls may be under way at once.
+// Calls from Go into JavaScript (the merge function, emit, the storage
+// adapter) are made from goroutines; Promises they return are waited for in
+// the goroutine, never on the event loop. Live replication and the snapshot
+// saver are goroutines of the store, stopped and waited for by close.
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -58,6 +79,7 @@ import (
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/replica"
 )
 
 // globalName is the property of globalThis that holds the API.
@@ -84,6 +106,10 @@ const (
 	numClosed  = 503
 	codePanic  = "internal"
 	numPanic   = core.NumInternal
+	// codeRejected is a local write the server refused for a reason other
+	// than a conflict; it stays pending.
+	codeRejected = "rejected"
+	numRejected  = wire.NumBadDoc
 )
 
 // errClosed is returned for calls on a closed store.
@@ -128,7 +154,8 @@ func main() {
 type api struct {
 	value js.Value // the object installed as globalThis.__hilodb
 
-	put, get, del, info, close js.Func
+	put, get, del, info, close                      js.Func
+	sync, pending, conflicts, clearConflicts, flush js.Func
 
 	mu     sync.Mutex
 	next   int
@@ -142,6 +169,11 @@ func newAPI() *api {
 	a.del = async(a.deleteArgs)
 	a.info = async(a.infoArgs)
 	a.close = async(a.closeArgs)
+	a.sync = async(a.syncArgs)
+	a.pending = async(a.pendingArgs)
+	a.conflicts = async(a.conflictsArgs)
+	a.clearConflicts = async(a.clearConflictsArgs)
+	a.flush = async(a.flushArgs)
 	a.value = jsObject.New()
 	a.value.Set("openStore", async(a.openArgs))
 	a.value.Set("version", "1")
@@ -156,6 +188,14 @@ type handle struct {
 	client *client.Client
 	ctx    context.Context // cancelled when the store closes
 	cancel context.CancelFunc
+
+	syncer  *syncer    // replication
+	live    bool       // syncer follows the server in a goroutine
+	persist *persister // nil without the persist option
+	events  *events
+
+	bgCancel context.CancelFunc // stops the goroutines below
+	bg       sync.WaitGroup     // live replication and the snapshot saver
 
 	mu     sync.Mutex
 	node   string // last node tag the server confirmed
@@ -174,6 +214,21 @@ func (h *handle) setNode(node string) {
 	if st != nil {
 		st.Clock().SetNode(node)
 	}
+	if h.persist != nil {
+		h.persist.changed() // keep the tag for the next session
+	}
+}
+
+// saveSnapshot saves the store's snapshot if it changed since the last.
+func (h *handle) saveSnapshot() error {
+	return h.persist.save(h.store, h.store.Clock().Node())
+}
+
+// changed is called after every change of the store's replication state.
+func (h *handle) changed() {
+	if h.persist != nil {
+		h.persist.changed()
+	}
 }
 
 // begin registers a call on h; the caller must call h.calls.Done after it.
@@ -191,6 +246,10 @@ func (h *handle) begin() error {
 // openOptions are openStore's arguments.
 type openOptions struct {
 	url, database, token, node string
+	sync                       bool
+	resolve                    core.Resolver
+	events                     *events
+	persist                    js.Value // a storage adapter, or undefined
 }
 
 func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
@@ -212,6 +271,29 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	if opts.node, err = stringField(o, "node", false); err != nil {
 		return nil, err
 	}
+	switch v := o.Get("sync"); v.Type() {
+	case js.TypeBoolean:
+		opts.sync = v.Bool()
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return nil, &argError{"openStore: sync must be a boolean"}
+	}
+	opts.events = &events{emit: o.Get("emit")}
+	if opts.resolve, err = resolverFor(o.Get("onConflict"), opts.events); err != nil {
+		return nil, err
+	}
+	switch v := o.Get("persist"); v.Type() {
+	case js.TypeObject:
+		for _, m := range []string{"load", "saveSnapshot", "saveRange", "close"} {
+			if v.Get(m).Type() != js.TypeFunction {
+				return nil, &argError{"openStore: persist must be a storage adapter with load, saveSnapshot, saveRange and close"}
+			}
+		}
+		opts.persist = v
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return nil, &argError{"openStore: persist must be a storage adapter"}
+	}
 	if js.Global().Get("WebSocket").Type() != js.TypeFunction {
 		return nil, &hostError{"openStore: this JavaScript host has no global WebSocket; install one first (in Node 20, from the ws package)"}
 	}
@@ -219,10 +301,27 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 }
 
 // open connects a new store and returns its JavaScript object.
-func (a *api) open(o openOptions) (any, error) {
-	h := &handle{node: o.node}
+func (a *api) open(o openOptions) (_ any, err error) {
+	h := &handle{node: o.node, events: o.events}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	copts := client.Options{Database: o.database, Token: o.token, Node: o.node, OnNode: h.setNode}
+	defer func() {
+		if err != nil {
+			h.cancel()
+		}
+	}()
+	var saved persisted
+	if o.persist.Type() == js.TypeObject {
+		// On failure index.js closes the adapter it made.
+		p, got, err := loadPersister(o.persist)
+		if err != nil {
+			return nil, err
+		}
+		h.persist, saved = p, got
+		if h.node == "" {
+			h.node = got.node // the tag this store had before the reload
+		}
+	}
+	copts := client.Options{Database: o.database, Token: o.token, Node: h.node, OnNode: h.setNode}
 
 	dctx, dcancel := context.WithTimeout(h.ctx, dialTimeout)
 	cl, err := client.Dial(dctx, o.url, copts)
@@ -231,14 +330,20 @@ func (a *api) open(o openOptions) (any, error) {
 	case err == nil:
 	case unreachable(err):
 		// Offline start: documents with their own keys can be stored now,
-		// HiLo ids once the server is reachable again.
+		// HiLo ids once the server is reachable again (or at once, from a
+		// persisted range).
 		cl = client.New(o.url, copts)
 	default:
-		h.cancel()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	h.client = cl
-	h.gen = idgen.NewGenerator(cl)
+	if h.persist != nil {
+		// The range is journaled and kept for the next session rather than
+		// given back on close.
+		h.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: h.persist, JournalStep: journalStep})
+	} else {
+		h.gen = idgen.NewGenerator(cl)
+	}
 
 	h.mu.Lock()
 	node := h.node
@@ -246,9 +351,15 @@ func (a *api) open(o openOptions) (any, error) {
 	src := syncSources{gen: h.gen, client: cl}
 	st, err := core.Open(":memory:", core.Options{Node: node, IDs: src, Numbers: src, Identities: src})
 	if err != nil {
-		h.cancel()
 		_ = cl.Close()
 		return nil, err
+	}
+	if saved.snapshot != nil {
+		if err := st.Load(bytes.NewReader(saved.snapshot)); err != nil {
+			_ = cl.Close()
+			_ = st.Close()
+			return nil, err
+		}
 	}
 	h.mu.Lock()
 	h.store = st
@@ -257,6 +368,26 @@ func (a *api) open(o openOptions) (any, error) {
 	}
 	h.mu.Unlock()
 
+	h.syncer = newSyncer(st, cl, o.resolve, h.events, h.changed)
+	st.OnWrite(h.changed)
+	bctx, bcancel := context.WithCancel(h.ctx)
+	h.bgCancel = bcancel
+	if o.sync {
+		h.live = true
+		h.bg.Add(1)
+		go func() {
+			defer h.bg.Done()
+			h.syncer.run(bctx)
+		}()
+	}
+	if h.persist != nil {
+		h.bg.Add(1)
+		go func() {
+			defer h.bg.Done()
+			h.persist.run(bctx, h.saveSnapshot, func(err error) { h.events.error(fmt.Errorf("persist: %w", err)) })
+		}()
+	}
+
 	a.mu.Lock()
 	a.next++
 	id := a.next
@@ -264,11 +395,12 @@ func (a *api) open(o openOptions) (any, error) {
 	a.mu.Unlock()
 
 	obj := jsObject.New()
-	obj.Set("put", a.put.Call("bind", js.Null(), id))
-	obj.Set("get", a.get.Call("bind", js.Null(), id))
-	obj.Set("delete", a.del.Call("bind", js.Null(), id))
-	obj.Set("info", a.info.Call("bind", js.Null(), id))
-	obj.Set("close", a.close.Call("bind", js.Null(), id))
+	for name, fn := range map[string]js.Func{
+		"put": a.put, "get": a.get, "delete": a.del, "info": a.info, "close": a.close,
+		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
+	} {
+		obj.Set(name, fn.Call("bind", js.Null(), id))
+	}
 	return obj, nil
 }
 
@@ -469,6 +601,97 @@ func (a *api) infoArgs(args []js.Value) (func() (any, error), error) {
 	}, nil
 }
 
+func (a *api) syncArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			pushed, pulled, err := h.syncer.round(h.ctx)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"pushed": pushed, "pulled": pulled}, nil
+		})
+	}, nil
+}
+
+func (a *api) pendingArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			return h.store.PendingCount()
+		})
+	}, nil
+}
+
+func (a *api) conflictsArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "conflicts: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			vs, err := h.store.Conflicts(docID)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]versionJSON, len(vs))
+			for i, v := range vs {
+				out[i] = toVersionJSON(v)
+			}
+			b, err := json.Marshal(out)
+			if err != nil {
+				return nil, err
+			}
+			return parseJSON(b), nil
+		})
+	}, nil
+}
+
+func (a *api) clearConflictsArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "clearConflicts: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			if err := h.store.ClearConflicts(docID); err != nil {
+				return nil, err
+			}
+			h.changed()
+			return nil, nil
+		})
+	}, nil
+}
+
+func (a *api) flushArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			if h.persist == nil {
+				return nil, nil
+			}
+			return nil, h.saveSnapshot()
+		})
+	}, nil
+}
+
 func (a *api) closeArgs(args []js.Value) (func() (any, error), error) {
 	id, err := storeNumber(args)
 	if err != nil {
@@ -487,8 +710,9 @@ func (a *api) closeArgs(args []js.Value) (func() (any, error), error) {
 }
 
 // shutdown waits for calls under way (cancelling them if they take too long),
-// gives unused HiLo numbers back to the server, and closes the connection and
-// the store.
+// stops live replication (pushing what is still pending, briefly), saves the
+// snapshot, gives unused HiLo numbers back to the server (unless they are
+// kept for the next session), and closes the connection and the store.
 func (h *handle) shutdown() error {
 	h.mu.Lock()
 	h.closed = true
@@ -504,18 +728,36 @@ func (h *handle) shutdown() error {
 		<-drained
 	}
 	t.Stop()
+	h.bgCancel()
+	h.bg.Wait()
 
+	var errs []error
+	if h.live && h.client.Connected() {
+		pctx, pcancel := context.WithTimeout(context.Background(), finalPushTimeout)
+		_, _ = h.syncer.rep.Push(pctx) // what is left stays pending
+		pcancel()
+	}
+	if h.persist != nil {
+		if err := h.saveSnapshot(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
+	}
 	// Returning the rest of a range is a courtesy to the server: offline,
 	// the numbers are simply skipped.
-	rctx, rcancel := context.WithTimeout(h.ctx, returnTimeout)
+	rctx, rcancel := context.WithTimeout(context.Background(), returnTimeout)
 	_ = h.gen.Close(rctx)
 	rcancel()
 	h.cancel()
 	_ = h.client.Close()
 	if err := h.store.Close(); err != nil {
-		return fmt.Errorf("close store: %w", err)
+		errs = append(errs, fmt.Errorf("close store: %w", err))
 	}
-	return nil
+	if h.persist != nil {
+		if err := h.persist.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // async wraps fn as a JavaScript function returning a Promise. fn runs on the
@@ -588,7 +830,15 @@ func describe(err error) (code string, num int) {
 	var ae *argError
 	var he *hostError
 	var we *client.Error
+	var me *mergeError
+	var hc *hostCodedError
 	switch {
+	case errors.As(err, &me):
+		return codeMergeFailed, numMergeFailed
+	case errors.As(err, &hc):
+		return hc.code, hc.num
+	case errors.Is(err, replica.ErrRejected):
+		return codeRejected, numRejected
 	case errors.As(err, &he):
 		return wire.CodeUnavailable, wire.NumUnavailable
 	case errors.As(err, &pe):

@@ -322,3 +322,130 @@ func TestSeparateStores(t *testing.T) {
 		t.Errorf("node tags %q and %q, want two different local tags", n1, n2)
 	}
 }
+
+// memoryAdapter is a storage adapter (see persister) over a JavaScript
+// object, with saveRange failing while failRanges is set.
+const memoryAdapter = `return function (mem) {
+	return {
+		load: async () => ({ snapshot: mem.snapshot || null, node: mem.node || null, ranges: { ...(mem.ranges || {}) } }),
+		saveSnapshot: async (bytes, node) => { mem.snapshot = bytes.slice(); mem.node = node; mem.saves = (mem.saves || 0) + 1; },
+		saveRange: async (tag, text) => {
+			if (mem.failRanges) { const e = new Error('disk full'); e.code = 'unavailable'; e.num = 503; throw e; }
+			(mem.ranges ||= {})[tag] = text;
+		},
+		close: async () => { mem.closed = (mem.closed || 0) + 1; },
+	};
+}`
+
+func TestPersistedStore(t *testing.T) {
+	a := newAPI()
+	mem := jsObject.New()
+	adapter := js.Global().Get("Function").New(memoryAdapter).Invoke()
+	open := func() js.Value {
+		opts := map[string]any{"url": "ws://127.0.0.1:1/v1/sync", "database": "shop", "persist": adapter.Invoke(mem)}
+		return wantResolve(t, a.value.Call("openStore", opts))
+	}
+	st := open()
+	doc := wantResolve(t, st.Call("put", "orders", `{"_key":"k1","n":1}`))
+	wantResolve(t, st.Call("close"))
+	if got := mem.Get("closed").Int(); got != 1 {
+		t.Errorf("adapter closed %d times, want 1", got)
+	}
+	if mem.Get("snapshot").IsUndefined() {
+		t.Fatal("close saved no snapshot")
+	}
+
+	st = open()
+	t.Cleanup(func() { await(t, st.Call("close")) })
+	got := wantResolve(t, st.Call("get", "orders/k1"))
+	if got.Get("_rev").String() != doc.Get("_rev").String() {
+		t.Errorf("reopened _rev = %v, want %v", got.Get("_rev"), doc.Get("_rev"))
+	}
+	if n := wantResolve(t, st.Call("pending")).Int(); n != 1 {
+		t.Errorf("pending after reopen = %d, want 1", n)
+	}
+	saves := mem.Get("saves").Int()
+	wantResolve(t, st.Call("flush")) // nothing changed: no save
+	if got := mem.Get("saves").Int(); got != saves {
+		t.Errorf("flush without changes saved (%d saves, want %d)", got, saves)
+	}
+	wantResolve(t, st.Call("put", "orders", `{"_key":"k2"}`))
+	wantResolve(t, st.Call("flush"))
+	if got := mem.Get("saves").Int(); got != saves+1 {
+		t.Errorf("flush after a write: %d saves, want %d", got, saves+1)
+	}
+}
+
+func TestJournal(t *testing.T) {
+	mem := jsObject.New()
+	adapter := js.Global().Get("Function").New(memoryAdapter).Invoke()
+	p, _, err := loadPersister(adapter.Invoke(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := idgen.Range{Prefix: "orders/", Low: 33, High: 64, LastSize: 32, ServerTag: "A"}
+	if err := p.SaveRange("orders", r, 40); err != nil {
+		t.Fatalf("SaveRange: %v", err)
+	}
+	// A new persister (a reload) finds it.
+	p2, _, err := loadPersister(adapter.Invoke(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, mark, ok, err := p2.LoadRange("orders")
+	if err != nil || !ok || mark != 40 || gr.Low != 33 || gr.High != 64 || gr.ServerTag != "A" || gr.Prefix != "orders/" {
+		t.Errorf("LoadRange = %+v, %d, %v, %v; want the range saved with mark 40", gr, mark, ok, err)
+	}
+	if _, _, ok, _ := p2.LoadRange("users"); ok {
+		t.Error("LoadRange of a tag never saved: ok = true")
+	}
+	// A failed journal write is an error, so HiLo hands out nothing from it.
+	mem.Set("failRanges", true)
+	err = p2.SaveRange("orders", r, 48)
+	if code, num := describe(err); code != "unavailable" || num != 503 {
+		t.Errorf("SaveRange on a failing adapter = %v (%s %d), want unavailable 503", err, code, num)
+	}
+	if _, mark, _, _ := p2.LoadRange("orders"); mark != 40 {
+		t.Errorf("mark after a failed save = %d, want 40", mark)
+	}
+}
+
+func TestMergeFunctionFallsBack(t *testing.T) {
+	local := core.Version{ID: "orders/k", Rev: "l", Doc: []byte(`{"v":"local"}`)}
+	remote := core.Version{ID: "orders/k", Rev: "r", Doc: []byte(`{"v":"remote"}`)}
+	tests := []struct {
+		name    string
+		fn      string // the body of a function (local, remote) returning {kind, ...}
+		want    string // rev of the version kept, "" for a new one
+		deleted bool
+		failed  bool
+	}{
+		{"remote", `return {kind: 'remote'}`, "r", false, false},
+		{"local", `return {kind: 'local'}`, "l", false, false},
+		{"merged", `return {kind: 'doc', doc: '{"v":"both"}'}`, "", false, false},
+		{"delete", `return {kind: 'delete'}`, "", true, false},
+		{"error", `return {kind: 'error', message: 'no'}`, "r", false, true},
+		{"throws", `throw new Error('boom')`, "r", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errs []string
+			emit := js.FuncOf(func(_ js.Value, args []js.Value) any {
+				errs = append(errs, args[0].String()+" "+args[1].Get("code").String())
+				return nil
+			})
+			defer emit.Release()
+			fn := js.Global().Get("Function").New("local", "remote", tt.fn)
+			res, err := jsResolver(fn, &events{emit: emit.Value})(local, remote)
+			if err != nil {
+				t.Fatalf("resolver error %v, want none: it must never stall replication", err)
+			}
+			if res.Rev != tt.want || res.Deleted != tt.deleted {
+				t.Errorf("kept rev %q deleted %v, want %q %v", res.Rev, res.Deleted, tt.want, tt.deleted)
+			}
+			if tt.failed != (len(errs) == 1 && errs[0] == "error merge_failed") {
+				t.Errorf("error events %v, want merge_failed: %v", errs, tt.failed)
+			}
+		})
+	}
+}

@@ -1,7 +1,18 @@
 // Compiled (not run) by `npm run typecheck`: the declarations in index.d.ts
 // describe the API as the tests use it.
 
-import { openStore, Store, type HiloError, type Stored, type StoreInfo } from '../index.js';
+import {
+  openStore,
+  Store,
+  type ChangeEvent,
+  type ConflictEvent,
+  type HiloError,
+  type MergeFunction,
+  type Stored,
+  type StoreInfo,
+  type SyncResult,
+  type Version,
+} from '../index.js';
 
 interface Order {
   item: string;
@@ -33,6 +44,27 @@ export async function useStore(): Promise<void> {
   }
   console.log(key, rev, qty, collection, node, connected, deleted);
 
+  const merge: MergeFunction = (local, remote) => (local.deleted ? remote : { ...remote.doc, merged: true });
+  const live = await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', sync: true, onConflict: merge, persist: 'shop' });
+  await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', onConflict: 'local' });
+  const round: SyncResult = await live.sync();
+  const pending: number = await live.pending();
+  const lost: Version<Order>[] = await live.conflicts<Order>(id);
+  const lostQty: number | undefined = lost[0]?.doc?.qty;
+  await live.clearConflicts(id);
+  await live.flush();
+  const off: () => void = live.on('conflict', (e: ConflictEvent) => console.log(e.id, e.kept, e.local.rev, e.remote.deleted));
+  live.on('change', (e: ChangeEvent) => console.log(e.changes.map((c) => c.id)));
+  live.on('error', (e) => console.log(e.code, e.num));
+  off();
+  console.log(round.pushed, round.pulled, pending, lostQty);
+
+  // @ts-expect-error no such event
+  live.on('changes', () => {});
+  // @ts-expect-error sync is a boolean
+  await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', sync: 'yes' });
+  // @ts-expect-error not a policy
+  await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', onConflict: 'mine' });
   // @ts-expect-error database is required
   await openStore({ url: 'ws://127.0.0.1:8080/v1/sync' });
   // @ts-expect-error stores come from openStore

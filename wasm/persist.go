@@ -1,0 +1,266 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall/js"
+	"time"
+
+	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/idgen"
+)
+
+const (
+	// saveDelay is how long the snapshot waits after a change for more
+	// changes, so a burst of writes is saved once.
+	saveDelay = 150 * time.Millisecond
+	// journalStep is how many HiLo numbers one journal write covers. It is
+	// well below the smallest range (32), so a reload usually finds numbers
+	// left in its range; a crash skips at most this many.
+	journalStep = 8
+)
+
+// persister keeps a store durable through a storage adapter that index.js
+// makes (IndexedDB in browsers, files in Node):
+//
+//	load()                    → Promise<{snapshot: Uint8Array|null, node: string|null, ranges: {tag: text}}>
+//	saveSnapshot(bytes, node) → Promise, settled once the snapshot is durable
+//	saveRange(tag, text)      → Promise, settled once the range is durable
+//	close()                   → Promise
+//
+// The snapshot is core.Store.Save's output: documents, pending writes, the
+// checkpoint and conflicts. It is saved saveDelay after changes and on
+// close. The HiLo ranges are journaled separately and at once, since a
+// number may only be handed out once a journal entry covering it is
+// durable (idgen.Journal).
+//
+// # Concurrency
+//
+// A persister is safe for concurrent use. Its methods wait for the adapter's
+// Promises, so they must run in goroutines, never on the event loop.
+type persister struct {
+	adapter js.Value
+
+	mu     sync.Mutex
+	ranges map[string]journalEntry
+
+	gen    atomic.Uint64 // bumped by every change worth saving
+	saveMu sync.Mutex    // one snapshot save at a time
+	saved  uint64        // gen of the last snapshot saved; under saveMu
+	wake   chan struct{}
+}
+
+var _ idgen.Journal = (*persister)(nil)
+
+// journalEntry is one tag's journal record.
+type journalEntry struct {
+	Range idgen.Range `json:"range"`
+	Mark  int64       `json:"mark"`
+}
+
+// persisted is what load found.
+type persisted struct {
+	snapshot []byte // nil for none
+	node     string
+}
+
+// loadPersister reads what adapter holds.
+func loadPersister(adapter js.Value) (*persister, persisted, error) {
+	p := &persister{adapter: adapter, ranges: make(map[string]journalEntry), wake: make(chan struct{}, 1)}
+	var got persisted
+	v, err := awaitPromise(func() js.Value { return adapter.Call("load") })
+	if err != nil {
+		return nil, got, fmt.Errorf("load persisted store: %w", err)
+	}
+	if v.Type() != js.TypeObject {
+		return p, got, nil
+	}
+	if s := v.Get("snapshot"); s.Type() == js.TypeObject {
+		got.snapshot = make([]byte, s.Get("length").Int())
+		js.CopyBytesToGo(got.snapshot, s)
+	}
+	if n := v.Get("node"); n.Type() == js.TypeString {
+		got.node = n.String()
+	}
+	if r := v.Get("ranges"); r.Type() == js.TypeObject {
+		keys := jsObject.Call("keys", r)
+		for i := range keys.Length() {
+			tag := keys.Index(i).String()
+			var e journalEntry
+			if err := json.Unmarshal([]byte(r.Get(tag).String()), &e); err != nil {
+				return nil, got, fmt.Errorf("load persisted range of %q: %w", tag, err)
+			}
+			p.ranges[tag] = e
+		}
+	}
+	return p, got, nil
+}
+
+// SaveRange implements idgen.Journal: it returns once the adapter has made
+// the entry durable.
+func (p *persister) SaveRange(tag string, r idgen.Range, mark int64) error {
+	e := journalEntry{Range: r, Mark: mark}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if _, err := awaitPromise(func() js.Value { return p.adapter.Call("saveRange", tag, string(b)) }); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.ranges[tag] = e
+	p.mu.Unlock()
+	return nil
+}
+
+// LoadRange implements idgen.Journal from what load found.
+func (p *persister) LoadRange(tag string) (idgen.Range, int64, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.ranges[tag]
+	return e.Range, e.Mark, ok, nil
+}
+
+// changed marks the store as changed since the last snapshot and wakes the
+// saver. It never blocks.
+func (p *persister) changed() {
+	p.gen.Add(1)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run saves the snapshot saveDelay after changes until ctx ends; failures
+// go to report.
+func (p *persister) run(ctx context.Context, save func() error, report func(error)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.wake:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(saveDelay):
+		}
+		if err := save(); err != nil {
+			report(err)
+		}
+	}
+}
+
+// save writes st's snapshot with node, unless nothing changed since the last
+// one.
+func (p *persister) save(st *core.Store, node string) error {
+	p.saveMu.Lock()
+	defer p.saveMu.Unlock()
+	gen := p.gen.Load()
+	if gen == p.saved {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := st.Save(&buf); err != nil {
+		return err
+	}
+	_, err := awaitPromise(func() js.Value {
+		u8 := jsUint8Array.New(buf.Len())
+		js.CopyBytesToJS(u8, buf.Bytes())
+		return p.adapter.Call("saveSnapshot", u8, node)
+	})
+	if err != nil {
+		return fmt.Errorf("save snapshot: %w", err)
+	}
+	p.saved = gen
+	return nil
+}
+
+// close releases the adapter (in browsers, the lock on its name).
+func (p *persister) close() error {
+	_, err := awaitPromise(func() js.Value { return p.adapter.Call("close") })
+	return err
+}
+
+// leaseOnly is a range source that cannot take ranges back. A persisted
+// store keeps its range for the next session instead of returning it on
+// close: idgen.HiLo.Close returns ranges only to a RangeReturner.
+type leaseOnly struct{ cli *client.Client }
+
+var _ idgen.RangeSource = leaseOnly{}
+
+// NextRange implements idgen.RangeSource.
+func (l leaseOnly) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	return l.cli.NextRange(ctx, tag, last)
+}
+
+var jsUint8Array = js.Global().Get("Uint8Array")
+
+// jsRejection is a Promise rejected with something other than an Error
+// carrying a code.
+type jsRejection struct{ msg string }
+
+func (e *jsRejection) Error() string { return e.msg }
+
+// hostCodedError is a rejection from index.js's adapter that carries a code
+// and a number, such as "locked".
+type hostCodedError struct {
+	code string
+	num  int
+	msg  string
+}
+
+func (e *hostCodedError) Error() string { return e.msg }
+
+// awaitPromise calls start, which returns a Promise (or a value), and waits
+// for it to settle. It must run in a goroutine: the event loop goes on while
+// it waits. A start that throws is a rejection.
+func awaitPromise(start func() js.Value) (js.Value, error) {
+	type outcome struct {
+		v  js.Value
+		ok bool
+	}
+	ch := make(chan outcome, 1)
+	var onOK, onErr js.Func
+	onOK = js.FuncOf(func(_ js.Value, args []js.Value) any { ch <- outcome{arg(args, 0), true}; return nil })
+	onErr = js.FuncOf(func(_ js.Value, args []js.Value) any { ch <- outcome{arg(args, 0), false}; return nil })
+	defer onOK.Release()
+	defer onErr.Release()
+	_, err := protect(func() (any, error) {
+		jsPromise.Call("resolve", start()).Call("then", onOK, onErr)
+		return nil, nil
+	})
+	if err != nil {
+		return js.Undefined(), err
+	}
+	o := <-ch
+	if o.ok {
+		return o.v, nil
+	}
+	return js.Undefined(), rejectionError(o.v)
+}
+
+// rejectionError turns a rejection reason into an error, keeping its code
+// and num when it has them.
+func rejectionError(reason js.Value) error {
+	if reason.Type() != js.TypeObject {
+		return &jsRejection{msg: reason.String()}
+	}
+	msg := reason.Get("message")
+	text := reason.Call("toString").String()
+	if msg.Type() == js.TypeString {
+		text = msg.String()
+	}
+	code, num := reason.Get("code"), reason.Get("num")
+	if code.Type() == js.TypeString && num.Type() == js.TypeNumber {
+		return &hostCodedError{code: code.String(), num: num.Int(), msg: text}
+	}
+	return &jsRejection{msg: text}
+}
