@@ -189,7 +189,8 @@ type Options struct {
 	// durable, so a generator made after a reload goes on from the journal
 	// without a lease and never hands out a number twice.
 	Journal Journal
-	// JournalStep is how many numbers one journal write covers. Default 64.
+	// JournalStep is how many numbers one journal write covers, at most a
+	// quarter of the range in use. Default 64.
 	// A crash loses at most this many numbers (they are skipped, never
 	// reused).
 	JournalStep int64
@@ -278,7 +279,10 @@ func (h *HiLo) journal(w *window, n int64) error {
 	if n <= w.mark.Load() {
 		return nil
 	}
-	mark := min(n+h.opts.JournalStep-1, w.r.High)
+	// A step of at most a quarter of the range, so a reload skips only part
+	// of a small range instead of all of it.
+	step := min(h.opts.JournalStep, max(1, (w.r.High-w.r.Low+1)/4))
+	mark := min(n+step-1, w.r.High)
 	if err := h.opts.Journal.SaveRange(h.tag, w.r, mark); err != nil {
 		return fmt.Errorf("journal range for %q: %w", h.tag, err)
 	}

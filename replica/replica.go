@@ -35,6 +35,9 @@ type Options struct {
 	Resolve core.Resolver
 	// OnConflict is called for every conflict settled.
 	OnConflict func(core.Conflict)
+	// OnApply is called with the remote changes of each batch after they
+	// were applied (changes at or below the checkpoint were skipped).
+	OnApply func(changes []core.RemoteChange)
 	// OnAck is called with the writes the server accepted, after they are
 	// recorded locally: a write reported here is safe on the server.
 	OnAck func(acks []core.Ack)
@@ -167,6 +170,9 @@ func (r *Replicator) apply(changes []core.RemoteChange, last int64) error {
 	if err != nil {
 		return err
 	}
+	if r.opts.OnApply != nil && len(changes) > 0 {
+		r.opts.OnApply(changes)
+	}
 	if r.opts.OnConflict != nil {
 		for _, c := range conflicts {
 			r.opts.OnConflict(c)
@@ -272,15 +278,24 @@ func (r *Replicator) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	type batch struct {
-		changes []client.Change
-		last    int64
-	}
-	feed := make(chan batch, 16)
+	// The feed callback runs on the client's reader, which must never block:
+	// a Push below waits for a reply only that reader can deliver. So
+	// batches queue without a bound (the server sends only what it has
+	// accepted) and a one-slot channel signals that some are waiting.
+	var (
+		queueMu sync.Mutex
+		queue   []client.Change
+		queued  int64 // last of the newest queued batch
+	)
+	feed := make(chan struct{}, 1)
 	err = r.cli.Subscribe(ctx, since, func(changes []client.Change, last int64) {
+		queueMu.Lock()
+		queue = append(queue, changes...)
+		queued = last
+		queueMu.Unlock()
 		select {
-		case feed <- batch{changes, last}:
-		case <-ctx.Done():
+		case feed <- struct{}{}:
+		default:
 		}
 	})
 	if err != nil {
@@ -311,11 +326,14 @@ func (r *Replicator) follow(ctx context.Context) error {
 			if _, err := r.Push(ctx); err != nil {
 				return err
 			}
-		case b := <-feed:
+		case <-feed:
+			queueMu.Lock()
+			changes, last := queue, queued
+			queue = nil
+			queueMu.Unlock()
 			// ApplyRemote skips what a concurrent Pull applied already, so
-			// the feed needs no lock (which could deadlock with a Pull
-			// waiting on the reader this callback's channel feeds).
-			if err := r.apply(remoteChanges(b.changes), b.last); err != nil {
+			// the feed needs no lock of its own.
+			if err := r.apply(remoteChanges(changes), last); err != nil {
 				return err
 			}
 		}
