@@ -4,12 +4,12 @@ go 1.26
 
 require (
 	github.com/coder/websocket v1.8.15
+	github.com/syumai/workers v0.33.0
 	github.com/tidwall/buntdb v1.3.2
 	github.com/tidwall/gjson v1.20.0
 )
 
 require (
-	github.com/syumai/workers v0.33.0 // indirect
 	github.com/tidwall/btree v1.4.2 // indirect
 	github.com/tidwall/grect v0.1.4 // indirect
 	github.com/tidwall/match v1.1.1 // indirect

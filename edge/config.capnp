@@ -1,0 +1,38 @@
+# workerd config for the hilodb edge worker.
+#
+#   HILODB_URL=ws://127.0.0.1:8080/v1/sync HILODB_DB=shop \
+#     npx workerd serve config.capnp [--socket-addr http=127.0.0.1:8788]
+#
+# Run build.sh first: the worker's modules are embedded from build/.
+
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "edge", worker = .edgeWorker),
+    # Outbound connections, the sync server's websocket included, go through
+    # the "internet" service. Its default allows public addresses only; a
+    # sync server on this machine or a private network needs these too.
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [
+    (name = "http", address = "127.0.0.1:8788", http = (), service = "edge"),
+  ],
+);
+
+const edgeWorker :Workerd.Worker = (
+  modules = [
+    (name = "worker.mjs", esModule = embed "worker.mjs"),
+    (name = "wasm_exec.js", esModule = embed "build/wasm_exec.js"),
+    (name = "app.wasm", wasm = embed "build/app.wasm"),
+  ],
+  # Text bindings read from workerd's environment; an unset variable gives
+  # null, which the worker treats as not configured. On Cloudflare these are
+  # ordinary vars and secrets (HILODB_TOKEN should be a secret).
+  bindings = [
+    (name = "HILODB_URL", fromEnvironment = "HILODB_URL"),
+    (name = "HILODB_DB", fromEnvironment = "HILODB_DB"),
+    (name = "HILODB_TOKEN", fromEnvironment = "HILODB_TOKEN"),
+  ],
+  compatibilityDate = "2026-11-01",
+);
