@@ -227,21 +227,31 @@ func (s *Store) Checkpoint() (int64, error) {
 	return n, nil
 }
 
+// ApplyResult tells what ApplyRemote did.
+type ApplyResult struct {
+	// Changed are the remote versions that changed the local store: not
+	// those skipped below the checkpoint, already here, or this store's own
+	// writes echoed back, nor a conflict settled by keeping the local
+	// version.
+	Changed []Version
+	// Conflicts are the conflicts settled.
+	Conflicts []Conflict
+}
+
 // ApplyRemote applies changes from the server's feed in one transaction and
 // moves the checkpoint to last (when last is higher). Changes at or below
 // the checkpoint are skipped: everything up to it is applied already or
-// superseded by a later change. A document without
-// pending local writes takes the server's version; one with pending writes
-// that the server's version does not already include is a conflict, settled
-// by resolve (nil means ServerWins). The losing version is kept readable
-// through Conflicts. It returns the conflicts settled.
-func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver) ([]Conflict, error) {
+// superseded by a later change. A document without pending local writes
+// takes the server's version; one with pending writes that the server's
+// version does not already include is a conflict, settled by resolve (nil
+// means ServerWins). The losing version is kept readable through Conflicts.
+func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver) (ApplyResult, error) {
 	if resolve == nil {
 		resolve = ServerWins
 	}
-	var conflicts []Conflict
+	var res ApplyResult
 	err := s.db.Update(func(tx *buntdb.Tx) error {
-		conflicts = conflicts[:0]
+		res = ApplyResult{}
 		ckpt, err := txInt(tx, checkpointKey)
 		if err != nil {
 			return err
@@ -252,26 +262,27 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 				// from another batch (a pull and the live feed can overlap).
 				continue
 			}
-			c, err := s.applyOne(tx, ch.Version, resolve)
+			changed, c, err := s.applyOne(tx, ch.Version, resolve)
 			if err != nil {
 				return fmt.Errorf("apply %q: %w", ch.ID, err)
 			}
+			if changed {
+				res.Changed = append(res.Changed, ch.Version)
+			}
 			if c != nil {
-				conflicts = append(conflicts, *c)
+				res.Conflicts = append(res.Conflicts, *c)
 			}
 		}
-		if last > 0 {
-			if last > ckpt {
-				_, _, err = tx.Set(checkpointKey, strconv.FormatInt(last, 10), nil)
-				return err
-			}
+		if last > ckpt {
+			_, _, err = tx.Set(checkpointKey, strconv.FormatInt(last, 10), nil)
+			return err
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("apply remote changes: %w", err)
+		return ApplyResult{}, fmt.Errorf("apply remote changes: %w", err)
 	}
-	return conflicts, nil
+	return res, nil
 }
 
 func txInt(tx *buntdb.Tx, key string) (int64, error) {
@@ -285,74 +296,79 @@ func txInt(tx *buntdb.Tx, key string) (int64, error) {
 	return strconv.ParseInt(v, 10, 64)
 }
 
-func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (*Conflict, error) {
+// applyOne applies one remote version and reports whether the local store
+// changed and the conflict it settled, if any.
+func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (bool, *Conflict, error) {
 	if v, _, err := DecodeRev(remote.Rev); err == nil {
 		s.clock.Observe(v)
 	}
 	m, _, err := getMeta(tx, remote.ID)
 	if err != nil {
-		return nil, err
+		return false, nil, err
 	}
 	if !m.Dirty {
 		if m.Rev == remote.Rev && remote.Rev != "" {
-			return nil, nil // already here
+			return false, nil, nil // already here
 		}
-		return nil, takeRemote(tx, remote)
+		_, getErr := tx.Get(docPrefix + remote.ID)
+		changed := getErr == nil || !remote.Deleted // deleting nothing is no change
+		return changed, nil, takeRemote(tx, remote)
 	}
 	switch {
 	case m.Rev == remote.Rev:
 		// Our own write, echoed back (its acknowledgement may have been lost).
 		m.Base, m.Dirty = remote.Rev, false
 		if m.Deleted {
-			return nil, errors.Join(deleteKey(tx, metaPrefix+remote.ID), deleteKey(tx, dirtyPrefix+remote.ID))
+			return false, nil, errors.Join(deleteKey(tx, metaPrefix+remote.ID), deleteKey(tx, dirtyPrefix+remote.ID))
 		}
-		return nil, putMeta(tx, remote.ID, m)
+		return false, nil, putMeta(tx, remote.ID, m)
 	case remote.Rev == m.Base:
-		return nil, nil // nothing the local write does not build on
+		return false, nil, nil // nothing the local write does not build on
 	}
 	local := Version{ID: remote.ID, Rev: m.Rev, Deleted: m.Deleted}
 	if !m.Deleted {
 		doc, err := tx.Get(docPrefix + remote.ID)
 		if err != nil {
-			return nil, fmt.Errorf("read local version: %w", err)
+			return false, nil, fmt.Errorf("read local version: %w", err)
 		}
 		local.Doc = json.RawMessage(doc)
 	}
 	res, err := resolve(local, remote)
 	if err != nil {
-		return nil, fmt.Errorf("resolve conflict: %w", err)
+		return false, nil, fmt.Errorf("resolve conflict: %w", err)
 	}
 	c := &Conflict{ID: remote.ID, Local: local, Remote: remote}
 	if res.Rev == remote.Rev && res.Deleted == remote.Deleted {
 		c.Kept = "remote"
 		if err := keepConflict(tx, local); err != nil {
-			return nil, err
+			return false, nil, err
 		}
-		return c, takeRemote(tx, remote)
+		return true, c, takeRemote(tx, remote)
 	}
 	c.Kept = "merged"
 	if res.Rev == local.Rev {
 		c.Kept = "local"
 	}
 	if err := keepConflict(tx, remote); err != nil {
-		return nil, err
+		return false, nil, err
 	}
 	rev := s.clock.NextRev()
 	nm := syncMeta{Base: remote.Rev, Rev: rev, Deleted: res.Deleted, Dirty: true}
+	changed := c.Kept == "merged"
 	if res.Deleted {
 		if err := deleteKey(tx, docPrefix+remote.ID); err != nil {
-			return nil, err
+			return false, nil, err
 		}
-		return c, putMeta(tx, remote.ID, nm)
+		return changed, c, putMeta(tx, remote.ID, nm)
 	}
 	doc, err := withFields(res.Doc, remote.ID, rev)
 	if err != nil {
-		return nil, fmt.Errorf("resolved document: %w", err)
+		return false, nil, fmt.Errorf("resolved document: %w", err)
 	}
 	if _, _, err := tx.Set(docPrefix+remote.ID, string(doc), nil); err != nil {
-		return nil, err
+		return false, nil, err
 	}
-	return c, putMeta(tx, remote.ID, nm)
+	return changed, c, putMeta(tx, remote.ID, nm)
 }
 
 // takeRemote makes the server's version the local one, with nothing pending.

@@ -64,19 +64,22 @@ func TestPendingAndAcknowledge(t *testing.T) {
 
 func TestApplyRemote(t *testing.T) {
 	s := newTestStore(t)
-	cs, err := s.ApplyRemote([]core.RemoteChange{
+	res, err := s.ApplyRemote([]core.RemoteChange{
 		remote("notes/a", "r2", 10, `{"_id":"notes/a","_rev":"r2","v":2}`),
 		remote("notes/b", "r1", 11, `{"_id":"notes/b","_rev":"r1"}`),
+		remote("notes/c", "r1", 11, ""), // a deletion of something never here
 	}, 11, nil)
-	if err != nil || len(cs) != 0 {
-		t.Fatalf("apply: %v %v", cs, err)
+	if err != nil || len(res.Conflicts) != 0 || len(res.Changed) != 2 {
+		t.Fatalf("apply: %+v %v", res, err)
 	}
 	if ck, _ := s.Checkpoint(); ck != 11 {
 		t.Fatalf("checkpoint %d, want 11", ck)
 	}
 	// An older change arriving late (a pull overlapping the live feed) is
 	// skipped, never rolling the document back.
-	s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r1", 9, `{"_id":"notes/a","_rev":"r1","v":1}`)}, 9, nil)
+	if res, _ := s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r1", 9, `{"_id":"notes/a","_rev":"r1","v":1}`)}, 9, nil); len(res.Changed) != 0 {
+		t.Errorf("stale change reported as a change: %+v", res)
+	}
 	if got := decode(t, must(s.Get("notes/a")))["v"]; got != 2.0 {
 		t.Fatalf("stale change applied: v=%v", got)
 	}
@@ -84,7 +87,9 @@ func TestApplyRemote(t *testing.T) {
 		t.Fatalf("checkpoint went back to %d", ck)
 	}
 	// A remote tombstone deletes; nothing becomes pending.
-	s.ApplyRemote([]core.RemoteChange{remote("notes/b", "r2", 12, "")}, 12, nil)
+	if res, _ := s.ApplyRemote([]core.RemoteChange{remote("notes/b", "r2", 12, "")}, 12, nil); len(res.Changed) != 1 {
+		t.Errorf("remote delete not reported: %+v", res)
+	}
 	if _, err := s.Get("notes/b"); err == nil {
 		t.Fatal("remote delete not applied")
 	}
@@ -114,9 +119,13 @@ func TestApplyRemoteConflictPolicies(t *testing.T) {
 			s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r1", 1, `{"_id":"notes/a","_rev":"r1","v":1}`)}, 1, nil)
 			out, _ := s.Put(context.Background(), "notes", []byte(`{"_key":"a","v":5}`))
 			localRev := decode(t, out)["_rev"].(string)
-			cs, err := s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r9", 2, `{"_id":"notes/a","_rev":"r9","v":9}`)}, 2, tt.resolve)
+			res, err := s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r9", 2, `{"_id":"notes/a","_rev":"r9","v":9}`)}, 2, tt.resolve)
+			cs := res.Conflicts
 			if err != nil || len(cs) != 1 || cs[0].Kept != tt.kept {
 				t.Fatalf("conflicts %+v, %v; want kept %s", cs, err, tt.kept)
+			}
+			if wantChanged := tt.kept != "local"; (len(res.Changed) == 1) != wantChanged {
+				t.Errorf("changed %+v, want a change: %v", res.Changed, wantChanged)
 			}
 			doc := decode(t, must(s.Get("notes/a")))
 			if doc["v"] != tt.wantV {

@@ -35,9 +35,11 @@ type Options struct {
 	Resolve core.Resolver
 	// OnConflict is called for every conflict settled.
 	OnConflict func(core.Conflict)
-	// OnApply is called with the remote changes of each batch after they
-	// were applied (changes at or below the checkpoint were skipped).
-	OnApply func(changes []core.RemoteChange)
+	// OnApply is called after each batch of remote changes is applied
+	// (from a pull, the live feed, or a push conflict), with what changed.
+	OnApply func(core.ApplyResult)
+	// OnConnect is called each time Run is following the live feed again.
+	OnConnect func()
 	// OnAck is called with the writes the server accepted, after they are
 	// recorded locally: a write reported here is safe on the server.
 	OnAck func(acks []core.Ack)
@@ -141,7 +143,7 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 		}
 		total += len(acks)
 		if len(remote) > 0 {
-			if err := r.apply(remote, 0); err != nil {
+			if _, err := r.apply(remote, 0); err != nil {
 				return total, err
 			}
 		}
@@ -165,20 +167,21 @@ func versionOf(id string, doc json.RawMessage) core.Version {
 	return v
 }
 
-func (r *Replicator) apply(changes []core.RemoteChange, last int64) error {
-	conflicts, err := r.store.ApplyRemote(changes, last, r.opts.Resolve)
+// apply applies remote changes and returns how many changed the store.
+func (r *Replicator) apply(changes []core.RemoteChange, last int64) (int, error) {
+	res, err := r.store.ApplyRemote(changes, last, r.opts.Resolve)
 	if err != nil {
-		return err
-	}
-	if r.opts.OnApply != nil && len(changes) > 0 {
-		r.opts.OnApply(changes)
+		return 0, err
 	}
 	if r.opts.OnConflict != nil {
-		for _, c := range conflicts {
+		for _, c := range res.Conflicts {
 			r.opts.OnConflict(c)
 		}
 	}
-	return nil
+	if r.opts.OnApply != nil && (len(res.Changed) > 0 || len(res.Conflicts) > 0) {
+		r.opts.OnApply(res)
+	}
+	return len(res.Changed), nil
 }
 
 func remoteChanges(changes []client.Change) []core.RemoteChange {
@@ -190,7 +193,8 @@ func remoteChanges(changes []client.Change) []core.RemoteChange {
 }
 
 // Pull applies every change the server has after the store's checkpoint and
-// returns how many it applied. When the server has compacted away tombstones
+// returns how many changed the local store (this store's own writes coming
+// back are not counted). When the server has compacted away tombstones
 // newer than the checkpoint, the deletions they carried can no longer be
 // learnt one by one: Pull then resyncs, fetching the whole database and
 // dropping the synced documents the server no longer has.
@@ -221,11 +225,12 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 			}
 		}
 		if len(reply.Changes) > 0 || reply.Last > since {
-			if err := r.apply(remoteChanges(reply.Changes), reply.Last); err != nil {
+			n, err := r.apply(remoteChanges(reply.Changes), reply.Last)
+			total += n
+			if err != nil {
 				return total, err
 			}
 		}
-		total += len(reply.Changes)
 		if !reply.More {
 			if seen != nil {
 				n, err := r.store.DropUnseen(seen)
@@ -251,9 +256,14 @@ func (r *Replicator) Sync(ctx context.Context) error {
 // feed, pushes local writes as they happen, and after a lost connection
 // retries with backoff from the store's checkpoint. It returns ctx's error.
 func (r *Replicator) Run(ctx context.Context) error {
-	backoff := 50 * time.Millisecond
+	const minBackoff = 50 * time.Millisecond
+	backoff := minBackoff
 	for {
-		err := r.follow(ctx)
+		var connected bool
+		err := r.follow(ctx, &connected)
+		if connected {
+			backoff = minBackoff // it worked for a while: retry soon
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -270,7 +280,7 @@ func (r *Replicator) Run(ctx context.Context) error {
 }
 
 // follow runs one connection's worth of live replication.
-func (r *Replicator) follow(ctx context.Context) error {
+func (r *Replicator) follow(ctx context.Context, connected *bool) error {
 	if err := r.Sync(ctx); err != nil {
 		return err
 	}
@@ -305,6 +315,10 @@ func (r *Replicator) follow(ctx context.Context) error {
 	if done == nil {
 		return client.ErrDisconnected
 	}
+	*connected = true
+	if r.opts.OnConnect != nil {
+		r.opts.OnConnect()
+	}
 	// Writes made between Sync and Subscribe.
 	if _, err := r.Push(ctx); err != nil {
 		return err
@@ -333,7 +347,7 @@ func (r *Replicator) follow(ctx context.Context) error {
 			queueMu.Unlock()
 			// ApplyRemote skips what a concurrent Pull applied already, so
 			// the feed needs no lock of its own.
-			if err := r.apply(remoteChanges(changes), last); err != nil {
+			if _, err := r.apply(remoteChanges(changes), last); err != nil {
 				return err
 			}
 		}

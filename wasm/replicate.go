@@ -14,7 +14,6 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/replica"
-	"github.com/tidwall/gjson"
 )
 
 const (
@@ -22,8 +21,6 @@ const (
 	pullLimit = 10000
 	// pingEvery keeps a quiet live connection from the server's idle timeout.
 	pingEvery = 30 * time.Second
-	// maxBackoff bounds the wait between reconnects of live replication.
-	maxBackoff = 5 * time.Second
 	// finalPushTimeout bounds the push close makes of writes still pending.
 	finalPushTimeout = 3 * time.Second
 )
@@ -42,255 +39,99 @@ func (e *mergeError) Error() string {
 	return fmt.Sprintf("onConflict for %q failed: %s; the server's version was kept and the local one is readable with conflicts()", e.id, e.msg)
 }
 
-// syncer replicates one store. Pushes go through replica.Replicator, which
-// settles push conflicts; pulls and the live feed are applied here rather
-// than by replica.Pull and replica.Run, because the 'change' event needs the
-// changes that were applied and replica reports only conflicts.
+// syncer replicates one store through replica.Replicator and turns what it
+// reports into the store's events.
 //
 // # Concurrency
 //
 // A syncer is safe for concurrent use: sync() calls from JavaScript may run
-// while run follows the live feed. Remote changes are applied under applyMu,
-// which is never held across a network call.
+// while run follows the live feed (core.Store.ApplyRemote skips what the
+// other one applied already).
 type syncer struct {
 	store   *core.Store
 	cli     *client.Client
 	rep     *replica.Replicator
-	resolve core.Resolver
 	events  *events
 	changed func() // called after the store's replication state moved
 
-	applyMu sync.Mutex
-	wake    chan struct{} // a local write was made
+	errMu   sync.Mutex
+	lastErr string // code of the last error event of the live loop
 }
 
 func newSyncer(st *core.Store, cli *client.Client, resolve core.Resolver, ev *events, changed func()) *syncer {
-	s := &syncer{store: st, cli: cli, resolve: resolve, events: ev, changed: changed, wake: make(chan struct{}, 1)}
+	s := &syncer{store: st, cli: cli, events: ev, changed: changed}
 	s.rep = replica.New(st, cli, replica.Options{
 		Resolve:    resolve,
-		OnConflict: s.pushConflict,
+		OnConflict: ev.conflict,
+		OnApply:    s.applied,
 		OnAck:      func([]core.Ack) { changed() },
+		OnConnect:  s.connected,
+		OnError:    s.liveError,
 		PullLimit:  pullLimit,
-	})
-	st.OnWrite(func() {
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		PingEvery:  pingEvery,
 	})
 	return s
 }
 
-// pushConflict reports a conflict settled while pushing. The stored
-// document changed unless the local version was kept, so it is a change too.
-func (s *syncer) pushConflict(c core.Conflict) {
-	s.events.conflict(c)
-	if c.Kept != "local" {
-		s.events.changes([]changeEvent{{ID: c.ID, Rev: c.Remote.Rev, Deleted: c.Remote.Deleted}})
+// applied reports remote changes that changed the store as a 'change' event
+// (a write of this store echoed back is not a change).
+func (s *syncer) applied(res core.ApplyResult) {
+	if len(res.Changed) > 0 {
+		cs := make([]changeEvent, len(res.Changed))
+		for i, v := range res.Changed {
+			cs[i] = changeEvent{ID: v.ID, Rev: v.Rev, Deleted: v.Deleted}
+		}
+		s.events.changes(cs)
 	}
 	s.changed()
 }
 
-// round pushes every pending write, then pulls everything new.
+// connected forgets the last error: replication works again.
+func (s *syncer) connected() {
+	s.errMu.Lock()
+	s.lastErr = ""
+	s.errMu.Unlock()
+}
+
+// liveError reports an error of the live loop once per error code until
+// replication works again: retries fail alike while offline, with texts that
+// differ.
+func (s *syncer) liveError(err error) {
+	code, _ := describe(err)
+	s.errMu.Lock()
+	repeat := code == s.lastErr
+	s.lastErr = code
+	s.errMu.Unlock()
+	if !repeat {
+		s.events.error(err)
+	}
+}
+
+// round pushes every pending write, then pulls everything new, and returns
+// how many writes the server accepted and how many remote changes changed
+// the store.
 func (s *syncer) round(ctx context.Context) (pushed, pulled int, err error) {
 	pushed, err = s.rep.Push(ctx)
 	if err != nil {
 		return pushed, 0, fmt.Errorf("sync: %w", err)
 	}
-	pulled, err = s.pull(ctx)
+	pulled, err = s.rep.Pull(ctx)
 	if err != nil {
 		return pushed, pulled, fmt.Errorf("sync: %w", err)
 	}
 	return pushed, pulled, nil
 }
 
-// pull applies every change after the store's checkpoint and returns how
-// many of them changed the local store.
-func (s *syncer) pull(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		since, err := s.store.Checkpoint()
-		if err != nil {
-			return total, err
-		}
-		reply, err := s.cli.Pull(ctx, since, pullLimit)
-		if err != nil {
-			return total, err
-		}
-		n, err := s.apply(reply.Changes, reply.Last)
-		total += n
-		if err != nil || !reply.More {
-			return total, err
-		}
-	}
-}
+// run follows the server until ctx ends (replica.Run): the live feed, local
+// writes pushed as they are made, and after a lost connection another try
+// with backoff from the checkpoint.
+func (s *syncer) run(ctx context.Context) { _ = s.rep.Run(ctx) }
 
 // changeEvent is one entry of a 'change' event.
 type changeEvent struct {
 	ID      string `json:"id"`
 	Rev     string `json:"rev"`
 	Deleted bool   `json:"deleted"`
-}
-
-// apply applies a batch of the server's changes and reports the conflicts
-// and the changes that the store did not have yet (a write of this store
-// echoed back is not a change). It returns how many changes those were.
-func (s *syncer) apply(changes []client.Change, last int64) (int, error) {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	ckpt, err := s.store.Checkpoint()
-	if err != nil {
-		return 0, err
-	}
-	if len(changes) == 0 && last <= ckpt {
-		return 0, nil
-	}
-	remote := make([]core.RemoteChange, 0, len(changes))
-	var fresh []changeEvent
-	for _, c := range changes {
-		if c.Seq > 0 && c.Seq <= ckpt {
-			continue // a pull and the live feed overlapped
-		}
-		remote = append(remote, core.RemoteChange{Version: core.Version{ID: c.ID, Rev: c.Rev, Doc: c.Doc, Deleted: c.Deleted}, Seq: c.Seq})
-		if !s.has(c) {
-			fresh = append(fresh, changeEvent{ID: c.ID, Rev: c.Rev, Deleted: c.Deleted})
-		}
-	}
-	conflicts, err := s.store.ApplyRemote(remote, last, s.resolve)
-	if err != nil {
-		return 0, err
-	}
-	for _, c := range conflicts {
-		s.events.conflict(c)
-	}
-	s.events.changes(fresh)
-	s.changed()
-	return len(fresh), nil
-}
-
-// has reports whether the store holds c's version already.
-func (s *syncer) has(c client.Change) bool {
-	doc, err := s.store.Get(c.ID)
-	if err != nil {
-		return c.Deleted
-	}
-	return !c.Deleted && gjson.GetBytes(doc, "_rev").String() == c.Rev
-}
-
-// run follows the server until ctx ends: a round, then the live feed, local
-// writes pushed as they are made, and after a lost connection another try
-// with backoff from the checkpoint. Errors go to the 'error' event, once
-// per error code until replication works again.
-func (s *syncer) run(ctx context.Context) {
-	backoff := 50 * time.Millisecond
-	var last string
-	for {
-		err := s.follow(ctx, func() {
-			backoff, last = 50*time.Millisecond, ""
-		})
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			// Retries fail alike while offline, with texts that differ.
-			if code, _ := describe(err); code != last {
-				last = code
-				s.events.error(err)
-			}
-		}
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return
-		}
-		backoff = min(backoff*2, maxBackoff)
-	}
-}
-
-// batch is one message of the live feed.
-type batch struct {
-	changes []client.Change
-	last    int64
-}
-
-// feed queues live changes without bound, so the client's reader never
-// waits for the applier: the applier may itself be waiting for a reply that
-// only the reader can deliver. The server drops a subscriber that falls far
-// behind, which bounds the queue.
-type feed struct {
-	mu    sync.Mutex
-	queue []batch
-	ready chan struct{}
-}
-
-func (f *feed) add(b batch) {
-	f.mu.Lock()
-	f.queue = append(f.queue, b)
-	f.mu.Unlock()
-	select {
-	case f.ready <- struct{}{}:
-	default:
-	}
-}
-
-func (f *feed) take() []batch {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	q := f.queue
-	f.queue = nil
-	return q
-}
-
-// follow runs one connection's worth of live replication; connected is
-// called once it is subscribed.
-func (s *syncer) follow(ctx context.Context, connected func()) error {
-	if _, _, err := s.round(ctx); err != nil {
-		return err
-	}
-	since, err := s.store.Checkpoint()
-	if err != nil {
-		return err
-	}
-	f := &feed{ready: make(chan struct{}, 1)}
-	err = s.cli.Subscribe(ctx, since, func(changes []client.Change, last int64) {
-		f.add(batch{changes, last})
-	})
-	if err != nil {
-		return err
-	}
-	done := s.cli.Done()
-	if done == nil {
-		return client.ErrDisconnected
-	}
-	connected()
-	// Writes made between the round and the subscription.
-	if _, err := s.rep.Push(ctx); err != nil {
-		return err
-	}
-	keepAlive := time.NewTicker(pingEvery)
-	defer keepAlive.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-done:
-			return client.ErrDisconnected
-		case <-keepAlive.C:
-			if err := s.cli.Ping(ctx); err != nil {
-				return err
-			}
-		case <-s.wake:
-			if _, err := s.rep.Push(ctx); err != nil {
-				return err
-			}
-		case <-f.ready:
-			for _, b := range f.take() {
-				if _, err := s.apply(b.changes, b.last); err != nil {
-					return err
-				}
-			}
-		}
-	}
 }
 
 // versionJSON is a document version as JavaScript sees it.
