@@ -54,8 +54,8 @@ deps-npm:
 	cd edge && npm ci --no-audit --no-fund
 	cd playwright-tests && npm ci --no-audit --no-fund
 
-## test: every test — Go (-race), core/idgen under wasm, js in Node, edge in workerd, Chromium
-test: deps build test-go test-wasm test-js test-edge test-browser
+## test: lint, then every test — Go (-race), core/idgen/wasm under wasm, js in Node, edge in workerd, Chromium
+test: deps build lint test-go test-wasm test-js test-edge test-browser
 	@echo "make test: all suites passed"
 
 test-go:

@@ -10,11 +10,6 @@ import (
 	"github.com/hilodb/hilodb/syncserver"
 )
 
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 func results(t *testing.T, m map[string]any) []map[string]any {
 	t.Helper()
 	rs, ok := m["results"].([]any)
