@@ -47,6 +47,10 @@ type Options struct {
 	OnError func(error)
 	// PushBatch is the number of writes per push. Default 1000.
 	PushBatch int
+	// PushBytes bounds the documents of one push, so a batch stays under
+	// the server's message limit (8 MiB by default). Default 4 MiB; a single
+	// larger document is sent alone.
+	PushBytes int
 	// PullLimit is the number of changes per pull. Default 10000.
 	PullLimit int
 	// PingEvery is how often Run pings a quiet connection. Default 30 s.
@@ -69,6 +73,9 @@ type Replicator struct {
 func New(store *core.Store, cli *client.Client, opts Options) *Replicator {
 	if opts.PushBatch <= 0 {
 		opts.PushBatch = 1000
+	}
+	if opts.PushBytes <= 0 {
+		opts.PushBytes = 4 << 20
 	}
 	if opts.PullLimit <= 0 {
 		opts.PullLimit = 10000
@@ -108,9 +115,15 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 		if len(pend) == 0 {
 			return total, nil
 		}
-		items := make([]client.PushItem, len(pend))
-		for i, p := range pend {
-			items[i] = client.PushItem{ID: p.ID, BaseRev: p.BaseRev, Rev: p.Rev, Doc: p.Doc, Deleted: p.Deleted}
+		items := make([]client.PushItem, 0, len(pend))
+		size := 0
+		for _, p := range pend {
+			n := len(p.Doc) + len(p.ID) + len(p.BaseRev) + len(p.Rev) + 64
+			if len(items) > 0 && size+n > r.opts.PushBytes {
+				break // the rest goes in the next round
+			}
+			size += n
+			items = append(items, client.PushItem{ID: p.ID, BaseRev: p.BaseRev, Rev: p.Rev, Doc: p.Doc, Deleted: p.Deleted})
 		}
 		results, err := r.cli.Push(ctx, items)
 		if err != nil {

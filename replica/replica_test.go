@@ -565,3 +565,25 @@ func TestResyncAfterCompaction(t *testing.T) {
 		}
 	}
 }
+
+// TestPushLargeDocuments: documents that together exceed the server's
+// message limit go in several pushes instead of one refused frame.
+func TestPushLargeDocuments(t *testing.T) {
+	srv := startServer(t)
+	a := newNode(t, srv.url(), nil)
+	big := strings.Repeat("x", 300<<10) // 300 KiB each, 12 MiB in all
+	for i := range 40 {
+		a.put(t, fmt.Sprintf(`{"_key":"big%d","pad":"%s"}`, i, big))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := a.rep.Push(ctx)
+	if err != nil || n != 40 {
+		t.Fatalf("push: %d, %v", n, err)
+	}
+	b := newNode(t, srv.url(), nil)
+	b.sync(t)
+	if got := snapshot(t, b.store); len(got) != 40 {
+		t.Fatalf("pulled %d documents, want 40", len(got))
+	}
+}
