@@ -3,9 +3,11 @@ package syncserver
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"html/template"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +67,7 @@ type DatabaseInfo struct {
 	Created    string           `json:"created"`
 	Hilo       map[string]int64 `json:"hilo"`       // HiLo tag → Max
 	Identities map[string]int64 `json:"identities"` // identity name → value
+	Sequence   int64            `json:"sequence"`   // last change sequence (replicated writes)
 }
 
 // ClientInfo is one open connection.
@@ -91,27 +94,36 @@ func (s *Server) overview() (*Overview, error) {
 		}
 		return d
 	}
-	err := s.store.view(func(tx *buntdb.Tx) error {
-		return tx.Ascend("", func(key, val string) bool {
-			switch {
-			case strings.HasPrefix(key, dbPrefix):
-				get(key[len(dbPrefix):]).Created = val
-			case strings.HasPrefix(key, nodePrefix):
-				ov.Nodes++
-			case strings.HasPrefix(key, hiloPrefix), strings.HasPrefix(key, identPrefix):
-				db, name, ok := strings.Cut(key[strings.IndexByte(key, '/')+1:], "/")
-				if !ok {
-					return true
-				}
-				v, _ := counterValue(key, val)
-				if strings.HasPrefix(key, hiloPrefix) {
-					get(db).Hilo[name] = v
-				} else {
-					get(db).Identities[name] = v
-				}
-			}
+	// Only the counters' key ranges are read, never the documents.
+	visit := func(tx *buntdb.Tx, prefix string, fn func(key, val string)) error {
+		return tx.AscendRange("", prefix, prefix+"\xff", func(key, val string) bool {
+			fn(key, val)
 			return true
 		})
+	}
+	counter := func(key, val string) {
+		db, name, ok := strings.Cut(key[strings.IndexByte(key, '/')+1:], "/")
+		if !ok {
+			return
+		}
+		v, _ := counterValue(key, val)
+		if strings.HasPrefix(key, hiloPrefix) {
+			get(db).Hilo[name] = v
+		} else {
+			get(db).Identities[name] = v
+		}
+	}
+	err := s.store.view(func(tx *buntdb.Tx) error {
+		return errors.Join(
+			visit(tx, dbPrefix, func(key, val string) { get(key[len(dbPrefix):]).Created = val }),
+			visit(tx, nodePrefix, func(string, string) { ov.Nodes++ }),
+			visit(tx, hiloPrefix, counter),
+			visit(tx, identPrefix, counter),
+			visit(tx, seqCounterPrefix, func(key, val string) {
+				n, _ := strconv.ParseInt(val, 10, 64)
+				get(key[len(seqCounterPrefix):]).Sequence = n
+			}),
+		)
 	})
 	if err != nil {
 		return nil, err
@@ -184,7 +196,7 @@ td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}td.n{text-align:r
 <h1>hilodb sync server {{.ServerTag}}</h1>
 {{if .Healthy}}<p>Store healthy.</p>{{else}}<p class="bad">Store failed: {{.Problem}}</p>{{end}}
 <p>{{len .Databases}} databases, {{.Nodes}} node tags handed out, {{len .Clients}} clients connected. Read-only; reload to refresh.</p>
-{{range .Databases}}<h2>Database {{.Name}}</h2><p>Created {{.Created}}.</p>
+{{range .Databases}}<h2>Database {{.Name}}</h2><p>Created {{.Created}}. Change sequence {{.Sequence}}.</p>
 <table><tr><th>HiLo tag</th><th>Max</th></tr>{{range $k, $v := .Hilo}}<tr><td>{{$k}}</td><td class="n">{{$v}}</td></tr>{{else}}<tr><td colspan="2">none</td></tr>{{end}}</table>
 <table><tr><th>Identity</th><th>Value</th></tr>{{range $k, $v := .Identities}}<tr><td>{{$k}}</td><td class="n">{{$v}}</td></tr>{{else}}<tr><td colspan="2">none</td></tr>{{end}}</table>
 {{end}}
