@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -442,6 +443,11 @@ func (st *logState) bump(n int64) int {
 			st.values[key] = string(b)
 		} else {
 			st.values[key] = strconv.FormatInt(v, 10)
+		}
+		if db, ok := strings.CutPrefix(key, seqCounterPrefix); ok {
+			// Documents may have rolled back: every client's checkpoint is
+			// now below purgedSeq, which makes it resync from zero.
+			st.values[purgedKey(db)] = strconv.FormatInt(v, 10)
 		}
 	}
 	return len(st.peak)

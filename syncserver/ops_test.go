@@ -232,6 +232,7 @@ func TestBackupRestore(t *testing.T) {
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
 	r.call(`{"id":2,"op":"hilo.next","tag":"orders","lastSize":0,"lastMax":0,"lastRangeAt":""}`)
 	r.call(`{"id":3,"op":"identity.next","name":"c"}`)
+	r.call(`{"id":6,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}}]}`)
 	code, backup := get(t, ts.hs.URL+"/admin/backup", nil)
 	if code != 200 || !strings.Contains(backup, "hilo/shop/orders") {
 		t.Fatalf("backup: %d %q", code, backup)
@@ -266,6 +267,16 @@ func TestBackupRestore(t *testing.T) {
 	}
 	if got := r2.call(`{"id":3,"op":"identity.next","name":"c"}`); got["value"].(float64) <= laterID["value"].(float64) {
 		t.Errorf("after restore: identity %v, want above %v", got, laterID)
+	}
+	// Documents may have rolled back: every client is told to resync, and
+	// the sequence goes on past anything handed out before.
+	pull := r2.call(`{"id":4,"op":"pull","since":1}`)
+	if pull["purgedSeq"].(float64) <= 1 {
+		t.Errorf("after restore: purgedSeq %v, want above every old checkpoint", pull["purgedSeq"])
+	}
+	push := r2.call(`{"id":5,"op":"push","changes":[{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
+	if seq := push["results"].([]any)[0].(map[string]any)["seq"].(float64); seq <= pull["purgedSeq"].(float64) {
+		t.Errorf("after restore: new write got sequence %v, not past %v", seq, pull["purgedSeq"])
 	}
 	// A truncated backup is refused.
 	if err := os.WriteFile(file, []byte(backup[:len(backup)-3]), 0o600); err != nil {
