@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
@@ -70,7 +69,7 @@ var (
 
 // session is one live connection and its outstanding calls.
 type session struct {
-	ws      *websocket.Conn
+	conn    conn
 	mu      sync.Mutex
 	pending map[int64]chan []byte
 	done    chan struct{}
@@ -127,20 +126,18 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if c.sess != nil {
 		return c.sess, nil
 	}
-	ws, _, err := websocket.Dial(ctx, c.url, nil)
+	cn, err := dial(ctx, c.url, c.opts.MaxMessageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w: %w", c.url, ErrDisconnected, err)
 	}
-	ws.SetReadLimit(c.opts.MaxMessageBytes)
-	s := &session{ws: ws, pending: make(map[int64]chan []byte), done: make(chan struct{})}
+	s := &session{conn: cn, pending: make(map[int64]chan []byte), done: make(chan struct{})}
 	go c.readLoop(s)
 	var reply wire.HelloReply
 	id := c.nextID.Add(1)
 	err = c.roundTrip(ctx, s, id, wire.Hello{ID: id, Op: wire.OpHello, DB: c.opts.Database, Token: c.opts.Token, Node: c.node}, &reply)
 	if err != nil {
-		// 1000, not CloseNow's 1001: browsers refuse any other code from
-		// script. In the background: the server may already have hung up.
-		go ws.Close(websocket.StatusNormalClosure, "hello failed")
+		// In the background: the server may already have hung up.
+		go cn.Close("hello failed")
 		return nil, fmt.Errorf("hello: %w", err)
 	}
 	c.serverTag, c.node = reply.ServerTag, reply.Node
@@ -155,7 +152,7 @@ func (c *Client) readLoop(s *session) {
 	var err error
 	for {
 		var data []byte
-		_, data, err = s.ws.Read(context.Background())
+		data, err = s.conn.ReadText(context.Background())
 		if err != nil {
 			break
 		}
@@ -201,7 +198,7 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.ws.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := s.conn.WriteText(ctx, b); err != nil {
 		return fmt.Errorf("send: %w: %w", ErrDisconnected, err)
 	}
 	select {
@@ -328,13 +325,9 @@ func (c *Client) Close() error {
 	if s == nil {
 		return nil
 	}
-	err := s.ws.Close(websocket.StatusNormalClosure, "")
+	err := s.conn.Close("")
 	<-s.done
-	if err != nil && !errors.Is(err, context.Canceled) {
-		var ce websocket.CloseError
-		if errors.As(err, &ce) {
-			return nil
-		}
+	if err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
 	return nil

@@ -1,3 +1,8 @@
+//go:build !js
+
+// These tests run the real sync server on 127.0.0.1, which GOOS=js cannot;
+// transport_js_test.go covers the host WebSocket transport there.
+
 package client_test
 
 import (

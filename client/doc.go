@@ -4,8 +4,15 @@
 //
 // # Wasm
 //
-// The same code runs natively and under GOOS=js GOARCH=wasm, where
-// coder/websocket uses the host's WebSocket.
+// The same code runs natively and under GOOS=js GOARCH=wasm. Natively the
+// websocket is coder/websocket's; under GOOS=js it is the host's global
+// WebSocket (browsers, workerd, Node with one installed), driven through
+// syscall/js by a thin wrapper that keeps net/http out of the build. The
+// wrapper's event listeners never block: they queue what arrived and return,
+// because a listener that waited would hold the host's event loop, and with
+// it the very event it waits for. It sends only text messages and closes
+// only with status 1000, the one code browsers let a script send; a message
+// over Options.MaxMessageBytes ends the connection with an error.
 //
 // # Concurrency
 //

@@ -20,46 +20,6 @@ import wasmModule from "./app.wasm";
 // settles during the other request's turn is delivered to it.
 const REQUEST_DEADLINE_MS = 20_000;
 
-// GoWebSocket is the WebSocket the Go program sees (coder/websocket calls
-// `new WebSocket(url, protocols)` under GOOS=js). workerd has the
-// constructor for outbound sockets; this subclass changes two things:
-//
-//  1. "error" events are not delivered to listeners. coder/websocket answers
-//     an error event by closing the socket and waiting, inside the event
-//     handler, for the "close" event, which cannot be dispatched until that
-//     handler returns. A Go callback that blocks never returns: the Go
-//     scheduler spins and the isolate hangs at 100% CPU. A failed dial (sync
-//     server down, address not allowed) or an abnormal close fires "error"
-//     and then "close"; on "close" alone, Go learns the same (code 1006).
-//  2. Listeners' return values are dropped. Go callbacks return null, which
-//     workerd logs as a warning for every event.
-const NativeWebSocket = globalThis.WebSocket;
-class GoWebSocket extends NativeWebSocket {
-  #wrapped = new Map();
-
-  addEventListener(type, listener, options) {
-    if (type === "error" || typeof listener !== "function") {
-      return;
-    }
-    let wrapper = this.#wrapped.get(listener);
-    if (!wrapper) {
-      wrapper = (event) => {
-        listener.call(this, event);
-      };
-      this.#wrapped.set(listener, wrapper);
-    }
-    super.addEventListener(type, wrapper, options);
-  }
-
-  removeEventListener(type, listener, options) {
-    const wrapper = this.#wrapped.get(listener);
-    if (wrapper) {
-      super.removeEventListener(type, wrapper, options);
-    }
-  }
-}
-globalThis.WebSocket = GoWebSocket;
-
 // TURN_HEADER carries each request's turn token to Go (see turn_js.go).
 const TURN_HEADER = "x-hilodb-turn";
 

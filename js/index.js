@@ -475,8 +475,9 @@ async function startRuntime() {
   if (existing && typeof existing.openStore === 'function') return existing;
 
   if (inNode && typeof globalThis.WebSocket === 'undefined') {
-    // Node 20 has no WebSocket; the Go client uses the global one.
-    globalThis.WebSocket = await browserLikeWebSocket();
+    // Node 20 has no WebSocket; the Go client uses the global one, and the
+    // ws package's has the browser's API.
+    globalThis.WebSocket = (await import('ws')).WebSocket;
   }
   if (typeof globalThis.Go !== 'function') {
     await import('./dist/wasm_exec.js');
@@ -496,101 +497,6 @@ async function startRuntime() {
   } finally {
     delete globalThis[readyHook];
   }
-}
-
-// browserLikeWebSocket returns a WebSocket class for Node with the browser's
-// API over the ws package. It refuses close codes the way browsers do (only
-// 1000 and 3000–4999 may be sent), which the Go websocket library relies on:
-// on an error event it closes with 1011 from inside the event handler and
-// waits for the close event. A browser's refusal makes that a quick return;
-// a close that went ahead would block the event loop for good. The class
-// wraps a ws socket rather than extending it because ws calls its own close
-// method with any code the peer sent.
-async function browserLikeWebSocket() {
-  const { WebSocket: NodeSocket } = await import('ws');
-  const encoder = new TextEncoder();
-
-  class WebSocket {
-    static CONNECTING = 0;
-    static OPEN = 1;
-    static CLOSING = 2;
-    static CLOSED = 3;
-
-    #ws;
-
-    constructor(url, protocols) {
-      this.#ws = new NodeSocket(url, protocols);
-    }
-
-    get url() {
-      return this.#ws.url;
-    }
-    get readyState() {
-      return this.#ws.readyState;
-    }
-    get protocol() {
-      return this.#ws.protocol;
-    }
-    get extensions() {
-      return this.#ws.extensions;
-    }
-    get bufferedAmount() {
-      return this.#ws.bufferedAmount;
-    }
-    get binaryType() {
-      return this.#ws.binaryType;
-    }
-    set binaryType(type) {
-      this.#ws.binaryType = type;
-    }
-
-    get onopen() {
-      return this.#ws.onopen;
-    }
-    set onopen(fn) {
-      this.#ws.onopen = fn;
-    }
-    get onmessage() {
-      return this.#ws.onmessage;
-    }
-    set onmessage(fn) {
-      this.#ws.onmessage = fn;
-    }
-    get onerror() {
-      return this.#ws.onerror;
-    }
-    set onerror(fn) {
-      this.#ws.onerror = fn;
-    }
-    get onclose() {
-      return this.#ws.onclose;
-    }
-    set onclose(fn) {
-      this.#ws.onclose = fn;
-    }
-
-    addEventListener(type, listener, options) {
-      this.#ws.addEventListener(type, listener, options);
-    }
-    removeEventListener(type, listener) {
-      this.#ws.removeEventListener(type, listener);
-    }
-
-    send(data) {
-      this.#ws.send(data);
-    }
-
-    close(code, reason) {
-      if (code !== undefined && code !== 1000 && !(code >= 3000 && code <= 4999)) {
-        throw new DOMException(`close code ${code} is neither 1000 nor in 3000–4999`, 'InvalidAccessError');
-      }
-      if (reason !== undefined && encoder.encode(String(reason)).length > 123) {
-        throw new DOMException('close reason is longer than 123 bytes', 'SyntaxError');
-      }
-      this.#ws.close(code, reason);
-    }
-  }
-  return WebSocket;
 }
 
 async function instantiateFile(url, imports) {
