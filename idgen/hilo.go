@@ -25,8 +25,11 @@ type Range struct {
 	LastRangeAt time.Time // when the server leased it
 }
 
+// valid reports whether r holds at least one number a HiLo may hand out.
+func (r Range) valid() bool { return r.Low >= 1 && r.High >= r.Low }
+
 // RangeSource leases HiLo ranges. NextRange returns a new range for tag;
-// last is the range the caller used before (zero for the first lease), which
+// last is the range the caller leased before (zero for the first), which
 // the server uses to size the next one.
 type RangeSource interface {
 	NextRange(ctx context.Context, tag string, last Range) (Range, error)
@@ -38,12 +41,12 @@ type RangeReturner interface {
 	ReturnRange(ctx context.Context, tag string, end, last int64) error
 }
 
-// window is one leased range being handed out. next is advanced atomically;
-// a value past r.High means the range is spent.
+// window is one leased range, in use or held in reserve. next is advanced
+// atomically; a value past r.High means the range is spent.
 type window struct {
 	r          Range
 	next       atomic.Int64 // last number taken
-	mark       atomic.Int64 // numbers up to mark are journaled (with a Journal)
+	mark       atomic.Int64 // numbers up to mark are journaled (with a Journal); written under HiLo.jmu
 	prefetchAt int64        // taking this number starts the next lease; 0: never
 	suffix     string       // "-" + server tag
 	arena      atomic.Pointer[arena]
@@ -150,6 +153,11 @@ type fetch struct {
 	err  error
 }
 
+// reserveRetry is how long a generator waits after a failed background
+// lease before it tries again on a later call, so that an offline client
+// does not dial the server for every id.
+var reserveRetry = time.Second
+
 // HiLo hands out ids prefix+N+"-"+serverTag from ranges leased from a
 // RangeSource, one lease per range rather than one round trip per id.
 //
@@ -158,20 +166,31 @@ type fetch struct {
 // A HiLo is safe for concurrent use. Taking a number is one atomic add on the
 // current range; the range is swapped whole, so a number is taken from exactly
 // one range and carries that range's server tag. When the range runs out,
-// concurrent callers share one in-flight lease.
+// concurrent callers share one in-flight lease. Leases for the reserve run in
+// one background goroutine at a time, which Close waits for.
 type HiLo struct {
-	tag  string
-	src  RangeSource
-	opts Options
+	tag        string
+	src        RangeSource
+	opts       Options
+	want       int           // ranges to hold in reserve
+	retryDelay time.Duration // reserveRetry when made
 
 	cur atomic.Pointer[window]
 
+	// retry is set when a background lease failed and the reserve is
+	// short; a call after retryAt (UnixNano) starts another.
+	retry   atomic.Bool
+	retryAt atomic.Int64
+
 	mu       sync.Mutex
-	pending  *fetch
-	spare    *window // a range leased ahead by prefetching
+	pending  *fetch    // the lease under way, foreground or background
+	spares   []*window // the reserve, in lease order
 	closed   bool
 	restored bool // the journal was consulted
-	jmu      sync.Mutex
+
+	// jmu orders journal writes; it is taken before mu, never after.
+	jmu  sync.Mutex
+	jcur *window // the window the journal names as Current; under jmu
 
 	ctx    context.Context // background leases; cancelled by Close
 	cancel context.CancelFunc
@@ -183,29 +202,29 @@ type HiLo struct {
 type Options struct {
 	// Prefetch, between 0 and 1, leases the next range in the background
 	// when that fraction of the current range is left, so that callers do
-	// not wait for a lease while online. 0 turns it off.
+	// not wait for a lease while online. Without a Reserve it holds one
+	// range in reserve; with one, the reserve is kept full anyway and
+	// Prefetch only adds an earlier top-up. 0 turns it off.
 	Prefetch float64
-	// Journal, when set, keeps the current range and a high-water mark
-	// durable, so a generator made after a reload goes on from the journal
-	// without a lease and never hands out a number twice.
+	// Reserve is how many whole ranges to hold leased beyond the current
+	// one, for working offline. They are leased in the background as soon
+	// as the generator has fewer (after its first lease and whenever a
+	// reserved range is swapped in), and again on a later call after a
+	// failed lease. When the current range runs out, the next reserved one
+	// takes its place without a round trip. 0 holds none (one with
+	// Prefetch).
+	Reserve int
+	// Journal, when set, keeps the current range with a high-water mark
+	// and every reserved range durable, so a generator made after a reload
+	// goes on from the journal without a lease and never hands out a
+	// number twice. A journaled generator keeps its ranges at Close for the
+	// next session instead of returning them.
 	Journal Journal
 	// JournalStep is how many numbers one journal write covers, at most a
 	// quarter of the range in use. Default 64.
 	// A crash loses at most this many numbers (they are skipped, never
 	// reused).
 	JournalStep int64
-}
-
-// Journal keeps a HiLo's progress durable on the client (for example in
-// IndexedDB beside the store). It is called under the generator's lock,
-// at most once every JournalStep numbers, and when a range is closed.
-type Journal interface {
-	// SaveRange records that r is tag's current range and that no number
-	// above mark has been handed out. mark == r.High means r is spent.
-	SaveRange(tag string, r Range, mark int64) error
-	// LoadRange returns what SaveRange recorded last for tag; ok is false
-	// when there is nothing.
-	LoadRange(tag string) (r Range, mark int64, ok bool, err error)
 }
 
 // NewHiLo returns a generator for tag (the collection's id prefix, e.g.
@@ -215,7 +234,7 @@ func NewHiLo(tag string, src RangeSource) *HiLo {
 }
 
 // NewHiLoWith returns a generator for tag with options beyond RavenDB's
-// behaviour: prefetching and a durable journal.
+// behaviour: prefetching, a reserve of ranges and a durable journal.
 func NewHiLoWith(tag string, src RangeSource, opts Options) *HiLo {
 	if opts.JournalStep <= 0 {
 		opts.JournalStep = 64
@@ -223,15 +242,21 @@ func NewHiLoWith(tag string, src RangeSource, opts Options) *HiLo {
 	if opts.Prefetch < 0 || opts.Prefetch >= 1 {
 		opts.Prefetch = 0
 	}
+	opts.Reserve = max(opts.Reserve, 0)
+	want := opts.Reserve
+	if want == 0 && opts.Prefetch > 0 {
+		want = 1
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &HiLo{tag: tag, src: src, opts: opts, ctx: ctx, cancel: cancel}
+	return &HiLo{tag: tag, src: src, opts: opts, want: want, retryDelay: reserveRetry, ctx: ctx, cancel: cancel}
 }
 
 // Tag returns the HiLo tag this generator leases ranges for.
 func (h *HiLo) Tag() string { return h.tag }
 
 // NextID returns the next id, e.g. "orders/1-A". It leases a new range only
-// when the current one is spent.
+// when the current one is spent and no reserved range is left; that lease's
+// error (wrapping the RangeSource's) is returned when it fails.
 func (h *HiLo) NextID(ctx context.Context) (string, error) {
 	w, n, err := h.take(ctx)
 	if err != nil {
@@ -258,6 +283,9 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 				if n == w.prefetchAt {
 					h.prefetch(w)
 				}
+				if h.retry.Load() {
+					h.retryTopUp()
+				}
 				if h.opts.Journal != nil && n > w.mark.Load() {
 					if err := h.journal(w, n); err != nil {
 						return nil, 0, err
@@ -272,66 +300,197 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 	}
 }
 
-// journal makes a mark of at least n durable before n is handed out.
+// journal makes the journal cover n, taken from w, before n is handed out.
 func (h *HiLo) journal(w *window, n int64) error {
 	h.jmu.Lock()
 	defer h.jmu.Unlock()
 	if n <= w.mark.Load() {
 		return nil
 	}
-	// A step of at most a quarter of the range, so a reload skips only part
-	// of a small range instead of all of it.
-	step := min(h.opts.JournalStep, max(1, (w.r.High-w.r.Low+1)/4))
-	mark := min(n+step-1, w.r.High)
-	if err := h.opts.Journal.SaveRange(h.tag, w.r, mark); err != nil {
-		return fmt.Errorf("journal range for %q: %w", h.tag, err)
+	h.mu.Lock()
+	cur := h.cur.Load()
+	reserve := h.reserveLocked()
+	h.mu.Unlock()
+	if cur == nil {
+		return ErrClosed
 	}
-	w.mark.Store(mark)
+	mark := cur.mark.Load()
+	if cur == w {
+		// A step of at most a quarter of the range, so a reload skips only
+		// part of a small range instead of all of it.
+		step := min(h.opts.JournalStep, max(1, (w.r.High-w.r.Low+1)/4))
+		mark = min(n+step-1, w.r.High)
+	} else if h.jcur == cur {
+		// w was spent and replaced, and the journal already names its
+		// successor as current: a reload starts there, past every number
+		// of w.
+		return nil
+	}
+	if err := h.save(Ranges{Current: cur.r, Mark: mark, Reserve: reserve}); err != nil {
+		return err
+	}
+	cur.mark.Store(mark)
+	h.jcur = cur
 	return nil
 }
 
-// restore installs the journaled range, if it has numbers left. Called with
+// save writes rs to the journal. Called with h.jmu held.
+func (h *HiLo) save(rs Ranges) error {
+	if err := h.opts.Journal.SaveRanges(h.tag, rs); err != nil {
+		return fmt.Errorf("journal ranges for %q: %w", h.tag, err)
+	}
+	return nil
+}
+
+// reserveLocked returns a copy of the reserved ranges. Called with h.mu held.
+func (h *HiLo) reserveLocked() []Range {
+	if len(h.spares) == 0 {
+		return nil
+	}
+	rs := make([]Range, len(h.spares))
+	for i, s := range h.spares {
+		rs[i] = s.r
+	}
+	return rs
+}
+
+// restore installs the journaled ranges that have numbers left. Called with
 // h.mu held, before the first lease.
 func (h *HiLo) restore() error {
 	h.restored = true
 	if h.opts.Journal == nil {
 		return nil
 	}
-	r, mark, ok, err := h.opts.Journal.LoadRange(h.tag)
+	rs, ok, err := h.opts.Journal.LoadRanges(h.tag)
 	if err != nil {
 		return fmt.Errorf("read range journal for %q: %w", h.tag, err)
 	}
-	if !ok || mark >= r.High || r.High < r.Low || r.Low < 1 {
+	if !ok {
 		return nil
 	}
-	h.cur.Store(newWindow(r, max(mark, r.Low-1), h.opts.Prefetch))
+	var ws []*window
+	if c := rs.Current; c.valid() && rs.Mark < c.High {
+		ws = append(ws, newWindow(c, max(rs.Mark, c.Low-1), h.opts.Prefetch))
+	}
+	for _, r := range rs.Reserve {
+		if r.valid() {
+			ws = append(ws, newWindow(r, r.Low-1, h.opts.Prefetch))
+		}
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	h.spares = ws[1:]
+	h.installLocked(ws[0])
 	return nil
 }
 
-// prefetch leases the range after w in the background, once.
+// installLocked makes w the current window and, with a Reserve, tops the
+// reserve up. Called with h.mu held.
+func (h *HiLo) installLocked(w *window) {
+	h.cur.Store(w)
+	if h.opts.Reserve > 0 {
+		h.topUpLocked()
+	}
+}
+
+// prefetch starts the background lease that Prefetch asks for when w, the
+// current window, reaches its threshold.
 func (h *HiLo) prefetch(w *window) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || h.pending != nil || h.spare != nil || h.cur.Load() != w {
+	if h.cur.Load() == w {
+		h.topUpLocked()
+	}
+}
+
+// retryTopUp starts a background lease again once retryDelay has passed
+// since the last one failed.
+func (h *HiLo) retryTopUp() {
+	if time.Now().UnixNano() < h.retryAt.Load() {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.topUpLocked()
+}
+
+// topUpLocked starts the background goroutine that leases ranges until the
+// reserve is full, unless a lease is already under way. Called with h.mu
+// held.
+func (h *HiLo) topUpLocked() {
+	h.retry.Store(false)
+	if h.closed || h.pending != nil || h.cur.Load() == nil || len(h.spares) >= h.want {
 		return
 	}
 	f := &fetch{done: make(chan struct{})}
 	h.pending = f
+	last := h.lastLocked()
 	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		nw, err := h.lease(h.ctx, w)
+	go h.fill(f, last)
+}
+
+// lastLocked returns the window leased last: the newest reserved range, or
+// the current one. Called with h.mu held.
+func (h *HiLo) lastLocked() *window {
+	if n := len(h.spares); n > 0 {
+		return h.spares[n-1]
+	}
+	return h.cur.Load()
+}
+
+// fill leases ranges after last, one at a time, until the reserve is full,
+// Close is called or a lease fails. Each lease is a fetch of its own, so
+// callers waiting for a range go on as soon as one arrives.
+func (h *HiLo) fill(f *fetch, last *window) {
+	defer h.wg.Done()
+	for {
+		nw, err := h.lease(h.ctx, last)
+		if err == nil {
+			h.reserve(nw)
+		}
 		h.mu.Lock()
-		if err == nil && !h.closed {
-			h.spare = nw
-		}
-		if err != nil {
-			f.err = err
-		}
+		f.err = err
 		h.pending = nil
 		close(f.done)
+		if err != nil {
+			if !h.closed {
+				h.retryAt.Store(time.Now().Add(h.retryDelay).UnixNano())
+				h.retry.Store(true)
+			}
+			h.mu.Unlock()
+			return
+		}
+		if h.closed || len(h.spares) >= h.want {
+			h.mu.Unlock()
+			return
+		}
+		f = &fetch{done: make(chan struct{})}
+		h.pending = f
+		last = h.lastLocked()
 		h.mu.Unlock()
-	}()
+	}
+}
+
+// reserve journals nw as the newest reserved range, then adds it to the
+// reserve. A failed write does not lose nw: it is journaled as current
+// before any number of it is handed out, and a reload without it leases
+// anew.
+func (h *HiLo) reserve(nw *window) {
+	h.jmu.Lock()
+	defer h.jmu.Unlock()
+	if h.opts.Journal != nil {
+		h.mu.Lock()
+		cur := h.cur.Load()
+		reserve := append(h.reserveLocked(), nw.r)
+		h.mu.Unlock()
+		if cur != nil && h.save(Ranges{Current: cur.r, Mark: cur.mark.Load(), Reserve: reserve}) == nil {
+			h.jcur = cur
+		}
+	}
+	h.mu.Lock()
+	h.spares = append(h.spares, nw)
+	h.mu.Unlock()
 }
 
 // lease asks the source for the range after old (nil for the first) and
@@ -342,7 +501,7 @@ func (h *HiLo) lease(ctx context.Context, old *window) (*window, error) {
 		last = old.r
 	}
 	r, err := h.src.NextRange(ctx, h.tag, last)
-	if err == nil && (r.High < r.Low || r.Low < 1) {
+	if err == nil && !r.valid() {
 		err = fmt.Errorf("lease range for %q: server sent an empty range %d…%d", h.tag, r.Low, r.High)
 	}
 	if err == nil && old != nil && r.Low <= old.r.High && r.ServerTag == old.r.ServerTag {
@@ -354,8 +513,8 @@ func (h *HiLo) lease(ctx context.Context, old *window) (*window, error) {
 	return newWindow(r, r.Low-1, h.opts.Prefetch), nil
 }
 
-// refill replaces the spent window old with the prefetched range or a new
-// lease, or waits for the lease another caller already started.
+// refill replaces the spent window old with the next reserved range or a
+// new lease, or waits for the lease already under way.
 func (h *HiLo) refill(ctx context.Context, old *window) error {
 	h.mu.Lock()
 	if h.closed {
@@ -371,9 +530,11 @@ func (h *HiLo) refill(ctx context.Context, old *window) error {
 		h.mu.Unlock()
 		return err
 	}
-	if h.spare != nil {
-		h.cur.Store(h.spare)
-		h.spare = nil
+	if len(h.spares) > 0 {
+		w := h.spares[0]
+		h.spares[0] = nil
+		h.spares = h.spares[1:]
+		h.installLocked(w)
 		h.mu.Unlock()
 		return nil
 	}
@@ -393,14 +554,14 @@ func (h *HiLo) refill(ctx context.Context, old *window) error {
 	nw, err := h.lease(ctx, old)
 
 	h.mu.Lock()
-	if err == nil && !h.closed {
-		h.cur.Store(nw)
-	}
 	f.err = err
 	h.pending = nil
 	close(f.done)
+	if err == nil && !h.closed {
+		h.installLocked(nw)
+	}
 	h.mu.Unlock()
-	return f.err
+	return err
 }
 
 // Current returns the range in use and the last number taken from it; ok is
@@ -417,14 +578,29 @@ func (h *HiLo) Current() (r Range, last int64, ok bool) {
 	return w.r, last, true
 }
 
-// Close stops the generator, waits for a background lease under way, and,
-// when the source can take them back, returns the unused numbers of the
-// prefetched and the current range (the prefetched first: the server takes
-// a range back only while it is the last one it leased). With a Journal the
-// current range is marked spent first, so a reload never reuses numbers
-// given back. Calls to NextID after Close fail with ErrClosed, except that
-// numbers still left in the current range may be handed out by calls
-// already under way.
+// Reserved returns the ranges held in reserve behind the current one, in
+// the order they will be used. With a Journal, each was journaled when it
+// was added (unless that write failed).
+func (h *HiLo) Reserved() []Range {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reserveLocked()
+}
+
+// Close stops the generator and waits for a background lease under way.
+// Calls to NextID after Close fail with ErrClosed, except that numbers still
+// left in the current range may be handed out by calls already under way.
+//
+// With a Journal, Close keeps every range for the next session: it journals
+// the current range (at its journaled mark, or at the last number taken if
+// a caller is still waiting to journal it) and the reserve, and returns
+// nothing to the source, since the journal still holds those numbers.
+//
+// Without one, when the source can take them back, Close returns the
+// reserved ranges, newest first, then the numbers of the current range
+// after the last one taken (the server takes a range back only while it is
+// the last one it leased). A number that may have been handed out is never
+// returned.
 func (h *HiLo) Close(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
@@ -436,17 +612,22 @@ func (h *HiLo) Close(ctx context.Context) error {
 	h.cancel()
 	h.wg.Wait()
 	h.mu.Lock()
-	spare := h.spare
-	h.spare = nil
+	spares := h.spares
+	h.spares = nil
+	restored := h.restored
 	h.mu.Unlock()
+	if h.opts.Journal != nil {
+		return h.closeJournaled(spares, restored)
+	}
 	w := h.cur.Swap(nil)
 	rr, ok := h.src.(RangeReturner)
 	if !ok {
 		return nil
 	}
 	var errs []error
-	if spare != nil {
-		if err := rr.ReturnRange(ctx, h.tag, spare.r.High, spare.r.Low-1); err != nil {
+	for i := len(spares) - 1; i >= 0; i-- {
+		r := spares[i].r
+		if err := rr.ReturnRange(ctx, h.tag, r.High, r.Low-1); err != nil {
 			errs = append(errs, fmt.Errorf("return range: %w", err))
 		}
 	}
@@ -459,20 +640,42 @@ func (h *HiLo) Close(ctx context.Context) error {
 	if last >= w.r.High {
 		return errors.Join(errs...)
 	}
-	if j := h.opts.Journal; j != nil {
-		h.jmu.Lock()
-		err := j.SaveRange(h.tag, w.r, w.r.High)
-		h.jmu.Unlock()
-		if err != nil {
-			// Without a durable "spent" mark, giving the numbers back could
-			// let a reload reuse them: keep them.
-			return errors.Join(append(errs, fmt.Errorf("journal range for %q: %w", h.tag, err))...)
-		}
-	}
 	if err := rr.ReturnRange(ctx, h.tag, w.r.High, last); err != nil {
 		errs = append(errs, fmt.Errorf("return range: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// closeJournaled journals the ranges a closing generator keeps: the current
+// one, closed to further numbers, and spares.
+func (h *HiLo) closeJournaled(spares []*window, restored bool) error {
+	h.jmu.Lock()
+	defer h.jmu.Unlock()
+	w := h.cur.Load()
+	if w == nil && len(spares) == 0 && !restored {
+		return nil // never used: what the journal holds stays for the next session
+	}
+	var rs Ranges
+	if w != nil {
+		// Push next past High so no caller can take another number from w.
+		// Numbers up to last may be handed out, none after it; a caller
+		// still waiting to journal its number is covered as well. The mark
+		// is never lowered: the next session starts after it.
+		last := min(w.next.Swap(w.r.High+1), w.r.High)
+		rs.Current, rs.Mark = w.r, max(w.mark.Load(), last)
+	}
+	for _, s := range spares {
+		rs.Reserve = append(rs.Reserve, s.r)
+	}
+	if err := h.save(rs); err != nil {
+		return err // the journal still holds an earlier, safe record
+	}
+	if w != nil {
+		w.mark.Store(rs.Mark)
+	}
+	h.cur.Store(nil)
+	h.jcur = nil
+	return nil
 }
 
 // Generator holds one HiLo per tag over one RangeSource, created on first use.
@@ -491,6 +694,7 @@ func NewGenerator(src RangeSource) *Generator {
 }
 
 // NewGeneratorWith returns a multi-tag HiLo generator whose HiLos use opts.
+// A Journal in opts is shared by them and keyed by tag.
 func NewGeneratorWith(src RangeSource, opts Options) *Generator {
 	return &Generator{src: src, opts: opts, hl: make(map[string]*HiLo)}
 }
@@ -523,7 +727,8 @@ func (g *Generator) NextNumber(ctx context.Context, tag string) (int64, string, 
 	return g.For(tag).NextNumber(ctx)
 }
 
-// Close closes every HiLo, returning their unused ranges.
+// Close closes every HiLo (see HiLo.Close: journaled ranges are kept,
+// others returned to the source when it takes them).
 func (g *Generator) Close(ctx context.Context) error {
 	g.mu.Lock()
 	hs := g.hl

@@ -23,10 +23,14 @@ type memSource struct {
 	size   int64
 	tag    string
 	leases atomic.Int64
+	fails  atomic.Int64 // leases refused while failing
 	fail   atomic.Bool
 	delay  time.Duration
 	ret    []string
 }
+
+// errOffline is what memSource fails with while told to.
+var errOffline = errors.New("offline")
 
 func newMemSource(size int64) *memSource {
 	return &memSource{max: map[string]int64{}, size: size, tag: "A"}
@@ -37,7 +41,8 @@ func (m *memSource) NextRange(ctx context.Context, tag string, last idgen.Range)
 		time.Sleep(m.delay)
 	}
 	if m.fail.Load() {
-		return idgen.Range{}, errors.New("offline")
+		m.fails.Add(1)
+		return idgen.Range{}, errOffline
 	}
 	m.leases.Add(1)
 	m.mu.Lock()

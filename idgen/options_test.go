@@ -103,35 +103,52 @@ func TestPrefetchConcurrentUnique(t *testing.T) {
 	}
 }
 
+// errDiskFull is what memJournal fails with while told to.
+var errDiskFull = errors.New("disk full")
+
 // memJournal is an in-memory Journal that can fail.
 type memJournal struct {
 	mu    sync.Mutex
-	r     map[string]idgen.Range
-	mark  map[string]int64
+	rs    map[string]idgen.Ranges
 	saves int
 	fail  bool
 }
 
 func newMemJournal() *memJournal {
-	return &memJournal{r: map[string]idgen.Range{}, mark: map[string]int64{}}
+	return &memJournal{rs: map[string]idgen.Ranges{}}
 }
 
-func (j *memJournal) SaveRange(tag string, r idgen.Range, mark int64) error {
+var _ idgen.Journal = (*memJournal)(nil)
+
+func (j *memJournal) SaveRanges(tag string, rs idgen.Ranges) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.fail {
-		return errors.New("disk full")
+		return errDiskFull
 	}
 	j.saves++
-	j.r[tag], j.mark[tag] = r, mark
+	j.rs[tag] = rs
 	return nil
 }
 
-func (j *memJournal) LoadRange(tag string) (idgen.Range, int64, bool, error) {
+func (j *memJournal) LoadRanges(tag string) (idgen.Ranges, bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r, ok := j.r[tag]
-	return r, j.mark[tag], ok, nil
+	rs, ok := j.rs[tag]
+	return rs, ok, nil
+}
+
+func (j *memJournal) setFail(fail bool) {
+	j.mu.Lock()
+	j.fail = fail
+	j.mu.Unlock()
+}
+
+// get returns what is journaled for tag and how many writes were made.
+func (j *memJournal) get(tag string) (idgen.Ranges, int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.rs[tag], j.saves
 }
 
 // TestJournalResumesWithoutReuse: a generator made after a "reload" goes
@@ -147,8 +164,8 @@ func TestJournalResumesWithoutReuse(t *testing.T) {
 		id, _ := h.NextID(ctx)
 		seen[id] = true
 	}
-	if j.saves != 2 { // marks 8 and 16
-		t.Errorf("journal writes: %d, want 2", j.saves)
+	if _, saves := j.get("orders"); saves != 2 { // marks 8 and 16
+		t.Errorf("journal writes: %d, want 2", saves)
 	}
 	// The process dies without Close; a new generator starts offline.
 	src.fail.Store(true)
@@ -176,20 +193,21 @@ func TestJournalResumesWithoutReuse(t *testing.T) {
 
 func TestJournalFailureHandsOutNothing(t *testing.T) {
 	j := newMemJournal()
-	j.fail = true
+	j.setFail(true)
 	h := idgen.NewHiLoWith("orders", newMemSource(10), idgen.Options{Journal: j})
-	if _, err := h.NextID(context.Background()); err == nil {
-		t.Fatal("an id without a durable mark")
+	if _, err := h.NextID(context.Background()); !errors.Is(err, errDiskFull) {
+		t.Fatalf("got %v, want the journal's error and no id without a durable mark", err)
 	}
-	j.fail = false
+	j.setFail(false)
 	if id, err := h.NextID(context.Background()); err != nil || id != "orders/2-A" {
 		t.Errorf("got %q %v, want orders/2-A (1 is skipped, never reused)", id, err)
 	}
 }
 
-// TestJournalCloseMarksSpent: numbers returned to the server at Close are
-// marked spent first, so a reload leases anew instead of reusing them.
-func TestJournalCloseMarksSpent(t *testing.T) {
+// TestJournalCloseKeepsRanges: a journaled generator keeps its range at
+// Close and returns nothing, so the next session goes on from the journaled
+// mark without a lease.
+func TestJournalCloseKeepsRanges(t *testing.T) {
 	src := newMemSource(32)
 	j := newMemJournal()
 	ctx := context.Background()
@@ -200,12 +218,34 @@ func TestJournalCloseMarksSpent(t *testing.T) {
 	if err := h.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j.mark["orders"] != 32 {
-		t.Errorf("mark after close %d, want 32 (spent)", j.mark["orders"])
+	if rs, _ := j.get("orders"); rs.Mark != 8 || rs.Current.High != 32 { // a step of 8: a quarter of 32
+		t.Errorf("journal after close: %+v, want range 1…32 with mark 8", rs)
+	}
+	if len(src.ret) != 0 {
+		t.Errorf("returned %v, want nothing: the journal keeps the range", src.ret)
 	}
 	h2 := idgen.NewHiLoWith("orders", src, idgen.Options{Journal: j})
-	if id, _ := h2.NextID(ctx); id != "orders/6-A" {
-		t.Errorf("after close and reload: %q, want orders/6-A from a new lease", id)
+	defer h2.Close(ctx)
+	if id, _ := h2.NextID(ctx); id != "orders/9-A" {
+		t.Errorf("after close and reload: %q, want orders/9-A", id)
+	}
+	if l := src.leases.Load(); l != 1 {
+		t.Errorf("leases: %d, want 1", l)
+	}
+}
+
+// TestJournalUnusedCloseKeepsRecord: a generator that handed out nothing
+// does not overwrite what an earlier session journaled.
+func TestJournalUnusedCloseKeepsRecord(t *testing.T) {
+	j := newMemJournal()
+	r := idgen.Range{Prefix: "orders/", Low: 1, High: 32, ServerTag: "A"}
+	j.SaveRanges("orders", idgen.Ranges{Current: r, Mark: 9})
+	h := idgen.NewHiLoWith("orders", newMemSource(32), idgen.Options{Journal: j})
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := j.get("orders"); rs.Mark != 9 {
+		t.Errorf("journal after an unused close: %+v, want mark 9 kept", rs)
 	}
 }
 

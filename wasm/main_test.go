@@ -384,29 +384,85 @@ func TestJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := idgen.Range{Prefix: "orders/", Low: 33, High: 64, LastSize: 32, ServerTag: "A"}
-	if err := p.SaveRange("orders", r, 40); err != nil {
-		t.Fatalf("SaveRange: %v", err)
+	reserve := []idgen.Range{
+		{Prefix: "orders/", Low: 65, High: 128, LastSize: 64, ServerTag: "A"},
+		{Prefix: "orders/", Low: 129, High: 256, LastSize: 128, ServerTag: "B"},
 	}
-	// A new persister (a reload) finds it.
+	if err := p.SaveRanges("orders", idgen.Ranges{Current: r, Mark: 40, Reserve: reserve}); err != nil {
+		t.Fatalf("SaveRanges: %v", err)
+	}
+	// A new persister (a reload) finds it, reserve and all.
 	p2, _, err := loadPersister(adapter.Invoke(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, mark, ok, err := p2.LoadRange("orders")
-	if err != nil || !ok || mark != 40 || gr.Low != 33 || gr.High != 64 || gr.ServerTag != "A" || gr.Prefix != "orders/" {
-		t.Errorf("LoadRange = %+v, %d, %v, %v; want the range saved with mark 40", gr, mark, ok, err)
+	rs, ok, err := p2.LoadRanges("orders")
+	if err != nil || !ok || rs.Mark != 40 || rs.Current.Low != 33 || rs.Current.High != 64 || rs.Current.ServerTag != "A" || rs.Current.Prefix != "orders/" {
+		t.Errorf("LoadRanges = %+v, %v, %v; want the range saved with mark 40", rs, ok, err)
 	}
-	if _, _, ok, _ := p2.LoadRange("users"); ok {
-		t.Error("LoadRange of a tag never saved: ok = true")
+	if len(rs.Reserve) != 2 || rs.Reserve[0].Low != 65 || rs.Reserve[1].High != 256 || rs.Reserve[1].ServerTag != "B" {
+		t.Errorf("LoadRanges reserve = %+v, want 65…128 and 129…256", rs.Reserve)
+	}
+	if _, ok, _ := p2.LoadRanges("users"); ok {
+		t.Error("LoadRanges of a tag never saved: ok = true")
 	}
 	// A failed journal write is an error, so HiLo hands out nothing from it.
 	mem.Set("failRanges", true)
-	err = p2.SaveRange("orders", r, 48)
+	err = p2.SaveRanges("orders", idgen.Ranges{Current: r, Mark: 48, Reserve: reserve})
 	if code, num := describe(err); code != "unavailable" || num != 503 {
-		t.Errorf("SaveRange on a failing adapter = %v (%s %d), want unavailable 503", err, code, num)
+		t.Errorf("SaveRanges on a failing adapter = %v (%s %d), want unavailable 503", err, code, num)
 	}
-	if _, mark, _, _ := p2.LoadRange("orders"); mark != 40 {
-		t.Errorf("mark after a failed save = %d, want 40", mark)
+	if rs, _, _ := p2.LoadRanges("orders"); rs.Mark != 40 {
+		t.Errorf("mark after a failed save = %d, want 40", rs.Mark)
+	}
+}
+
+// TestJournalOldEntry: an entry saved before there was a reserve (range and
+// mark only) still loads.
+func TestJournalOldEntry(t *testing.T) {
+	mem := jsObject.New()
+	ranges := jsObject.New()
+	ranges.Set("orders", `{"range":{"Prefix":"orders/","Low":1,"High":32,"LastSize":32,"ServerTag":"A","LastRangeAt":"0001-01-01T00:00:00Z"},"mark":16}`)
+	mem.Set("ranges", ranges)
+	adapter := js.Global().Get("Function").New(memoryAdapter).Invoke()
+	p, _, err := loadPersister(adapter.Invoke(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, ok, err := p.LoadRanges("orders")
+	if err != nil || !ok || rs.Mark != 16 || rs.Current.High != 32 || rs.Reserve != nil {
+		t.Errorf("LoadRanges = %+v, %v, %v; want 1…32 at mark 16 and no reserve", rs, ok, err)
+	}
+}
+
+// TestPersistedHiLoAcrossReloads: a persisted store that has a journaled
+// range and reserve makes HiLo ids offline after a reopen, from where the
+// last session stopped, and keeps what is left at close.
+func TestPersistedHiLoAcrossReloads(t *testing.T) {
+	a := newAPI()
+	mem := jsObject.New()
+	ranges := jsObject.New()
+	ranges.Set("orders", `{"range":{"Prefix":"orders/","Low":1,"High":4,"LastSize":4,"ServerTag":"A"},"mark":2,`+
+		`"reserve":[{"Prefix":"orders/","Low":5,"High":8,"LastSize":4,"ServerTag":"A"}]}`)
+	mem.Set("ranges", ranges)
+	adapter := js.Global().Get("Function").New(memoryAdapter).Invoke()
+	open := func() js.Value {
+		opts := map[string]any{"url": "ws://127.0.0.1:1/v1/sync", "database": "shop", "persist": adapter.Invoke(mem)}
+		return wantResolve(t, a.value.Call("openStore", opts))
+	}
+	st := open()
+	var got []string
+	for range 3 {
+		got = append(got, wantResolve(t, st.Call("put", "orders", `{}`)).Get("_id").String())
+	}
+	wantResolve(t, st.Call("close"))
+	if want := "orders/3-A orders/4-A orders/5-A"; strings.Join(got, " ") != want {
+		t.Errorf("offline ids %v, want %s", got, want)
+	}
+	st = open()
+	t.Cleanup(func() { await(t, st.Call("close")) })
+	if id := wantResolve(t, st.Call("put", "orders", `{}`)).Get("_id").String(); id != "orders/6-A" {
+		t.Errorf("after a reopen: %s, want orders/6-A", id)
 	}
 }
 

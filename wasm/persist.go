@@ -37,9 +37,10 @@ const (
 //
 // The snapshot is core.Store.Save's output: documents, pending writes, the
 // checkpoint and conflicts. It is saved saveDelay after changes and on
-// close. The HiLo ranges are journaled separately and at once, since a
-// number may only be handed out once a journal entry covering it is
-// durable (idgen.Journal).
+// close. The HiLo ranges (each tag's current range with its high-water mark,
+// and its reserved ranges, as one JSON text) are journaled separately and at
+// once, since a number may only be handed out once a journal entry covering
+// it is durable (idgen.Journal).
 //
 // # Concurrency
 //
@@ -59,10 +60,13 @@ type persister struct {
 
 var _ idgen.Journal = (*persister)(nil)
 
-// journalEntry is one tag's journal record.
+// journalEntry is one tag's journal record (idgen.Ranges): the current
+// range, its high-water mark and the reserved ranges. Entries saved before
+// there was a reserve have none.
 type journalEntry struct {
-	Range idgen.Range `json:"range"`
-	Mark  int64       `json:"mark"`
+	Range   idgen.Range   `json:"range"`
+	Mark    int64         `json:"mark"`
+	Reserve []idgen.Range `json:"reserve,omitempty"`
 }
 
 // persisted is what load found.
@@ -103,10 +107,11 @@ func loadPersister(adapter js.Value) (*persister, persisted, error) {
 	return p, got, nil
 }
 
-// SaveRange implements idgen.Journal: it returns once the adapter has made
-// the entry durable.
-func (p *persister) SaveRange(tag string, r idgen.Range, mark int64) error {
-	e := journalEntry{Range: r, Mark: mark}
+// SaveRanges implements idgen.Journal: it returns once the adapter has made
+// the entry durable. The adapter replaces the tag's entry in one write, so
+// a failed save leaves the previous entry.
+func (p *persister) SaveRanges(tag string, rs idgen.Ranges) error {
+	e := journalEntry{Range: rs.Current, Mark: rs.Mark, Reserve: rs.Reserve}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -120,12 +125,12 @@ func (p *persister) SaveRange(tag string, r idgen.Range, mark int64) error {
 	return nil
 }
 
-// LoadRange implements idgen.Journal from what load found.
-func (p *persister) LoadRange(tag string) (idgen.Range, int64, bool, error) {
+// LoadRanges implements idgen.Journal from what load found.
+func (p *persister) LoadRanges(tag string) (idgen.Ranges, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, ok := p.ranges[tag]
-	return e.Range, e.Mark, ok, nil
+	return idgen.Ranges{Current: e.Range, Mark: e.Mark, Reserve: e.Reserve}, ok, nil
 }
 
 // changed marks the store as changed since the last snapshot and wakes the
@@ -190,8 +195,9 @@ func (p *persister) close() error {
 }
 
 // leaseOnly is a range source that cannot take ranges back. A persisted
-// store keeps its range for the next session instead of returning it on
-// close: idgen.HiLo.Close returns ranges only to a RangeReturner.
+// store keeps its ranges for the next session instead of returning them on
+// close; a journaled idgen.HiLo already never returns them, and leaseOnly
+// makes sure of it: idgen.HiLo.Close returns ranges only to a RangeReturner.
 type leaseOnly struct{ cli *client.Client }
 
 var _ idgen.RangeSource = leaseOnly{}
