@@ -75,6 +75,11 @@ func dial(ctx context.Context, url string, readLimit int64) (conn, error) {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
 	c.ws.Set("binaryType", "arraybuffer") // no Blob to read asynchronously
+	// An error listener that stays after ours are removed: Node's ws emits
+	// "error" when a socket still connecting is closed, and an emitter's
+	// error event without a listener is an uncaught exception. The no-op is
+	// Function.prototype, so no Go callback (and no eval) is involved.
+	_ = catch(func() { c.ws.Call("addEventListener", "error", js.Global().Get("Function").Get("prototype")) })
 	c.listen()
 	select {
 	case <-c.opened:

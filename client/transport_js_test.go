@@ -55,7 +55,9 @@ class FakeWebSocket extends EventTarget {
     ev.reason = reason;
     this.dispatchEvent(ev);
   }
-  addEventListener(type, fn) { this.listeners++; super.addEventListener(type, fn); }
+  // Go-backed listeners only: the permanent no-op error listener
+  // (Function.prototype) is meant to stay.
+  addEventListener(type, fn) { if (fn !== Function.prototype) this.listeners++; super.addEventListener(type, fn); }
   removeEventListener(type, fn) { this.listeners--; super.removeEventListener(type, fn); }
   send(data) {
     if (this.readyState === 0) throw new DOMException("still connecting", "InvalidStateError");

@@ -36,6 +36,14 @@ export interface OpenOptions {
    * rejects with `locked` (423).
    */
   persist?: string;
+  /**
+   * Whole HiLo ranges to hold leased beyond the one in use (0 to 16,
+   * default 0), topped up in the background while online. Offline, ids go on
+   * from the reserve until it is spent; with `persist`, the reserve survives
+   * reloads too. Ranges grow (32, 64, 128, … up to 1,048,576 numbers) while
+   * they are used up quickly.
+   */
+  reserve?: number;
 }
 
 /** One version of a document: the body, or a deletion (`doc` is `null`). */

@@ -29,7 +29,7 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
-  const { url, database, token, node, sync = false, onConflict = 'server', persist } = options;
+  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
@@ -48,6 +48,7 @@ export async function openStore(options) {
       token,
       node,
       sync,
+      reserve,
       onConflict: typeof onConflict === 'function' ? mergeWith(onConflict) : onConflict,
       emit: (type, payload) => emitter.emit(type, payload),
       persist: adapter,

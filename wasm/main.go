@@ -243,10 +243,15 @@ func (h *handle) begin() error {
 	return nil
 }
 
+// maxReserve bounds the reserve option: each reserved range is at least
+// 32 numbers and at most 1,048,576, so 16 is plenty for any offline period.
+const maxReserve = 16
+
 // openOptions are openStore's arguments.
 type openOptions struct {
 	url, database, token, node string
 	sync                       bool
+	reserve                    int // whole HiLo ranges held beyond the current one
 	resolve                    core.Resolver
 	events                     *events
 	persist                    js.Value // a storage adapter, or undefined
@@ -277,6 +282,17 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	case js.TypeUndefined, js.TypeNull:
 	default:
 		return nil, &argError{"openStore: sync must be a boolean"}
+	}
+	switch v := o.Get("reserve"); v.Type() {
+	case js.TypeNumber:
+		n := v.Float()
+		if n != float64(int(n)) || n < 0 || n > maxReserve {
+			return nil, &argError{fmt.Sprintf("openStore: reserve must be a whole number from 0 to %d", maxReserve)}
+		}
+		opts.reserve = int(n)
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return nil, &argError{"openStore: reserve must be a number"}
 	}
 	opts.events = &events{emit: o.Get("emit")}
 	if opts.resolve, err = resolverFor(o.Get("onConflict"), opts.events); err != nil {
@@ -340,9 +356,9 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	if h.persist != nil {
 		// The range is journaled and kept for the next session rather than
 		// given back on close.
-		h.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: h.persist, JournalStep: journalStep})
+		h.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: h.persist, JournalStep: journalStep, Reserve: o.reserve})
 	} else {
-		h.gen = idgen.NewGenerator(cl)
+		h.gen = idgen.NewGeneratorWith(cl, idgen.Options{Reserve: o.reserve})
 	}
 
 	h.mu.Lock()
