@@ -185,9 +185,14 @@ func (c *Client) readLoop(s *session) {
 
 // roundTrip sends req (whose id is id) on s and decodes the reply into out.
 func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out any) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("encode request: %w", err)
+	var b []byte
+	if raw, ok := req.(rawFrame); ok {
+		b = raw
+	} else {
+		var err error
+		if b, err = json.Marshal(req); err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
 	}
 	ch := make(chan []byte, 1)
 	s.mu.Lock()
@@ -213,6 +218,12 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 		if out == nil {
 			return nil
 		}
+		if d, ok := out.(replyDecoder); ok {
+			if err := d.decodeReply(data); err != nil {
+				return fmt.Errorf("decode reply: %w", err)
+			}
+			return nil
+		}
 		if err := json.Unmarshal(data, out); err != nil {
 			return fmt.Errorf("decode reply: %w", err)
 		}
@@ -222,6 +233,15 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// rawFrame is a request already encoded as JSON (hot paths build their
+// frames by hand instead of through encoding/json).
+type rawFrame []byte
+
+// replyDecoder is a reply that decodes itself (with gjson, on hot paths).
+type replyDecoder interface {
+	decodeReply(data []byte) error
 }
 
 // call connects if needed and performs one request. build gets the request id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/hilodb/hilodb/internal/wire"
@@ -22,31 +23,143 @@ type Change = wire.Change
 // PullReply is one batch of the change feed.
 type PullReply = wire.PullReply
 
+// PushOutcome is the server's answer to a push: one result per item, in
+// order, and the database's change sequence before (PrevSeq) and after
+// (Last) the push.
+type PushOutcome struct {
+	Results       []PushResult
+	PrevSeq, Last int64
+}
+
 // Push sends a batch of writes and returns one result per item, in order.
-func (c *Client) Push(ctx context.Context, items []PushItem) ([]PushResult, error) {
-	var reply wire.PushReply
-	err := c.call(ctx, func(id int64) any {
-		return wire.Push{ID: id, Op: wire.OpPush, Changes: items}
-	}, &reply)
+// Each document must be a JSON object.
+func (c *Client) Push(ctx context.Context, items []PushItem) (PushOutcome, error) {
+	size := 64
+	for _, it := range items {
+		if !it.Deleted && (len(it.Doc) == 0 || !gjson.ValidBytes(it.Doc)) {
+			return PushOutcome{}, fmt.Errorf("push %s: the document is not valid JSON", it.ID)
+		}
+		size += len(it.Doc) + len(it.ID) + len(it.BaseRev) + len(it.Rev) + 48
+	}
+	var reply pushReply
+	err := c.call(ctx, func(id int64) any { return appendPush(make([]byte, 0, size), id, items) }, &reply)
 	if err != nil {
-		return nil, fmt.Errorf("push: %w", err)
+		return PushOutcome{}, fmt.Errorf("push: %w", err)
 	}
 	if len(reply.Results) != len(items) {
-		return nil, fmt.Errorf("push: %d results for %d items", len(reply.Results), len(items))
+		return PushOutcome{}, fmt.Errorf("push: %d results for %d items", len(reply.Results), len(items))
 	}
-	return reply.Results, nil
+	return reply.PushOutcome, nil
+}
+
+// appendPush encodes a push request by hand: the documents are copied as
+// they are (already JSON), not decoded and encoded again.
+func appendPush(b []byte, id int64, items []PushItem) rawFrame {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"op":"push","changes":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, it.ID)
+		b = append(b, `,"baseRev":`...)
+		b = appendString(b, it.BaseRev)
+		b = append(b, `,"rev":`...)
+		b = appendString(b, it.Rev)
+		if it.Deleted {
+			b = append(b, `,"deleted":true}`...)
+			continue
+		}
+		b = append(b, `,"doc":`...)
+		b = append(b, it.Doc...)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s) // the rare case: escapes and UTF-8
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// pushReply decodes a push reply with gjson, keeping each "current"
+// document as the bytes it came in.
+type pushReply struct{ PushOutcome }
+
+func (r *pushReply) decodeReply(data []byte) error {
+	msg := gjson.ParseBytes(data)
+	res := msg.Get("results")
+	if !res.IsArray() {
+		return fmt.Errorf("no results in %.200s", data)
+	}
+	r.PrevSeq, r.Last = msg.Get("prevSeq").Int(), msg.Get("last").Int()
+	res.ForEach(func(_, v gjson.Result) bool {
+		pr := PushResult{ID: v.Get("id").String(), OK: v.Get("ok").Bool(), Seq: v.Get("seq").Int()}
+		if e := v.Get("error"); e.Exists() {
+			pr.Error = &Error{Code: e.Get("code").String(), Num: int(e.Get("num").Int()), Message: e.Get("message").String()}
+		}
+		if cur := v.Get("current"); cur.Exists() {
+			pr.Current = json.RawMessage(cur.Raw)
+		}
+		r.Results = append(r.Results, pr)
+		return true
+	})
+	return nil
 }
 
 // Pull returns up to limit changes after sequence since (0 for all).
 func (c *Client) Pull(ctx context.Context, since int64, limit int) (PullReply, error) {
-	var reply wire.PullReply
+	var reply pullReply
 	err := c.call(ctx, func(id int64) any {
 		return wire.Pull{ID: id, Op: wire.OpPull, Since: since, Limit: limit}
 	}, &reply)
 	if err != nil {
-		return reply, fmt.Errorf("pull: %w", err)
+		return reply.PullReply, fmt.Errorf("pull: %w", err)
 	}
-	return reply, nil
+	return reply.PullReply, nil
+}
+
+// pullReply decodes a pull reply with gjson, keeping each document as the
+// bytes it came in.
+type pullReply struct{ wire.PullReply }
+
+func (r *pullReply) decodeReply(data []byte) error {
+	msg := gjson.ParseBytes(data)
+	changes := msg.Get("changes")
+	if !changes.IsArray() {
+		return fmt.Errorf("no changes in %.200s", data)
+	}
+	r.OK = true
+	r.ID = msg.Get("id").Int()
+	r.Last = msg.Get("last").Int()
+	r.More = msg.Get("more").Bool()
+	r.PurgedSeq = msg.Get("purgedSeq").Int()
+	r.Changes = decodeChanges(changes)
+	return nil
+}
+
+// decodeChanges reads a JSON array of changes.
+func decodeChanges(arr gjson.Result) []Change {
+	out := make([]Change, 0, int(arr.Get("#").Int()))
+	arr.ForEach(func(_, v gjson.Result) bool {
+		ch := Change{Seq: v.Get("seq").Int(), ID: v.Get("id").String(), Rev: v.Get("rev").String(), Deleted: v.Get("deleted").Bool()}
+		if doc := v.Get("doc"); doc.Exists() {
+			ch.Doc = json.RawMessage(doc.Raw)
+		}
+		out = append(out, ch)
+		return true
+	})
+	return out
 }
 
 // subscriber receives live changes of the current connection.
@@ -94,11 +207,12 @@ func (c *Client) dispatchServerMessage(data []byte) {
 	if sub == nil {
 		return
 	}
-	var msg wire.ChangesMsg
-	if err := json.Unmarshal(data, &msg); err != nil {
+	msg := gjson.ParseBytes(data)
+	changes := msg.Get("changes")
+	if !changes.IsArray() {
 		return
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	sub.fn(msg.Changes, msg.Last)
+	sub.fn(decodeChanges(changes), msg.Get("last").Int())
 }

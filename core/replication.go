@@ -72,24 +72,68 @@ type syncMeta struct {
 	Dirty   bool   `json:"p,omitempty"` // a local write awaits the server
 }
 
-func getMeta(tx *buntdb.Tx, id string) (syncMeta, bool, error) {
+// encode writes m compactly, as it is read and written for every document
+// replicated: a flags digit ('0' + 1 for Deleted + 2 for Dirty), the length
+// of Base in decimal, ':', Base, then Rev.
+func (m syncMeta) encode() string {
+	flags := byte('0')
+	if m.Deleted {
+		flags++
+	}
+	if m.Dirty {
+		flags += 2
+	}
+	b := make([]byte, 0, 8+len(m.Base)+len(m.Rev))
+	b = append(b, flags)
+	b = strconv.AppendInt(b, int64(len(m.Base)), 10)
+	b = append(b, ':')
+	b = append(b, m.Base...)
+	b = append(b, m.Rev...)
+	return string(b)
+}
+
+// decodeMeta reads what encode wrote (or the JSON of earlier versions).
+func decodeMeta(v string) (syncMeta, error) {
 	var m syncMeta
+	if strings.HasPrefix(v, "{") {
+		err := json.Unmarshal([]byte(v), &m)
+		return m, err
+	}
+	if len(v) < 3 || v[0] < '0' || v[0] > '3' {
+		return m, errors.New("malformed sync state")
+	}
+	colon := strings.IndexByte(v, ':')
+	if colon < 2 {
+		return m, errors.New("malformed sync state")
+	}
+	n, err := strconv.Atoi(v[1:colon])
+	if err != nil || n < 0 || colon+1+n > len(v) {
+		return m, errors.New("malformed sync state")
+	}
+	m.Deleted = (v[0]-'0')&1 != 0
+	m.Dirty = (v[0]-'0')&2 != 0
+	m.Base = v[colon+1 : colon+1+n]
+	m.Rev = v[colon+1+n:]
+	return m, nil
+}
+
+func getMeta(tx *buntdb.Tx, id string) (syncMeta, bool, error) {
 	v, err := tx.Get(metaPrefix + id)
 	if errors.Is(err, buntdb.ErrNotFound) {
-		return m, false, nil
+		return syncMeta{}, false, nil
 	}
 	if err != nil {
-		return m, false, err
+		return syncMeta{}, false, err
 	}
-	if err := json.Unmarshal([]byte(v), &m); err != nil {
+	m, err := decodeMeta(v)
+	if err != nil {
 		return m, false, fmt.Errorf("decode sync state of %q: %w", id, err)
 	}
 	return m, true, nil
 }
 
 func putMeta(tx *buntdb.Tx, id string, m syncMeta) error {
-	b, _ := json.Marshal(m)
-	if _, _, err := tx.Set(metaPrefix+id, string(b), nil); err != nil {
+	if _, _, err := tx.Set(metaPrefix+id, m.encode(), nil); err != nil {
 		return err
 	}
 	if m.Dirty {
@@ -518,8 +562,8 @@ func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 	err := s.db.Update(func(tx *buntdb.Tx) error {
 		err := tx.AscendKeys(metaPrefix+"*", func(k, v string) bool {
 			id := k[len(metaPrefix):]
-			var m syncMeta
-			if json.Unmarshal([]byte(v), &m) == nil && !m.Dirty && m.Base != "" && !seen[id] {
+			m, err := decodeMeta(v)
+			if err == nil && !m.Dirty && m.Base != "" && !seen[id] {
 				drop = append(drop, id)
 			}
 			return true
@@ -538,4 +582,26 @@ func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 		return 0, fmt.Errorf("drop unseen documents: %w", err)
 	}
 	return len(drop), nil
+}
+
+// AdvanceCheckpoint moves the checkpoint from `from` to `to` if it is still
+// at `from`: a push that found the server's change sequence at the
+// checkpoint and left it at `to` made every change in between itself, and
+// the store has all of them already.
+func (s *Store) AdvanceCheckpoint(from, to int64) error {
+	if to <= from {
+		return nil
+	}
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		cur, err := txInt(tx, checkpointKey)
+		if err != nil || cur != from {
+			return err
+		}
+		_, _, err = tx.Set(checkpointKey, strconv.FormatInt(to, 10), nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("advance checkpoint: %w", err)
+	}
+	return nil
 }

@@ -125,10 +125,11 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 			size += n
 			items = append(items, client.PushItem{ID: p.ID, BaseRev: p.BaseRev, Rev: p.Rev, Doc: p.Doc, Deleted: p.Deleted})
 		}
-		results, err := r.cli.Push(ctx, items)
+		out, err := r.cli.Push(ctx, items)
 		if err != nil {
 			return total, err
 		}
+		results := out.Results
 		acks := make([]core.Ack, 0, len(results))
 		var remote []core.RemoteChange
 		var rejected error
@@ -153,6 +154,11 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 		}
 		if r.opts.OnAck != nil && len(acks) > 0 {
 			r.opts.OnAck(acks)
+		}
+		// Nothing but this push happened since the checkpoint: its own
+		// writes need not come back through a pull.
+		if err := r.store.AdvanceCheckpoint(out.PrevSeq, out.Last); err != nil {
+			return total, err
 		}
 		total += len(acks)
 		if len(remote) > 0 {

@@ -587,3 +587,36 @@ func TestPushLargeDocuments(t *testing.T) {
 		t.Fatalf("pulled %d documents, want 40", len(got))
 	}
 }
+
+// TestPushAdvancesCheckpoint: a push into a database nobody else wrote
+// moves the checkpoint past its own writes (no pulling them back); when
+// another replica wrote meanwhile, it does not.
+func TestPushAdvancesCheckpoint(t *testing.T) {
+	srv := startServer(t)
+	a := newNode(t, srv.url(), nil)
+	b := newNode(t, srv.url(), nil)
+	for i := range 5 {
+		a.put(t, fmt.Sprintf(`{"_key":"a%d"}`, i))
+	}
+	ctx := context.Background()
+	if _, err := a.rep.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ck, _ := a.store.Checkpoint(); ck != 5 {
+		t.Fatalf("checkpoint after a lone push: %d, want 5", ck)
+	}
+	b.put(t, `{"_key":"b0"}`)
+	if _, err := b.rep.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ck, _ := b.store.Checkpoint(); ck != 0 {
+		t.Fatalf("b skipped a's writes: checkpoint %d, want 0", ck)
+	}
+	b.sync(t)
+	if b.get(t, "notes/a3") == nil {
+		t.Fatal("b did not pull a's writes")
+	}
+	if ck, _ := b.store.Checkpoint(); ck != 6 {
+		t.Fatalf("b's checkpoint after sync: %d, want 6", ck)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -23,18 +24,18 @@ func init() {
 }
 
 func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
-	var req wire.Push
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
-	if err := c.srv.checkBatch(len(req.Changes)); err != nil {
-		return nil, err
-	}
-	results, err := c.srv.push(ctx, c.db, req.Changes)
+	changes, err := decodePush(data)
 	if err != nil {
 		return nil, err
 	}
-	return wire.PushReply{ID: id, OK: true, Results: results}, nil
+	if err := c.srv.checkBatch(len(changes)); err != nil {
+		return nil, err
+	}
+	results, prev, last, err := c.srv.push(ctx, c.db, changes)
+	if err != nil {
+		return nil, err
+	}
+	return wire.PushReply{ID: id, OK: true, Results: results, PrevSeq: prev, Last: last}, nil
 }
 
 func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
@@ -118,6 +119,56 @@ func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan s
 	}
 }
 
+// decodePush reads a push request's changes with gjson (the frame is known
+// to be valid JSON), keeping each document as the bytes it came in instead
+// of decoding it. Fields of the wrong type are a bad_request, as
+// encoding/json would make them.
+func decodePush(data []byte) ([]wire.PushItem, error) {
+	changes := gjson.GetBytes(data, "changes")
+	if changes.Exists() && !changes.IsArray() && changes.Type != gjson.Null {
+		return nil, badRequest("malformed request: changes must be an array")
+	}
+	items := make([]wire.PushItem, 0, int(changes.Get("#").Int()))
+	var bad error
+	changes.ForEach(func(_, v gjson.Result) bool {
+		if !v.IsObject() {
+			bad = badRequest("malformed request: each change must be an object")
+			return false
+		}
+		var it wire.PushItem
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"id", &it.ID}, {"baseRev", &it.BaseRev}, {"rev", &it.Rev}} {
+			switch x := v.Get(f.name); x.Type {
+			case gjson.String:
+				*f.dst = x.Str
+			case gjson.Null:
+			default:
+				bad = badRequest("malformed request: %s must be a string", f.name)
+				return false
+			}
+		}
+		switch x := v.Get("deleted"); x.Type {
+		case gjson.True, gjson.False:
+			it.Deleted = x.Bool()
+		case gjson.Null:
+		default:
+			bad = badRequest("malformed request: deleted must be true or false")
+			return false
+		}
+		if d := v.Get("doc"); d.Exists() && d.Type != gjson.Null {
+			it.Doc = json.RawMessage(d.Raw)
+		}
+		items = append(items, it)
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return items, nil
+}
+
 // compactLoop removes expired tombstones every interval until ctx ends.
 func (s *Server) compactLoop(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
@@ -173,6 +224,64 @@ const seqCounterPrefix = "rctr/"
 func seqCounterKey(db string) string { return seqCounterPrefix + db }
 func purgedKey(db string) string     { return "rpurged/" + db }
 
+// encode writes the record as compact JSON by hand: the document is copied
+// as it is (already compact), not decoded and encoded again.
+func (r *docRecord) encode() string {
+	b := make([]byte, 0, len(r.Doc)+len(r.Rev)+64)
+	b = append(b, `{"rev":`...)
+	b = appendJSONString(b, r.Rev)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, r.Seq, 10)
+	if r.Deleted {
+		b = append(b, `,"deleted":true`...)
+	}
+	if r.At != 0 {
+		b = append(b, `,"at":`...)
+		b = strconv.AppendInt(b, r.At, 10)
+	}
+	if len(r.Doc) > 0 {
+		b = append(b, `,"doc":`...)
+		b = append(b, r.Doc...)
+	}
+	return string(append(b, '}'))
+}
+
+// getRecord reads the record of id; found is false when there is none.
+func getRecord(tx *buntdb.Tx, db, id string) (rec docRecord, found bool, err error) {
+	v, err := tx.Get(docKey(db, id))
+	if errors.Is(err, buntdb.ErrNotFound) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, err
+	}
+	if !gjson.Valid(v) {
+		return rec, false, fmt.Errorf("decode stored %s: not JSON", docKey(db, id))
+	}
+	m := gjson.Parse(v)
+	rec.Rev = m.Get("rev").String()
+	rec.Seq = m.Get("seq").Int()
+	rec.Deleted = m.Get("deleted").Bool()
+	rec.At = m.Get("at").Int()
+	if d := m.Get("doc"); d.Exists() {
+		rec.Doc = json.RawMessage(d.Raw)
+	}
+	return rec, true, nil
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s) // the rare case: escapes and UTF-8
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // current renders a record as the conflict reply's "current": the stored
 // document with _id and _rev inside, or a tombstone.
 func (r *docRecord) current(id string) json.RawMessage {
@@ -206,6 +315,9 @@ func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) 
 	if gjson.GetBytes(doc, "_id").String() == id && gjson.GetBytes(doc, "_rev").String() == rev {
 		// Stored compact: the data file's records must not hold raw
 		// newlines, and the feed should not carry the client's spacing.
+		if bytes.IndexAny(doc, " \t\r\n") < 0 {
+			return doc, nil // compact already (clients send it so)
+		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, doc); err != nil {
 			return nil, fmt.Errorf("doc must be a JSON object: %w", err)
@@ -225,8 +337,8 @@ func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) 
 // is accepted when the stored _rev equals its baseRev (or the document is
 // absent or a tombstone and baseRev is empty); an item whose rev is already
 // the stored _rev is a retry and answered ok with that write's sequence.
-func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) ([]wire.PushResult, error) {
-	results := make([]wire.PushResult, len(items))
+func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (results []wire.PushResult, prevSeq, lastSeq int64, err error) {
+	results = make([]wire.PushResult, len(items))
 	docs := make([]json.RawMessage, len(items))
 	for i, it := range items {
 		results[i].ID = it.ID
@@ -245,12 +357,14 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) ([]
 	}
 	accepted := 0
 	now := s.now().UnixMilli()
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err = s.store.update(ctx, func(tx *buntdb.Tx) error {
 		accepted = 0
 		seq, err := getInt(tx, seqCounterKey(db))
 		if err != nil {
 			return err
 		}
+		prevSeq = seq
+		defer func() { lastSeq = seq }()
 		// Pending writes of this batch, so two items for one id see each other.
 		batch := map[string]*docRecord{}
 		for i, it := range items {
@@ -260,8 +374,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) ([]
 			}
 			cur := batch[it.ID]
 			if cur == nil {
-				var rec docRecord
-				found, err := getJSON(tx, docKey(db, it.ID), &rec)
+				rec, found, err := getRecord(tx, db, it.ID)
 				if err != nil {
 					return err
 				}
@@ -294,7 +407,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) ([]
 					return err
 				}
 			}
-			if err := setJSON(tx, docKey(db, it.ID), rec); err != nil {
+			if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
 				return err
 			}
 			if _, _, err := tx.Set(seqKey(db, seq), it.ID, nil); err != nil {
@@ -310,7 +423,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) ([]
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	for i := range results {
 		if results[i].Error != nil && results[i].Error.Code == wire.CodeConflict {
@@ -321,7 +434,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) ([]
 		s.metrics.docsPushed.Add(int64(accepted))
 		s.hub.notify(db)
 	}
-	return results, nil
+	return results, prevSeq, lastSeq, nil
 }
 
 // pull returns up to limit changes after since, in sequence order, stopping
@@ -352,8 +465,7 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 				out.More = true
 				return false
 			}
-			var rec docRecord
-			found, gerr := getJSON(tx, docKey(db, id), &rec)
+			rec, found, gerr := getRecord(tx, db, id)
 			if gerr != nil {
 				err = gerr
 				return false
@@ -406,8 +518,7 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 	err = s.store.update(ctx, func(tx *buntdb.Tx) error {
 		removed = 0
 		for _, v := range victims {
-			var rec docRecord
-			found, err := getJSON(tx, docKey(v.db, v.id), &rec)
+			rec, found, err := getRecord(tx, v.db, v.id)
 			if err != nil {
 				return err
 			}

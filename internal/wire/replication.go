@@ -45,11 +45,16 @@ type PushResult struct {
 	Current json.RawMessage `json:"current,omitempty"`
 }
 
-// PushReply answers Push.
+// PushReply answers Push. PrevSeq is the database's change sequence
+// before this push and Last after it: when PrevSeq is the client's
+// checkpoint, every change up to Last is one of the client's own writes, so
+// it may move its checkpoint to Last without pulling them back.
 type PushReply struct {
 	ID      int64        `json:"id"`
 	OK      bool         `json:"ok"`
 	Results []PushResult `json:"results"`
+	PrevSeq int64        `json:"prevSeq"`
+	Last    int64        `json:"last"`
 }
 
 // Pull asks for changes after sequence Since.
