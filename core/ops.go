@@ -402,7 +402,7 @@ func (s *Store) apply(tx *buntdb.Tx, w *write) (Result, *Error) {
 			return res, newError(ErrInternal, key, "", "remove %q: %v", w.id, err)
 		}
 		// The deletion travels to the server as a tombstone with a new _rev.
-		if err := trackWrite(tx, w.id, s.clock.NextRev(), true); err != nil {
+		if err := trackWrite(tx, w.id, cur.Rev, s.clock.NextRev(), true); err != nil {
 			return res, newError(ErrInternal, key, "", "track removal of %q: %v", w.id, err)
 		}
 		res.Rev = cur.Rev
@@ -435,7 +435,7 @@ func (s *Store) apply(tx *buntdb.Tx, w *write) (Result, *Error) {
 	if _, _, err := tx.Set(docPrefix+w.id, string(out), nil); err != nil {
 		return res, newError(ErrInternal, key, "", "write %q: %v", w.id, err)
 	}
-	if err := trackWrite(tx, w.id, rev, false); err != nil {
+	if err := trackWrite(tx, w.id, cur.Rev, rev, false); err != nil {
 		return res, newError(ErrInternal, key, "", "track write of %q: %v", w.id, err)
 	}
 	res.Rev = rev

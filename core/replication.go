@@ -8,12 +8,15 @@ import (
 	"strings"
 
 	"github.com/tidwall/buntdb"
+	"github.com/tidwall/gjson"
 )
 
-// Keys of the replication bookkeeping, beside docPrefix.
+// Keys of the replication bookkeeping, beside docPrefix. A document with no
+// dirty key is in sync with the server: its base is its own _rev. So a
+// synced store holds nothing but its documents, and the hot paths (a put,
+// an acknowledgement, a remote change) touch one bookkeeping key at most.
 const (
-	metaPrefix     = "meta/"     // meta/<id> → syncMeta
-	dirtyPrefix    = "dirty/"    // dirty/<id> → "" while a local write awaits the server
+	dirtyPrefix    = "dirty/"    // dirty/<id> → syncMeta while a local write awaits the server
 	conflictPrefix = "conflict/" // conflict/<id>\x00<rev> → a losing version
 	checkpointKey  = "sys/checkpoint"
 )
@@ -117,27 +120,38 @@ func decodeMeta(v string) (syncMeta, error) {
 	return m, nil
 }
 
+// getMeta returns id's replication state: from its dirty key while a local
+// write is pending, else derived from the stored document (in sync: base and
+// rev are its _rev). found is false when there is neither.
 func getMeta(tx *buntdb.Tx, id string) (syncMeta, bool, error) {
-	v, err := tx.Get(metaPrefix + id)
+	v, err := tx.Get(dirtyPrefix + id)
+	if err == nil {
+		m, err := decodeMeta(v)
+		if err != nil {
+			return m, false, fmt.Errorf("decode sync state of %q: %w", id, err)
+		}
+		m.Dirty = true
+		return m, true, nil
+	}
+	if !errors.Is(err, buntdb.ErrNotFound) {
+		return syncMeta{}, false, err
+	}
+	doc, err := tx.Get(docPrefix + id)
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return syncMeta{}, false, nil
 	}
 	if err != nil {
 		return syncMeta{}, false, err
 	}
-	m, err := decodeMeta(v)
-	if err != nil {
-		return m, false, fmt.Errorf("decode sync state of %q: %w", id, err)
-	}
-	return m, true, nil
+	rev := readHeader(doc).Rev
+	return syncMeta{Base: rev, Rev: rev}, true, nil
 }
 
+// putMeta stores a pending state, or forgets it once the document is in
+// sync (its stored _rev must then be m.Base).
 func putMeta(tx *buntdb.Tx, id string, m syncMeta) error {
-	if _, _, err := tx.Set(metaPrefix+id, m.encode(), nil); err != nil {
-		return err
-	}
 	if m.Dirty {
-		_, _, err := tx.Set(dirtyPrefix+id, "", nil)
+		_, _, err := tx.Set(dirtyPrefix+id, m.encode(), nil)
 		return err
 	}
 	return deleteKey(tx, dirtyPrefix+id)
@@ -151,15 +165,20 @@ func deleteKey(tx *buntdb.Tx, key string) error {
 }
 
 // trackWrite records a local write of id at rev inside the writing
-// transaction, so it is pushed on the next sync.
-func trackWrite(tx *buntdb.Tx, id, rev string, deleted bool) error {
-	m, _, err := getMeta(tx, id)
-	if err != nil {
+// transaction, so it is pushed on the next sync. prevRev is the _rev the
+// document had before this write ("" if there was none).
+func trackWrite(tx *buntdb.Tx, id, prevRev, rev string, deleted bool) error {
+	m := syncMeta{Base: prevRev}
+	if v, err := tx.Get(dirtyPrefix + id); err == nil {
+		if m, err = decodeMeta(v); err != nil {
+			return fmt.Errorf("decode sync state of %q: %w", id, err)
+		}
+	} else if !errors.Is(err, buntdb.ErrNotFound) {
 		return err
 	}
 	if deleted && m.Base == "" {
 		// The server never had it: nothing to tell it.
-		return errors.Join(deleteKey(tx, metaPrefix+id), deleteKey(tx, dirtyPrefix+id))
+		return deleteKey(tx, dirtyPrefix+id)
 	}
 	m.Rev, m.Deleted, m.Dirty = rev, deleted, true
 	return putMeta(tx, id, m)
@@ -170,33 +189,27 @@ func trackWrite(tx *buntdb.Tx, id, rev string, deleted bool) error {
 func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 	var out []PendingWrite
 	err := s.db.View(func(tx *buntdb.Tx) error {
-		var ids []string
-		err := tx.AscendKeys(dirtyPrefix+"*", func(k, _ string) bool {
-			ids = append(ids, k[len(dirtyPrefix):])
-			return len(ids) < limit
-		})
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			m, found, err := getMeta(tx, id)
+		var derr error
+		err := tx.AscendKeys(dirtyPrefix+"*", func(k, v string) bool {
+			id := k[len(dirtyPrefix):]
+			m, err := decodeMeta(v)
 			if err != nil {
-				return err
-			}
-			if !found || !m.Dirty {
-				continue
+				derr = fmt.Errorf("decode sync state of %q: %w", id, err)
+				return false
 			}
 			w := PendingWrite{ID: id, BaseRev: m.Base, Rev: m.Rev, Deleted: m.Deleted}
 			if !m.Deleted {
 				doc, err := tx.Get(docPrefix + id)
 				if err != nil {
-					return fmt.Errorf("read pending %q: %w", id, err)
+					derr = fmt.Errorf("read pending %q: %w", id, err)
+					return false
 				}
 				w.Doc = json.RawMessage(doc)
 			}
 			out = append(out, w)
-		}
-		return nil
+			return len(out) < limit
+		})
+		return errors.Join(err, derr)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list pending writes: %w", err)
@@ -229,15 +242,12 @@ func (s *Store) Acknowledge(acks ...Ack) error {
 			if !found {
 				continue
 			}
+			if !m.Dirty {
+				continue // in sync already (an acknowledgement repeated)
+			}
 			m.Base = a.Rev
 			if m.Rev == a.Rev {
-				m.Dirty = false
-				if m.Deleted {
-					if err := errors.Join(deleteKey(tx, metaPrefix+a.ID), deleteKey(tx, dirtyPrefix+a.ID)); err != nil {
-						return err
-					}
-					continue
-				}
+				m.Dirty = false // in sync: the document's _rev is a.Rev
 			}
 			if err := putMeta(tx, a.ID, m); err != nil {
 				return err
@@ -346,7 +356,7 @@ func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (bool,
 	if v, _, err := DecodeRev(remote.Rev); err == nil {
 		s.clock.Observe(v)
 	}
-	m, _, err := getMeta(tx, remote.ID)
+	m, found, err := getMeta(tx, remote.ID)
 	if err != nil {
 		return false, nil, err
 	}
@@ -354,18 +364,13 @@ func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (bool,
 		if m.Rev == remote.Rev && remote.Rev != "" {
 			return false, nil, nil // already here
 		}
-		_, getErr := tx.Get(docPrefix + remote.ID)
-		changed := getErr == nil || !remote.Deleted // deleting nothing is no change
-		return changed, nil, takeRemote(tx, remote)
+		changed := found || !remote.Deleted // deleting nothing is no change
+		return changed, nil, takeRemote(tx, remote, false)
 	}
 	switch {
 	case m.Rev == remote.Rev:
 		// Our own write, echoed back (its acknowledgement may have been lost).
-		m.Base, m.Dirty = remote.Rev, false
-		if m.Deleted {
-			return false, nil, errors.Join(deleteKey(tx, metaPrefix+remote.ID), deleteKey(tx, dirtyPrefix+remote.ID))
-		}
-		return false, nil, putMeta(tx, remote.ID, m)
+		return false, nil, deleteKey(tx, dirtyPrefix+remote.ID)
 	case remote.Rev == m.Base:
 		return false, nil, nil // nothing the local write does not build on
 	}
@@ -387,7 +392,7 @@ func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (bool,
 		if err := keepConflict(tx, local); err != nil {
 			return false, nil, err
 		}
-		return true, c, takeRemote(tx, remote)
+		return true, c, takeRemote(tx, remote, true)
 	}
 	c.Kept = "merged"
 	if res.Rev == local.Rev {
@@ -415,15 +420,28 @@ func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (bool,
 	return changed, c, putMeta(tx, remote.ID, nm)
 }
 
-// takeRemote makes the server's version the local one, with nothing pending.
-func takeRemote(tx *buntdb.Tx, remote Version) error {
+// takeRemote makes the server's version the local one, with nothing
+// pending; dirty says whether a pending write's key is to be dropped.
+func takeRemote(tx *buntdb.Tx, remote Version, dirty bool) error {
+	if dirty {
+		if err := deleteKey(tx, dirtyPrefix+remote.ID); err != nil {
+			return err
+		}
+	}
 	if remote.Deleted || remote.Rev == "" {
-		return errors.Join(deleteKey(tx, docPrefix+remote.ID), deleteKey(tx, metaPrefix+remote.ID), deleteKey(tx, dirtyPrefix+remote.ID))
+		return deleteKey(tx, docPrefix+remote.ID)
 	}
-	if _, _, err := tx.Set(docPrefix+remote.ID, string(remote.Doc), nil); err != nil {
-		return err
+	doc := remote.Doc
+	if gjson.GetBytes(doc, "_rev").String() != remote.Rev {
+		// The stored _rev is the base of the next local write: it must be
+		// the server's.
+		var err error
+		if doc, err = withFields(doc, remote.ID, remote.Rev); err != nil {
+			return err
+		}
 	}
-	return putMeta(tx, remote.ID, syncMeta{Base: remote.Rev, Rev: remote.Rev})
+	_, _, err := tx.Set(docPrefix+remote.ID, string(doc), nil)
+	return err
 }
 
 func keepConflict(tx *buntdb.Tx, v Version) error {
@@ -553,17 +571,15 @@ func (s *Store) ResetCheckpoint() error {
 	return nil
 }
 
-// DropUnseen deletes the documents that came from the server (they have an
-// acknowledged revision), have no pending local write and are not in seen:
-// after a full resync, those are documents deleted on the server whose
-// tombstones were compacted away. It returns how many it deleted.
+// DropUnseen deletes the documents in sync with the server (no pending
+// local write) that are not in seen: after a full resync, those are
+// documents deleted on the server whose tombstones were compacted away. It
+// returns how many it deleted.
 func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 	var drop []string
 	err := s.db.Update(func(tx *buntdb.Tx) error {
-		err := tx.AscendKeys(metaPrefix+"*", func(k, v string) bool {
-			id := k[len(metaPrefix):]
-			m, err := decodeMeta(v)
-			if err == nil && !m.Dirty && m.Base != "" && !seen[id] {
+		err := tx.AscendKeys(docPrefix+"*", func(k, _ string) bool {
+			if id := k[len(docPrefix):]; !seen[id] {
 				drop = append(drop, id)
 			}
 			return true
@@ -571,11 +587,17 @@ func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 		if err != nil {
 			return err
 		}
+		kept := drop[:0]
 		for _, id := range drop {
-			if err := errors.Join(deleteKey(tx, docPrefix+id), deleteKey(tx, metaPrefix+id)); err != nil {
+			if _, err := tx.Get(dirtyPrefix + id); err == nil {
+				continue // pending: the next push decides
+			}
+			if err := deleteKey(tx, docPrefix+id); err != nil {
 				return err
 			}
+			kept = append(kept, id)
 		}
+		drop = kept
 		return nil
 	})
 	if err != nil {

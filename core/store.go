@@ -391,10 +391,11 @@ func (s *Store) Get(id string) ([]byte, error) {
 // number 1202 when there is none.
 func (s *Store) Delete(id string) error {
 	err := s.db.Update(func(tx *buntdb.Tx) error {
-		if _, err := tx.Delete(docPrefix + id); err != nil {
+		prev, err := tx.Delete(docPrefix + id)
+		if err != nil {
 			return err
 		}
-		return trackWrite(tx, id, s.clock.NextRev(), true)
+		return trackWrite(tx, id, readHeader(prev).Rev, s.clock.NextRev(), true)
 	})
 	if err == nil {
 		s.notifyWrite()

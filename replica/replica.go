@@ -72,7 +72,7 @@ type Replicator struct {
 // is following the feed are pushed at once.
 func New(store *core.Store, cli *client.Client, opts Options) *Replicator {
 	if opts.PushBatch <= 0 {
-		opts.PushBatch = 1000
+		opts.PushBatch = 5000
 	}
 	if opts.PushBytes <= 0 {
 		opts.PushBytes = 4 << 20

@@ -76,7 +76,7 @@ type Config struct {
 
 const (
 	defaultMaxMessage  = 8 << 20
-	defaultMaxBatch    = 1000
+	defaultMaxBatch    = 10000
 	defaultRate        = 1000
 	defaultIdleTimeout = 5 * time.Minute
 	maxJSONDepth       = 128

@@ -56,7 +56,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	databases := fs.String("databases", "", "comma-separated database names: serve only these (default: any name, created on first use)")
 	origins := fs.String("origins", "", "comma-separated Origin host patterns allowed for browser connections")
 	maxMsg := fs.Int64("max-message", 8<<20, "largest websocket message in bytes")
-	maxBatch := fs.Int("max-batch", 1000, "most items in one request (identity.nextBatch names, push changes)")
+	maxBatch := fs.Int("max-batch", 10000, "most items in one request (identity.nextBatch names, push changes)")
 	rate := fs.Float64("rate", 1000, "requests per second allowed per connection (negative: no limit)")
 	burst := fs.Int("burst", 0, "requests allowed in a burst above -rate (default: the rate)")
 	idle := fs.Duration("idle", 5*time.Minute, "close connections idle this long (negative: never)")
