@@ -240,7 +240,7 @@ func hostileMessages(n int) []string {
 		`{"id":5,"op":"identity.seed","name":"companies","value":9007199254740993,"force":true}`, `{"id":5,"op":"identity.seed","name":"companies","value":"5"}`,
 		`{"id":5,"op":"identity.seed","name":"companies","value":5,"force":"yes"}`,
 		`{"id":6,"op":"identity.nextBatch","names":["companies",null]}`, `{"id":6,"op":"identity.nextBatch","names":{"a":1}}`,
-		`{"id":6,"op":"identity.nextBatch","names":["companies","x|y"]}`, `{"id":6,"op":"identity.nextBatch","names":[` + strings.Repeat(`"c",`, 2000) + `"c"]}`,
+		`{"id":6,"op":"identity.nextBatch","names":["companies","x|y"]}`, `{"id":6,"op":"identity.nextBatch","names":[` + strings.Repeat(`"c",`, 10000) + `"c"]}`,
 		deep, deepObj,
 	}
 	out := make([]string, 0, n)

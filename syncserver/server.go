@@ -46,7 +46,7 @@ type Config struct {
 	// MaxMessageBytes bounds one websocket message. Default 8 MiB.
 	MaxMessageBytes int64
 	// MaxBatch bounds the items of one request (names of
-	// identity.nextBatch, changes of a push). Default 1000.
+	// identity.nextBatch, changes of a push). Default 10,000.
 	MaxBatch int
 	// RateLimit is the sustained requests per second allowed on one
 	// connection, RateBurst the burst above it (a token bucket). Default
