@@ -63,11 +63,11 @@ func appendPush(b []byte, id int64, items []PushItem) rawFrame {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = appendString(b, it.ID)
+		b = wire.AppendString(b, it.ID)
 		b = append(b, `,"baseRev":`...)
-		b = appendString(b, it.BaseRev)
+		b = wire.AppendString(b, it.BaseRev)
 		b = append(b, `,"rev":`...)
-		b = appendString(b, it.Rev)
+		b = wire.AppendString(b, it.Rev)
 		if it.Deleted {
 			b = append(b, `,"deleted":true}`...)
 			continue
@@ -77,19 +77,6 @@ func appendPush(b []byte, id int64, items []PushItem) rawFrame {
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)
-}
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s) // the rare case: escapes and UTF-8
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // pushReply decodes a push reply with gjson, keeping each "current"

@@ -229,7 +229,7 @@ func purgedKey(db string) string     { return "rpurged/" + db }
 func (r *docRecord) encode() string {
 	b := make([]byte, 0, len(r.Doc)+len(r.Rev)+64)
 	b = append(b, `{"rev":`...)
-	b = appendJSONString(b, r.Rev)
+	b = wire.AppendString(b, r.Rev)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, r.Seq, 10)
 	if r.Deleted {
@@ -267,19 +267,6 @@ func getRecord(tx *buntdb.Tx, db, id string) (rec docRecord, found bool, err err
 		rec.Doc = json.RawMessage(d.Raw)
 	}
 	return rec, true, nil
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s) // the rare case: escapes and UTF-8
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // current renders a record as the conflict reply's "current": the stored
