@@ -302,7 +302,7 @@ func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) 
 	if gjson.GetBytes(doc, "_id").String() == id && gjson.GetBytes(doc, "_rev").String() == rev {
 		// Stored compact: the data file's records must not hold raw
 		// newlines, and the feed should not carry the client's spacing.
-		if bytes.IndexAny(doc, " \t\r\n") < 0 {
+		if !bytes.ContainsAny(doc, " \t\r\n") {
 			return doc, nil // compact already (clients send it so)
 		}
 		var buf bytes.Buffer
