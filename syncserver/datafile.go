@@ -173,10 +173,13 @@ func lower(s string) string {
 
 // scanResult is what a read of the whole log found.
 type scanResult struct {
-	records  []record
-	validEnd int64 // end of the last whole record (zero padding after it is harmless)
-	torn     bool  // the file ends inside an unfinished record after validEnd
-	corrupt  bool  // a record at validEnd is damaged
+	records   []record
+	validEnd  int64 // end of the last whole record (zero padding after it is harmless)
+	torn      bool  // the file ends inside an unfinished record after validEnd
+	corrupt   bool  // a record at validEnd is damaged
+	marked    bool  // the log has commit marks
+	markedEnd int64 // end of the last commit mark
+	marks     int   // records up to and including the last commit mark
 }
 
 // scanLog reads every record of b.
@@ -195,6 +198,9 @@ func scanLog(b []byte) scanResult {
 			res.records = append(res.records, record{off: int64(off), parts: parts})
 			off += n
 			res.validEnd = int64(off)
+			if len(parts) >= 2 && parts[1] == commitKey && lower(parts[0]) == "set" {
+				res.marked, res.markedEnd, res.marks = true, res.validEnd, len(res.records)
+			}
 			continue
 		}
 		// A torn write may be followed by zero padding from the file system.
@@ -223,6 +229,17 @@ func prepareDataFile(path string, log *slog.Logger) error {
 	switch {
 	case res.corrupt:
 		return &CorruptError{Path: path, Offset: res.validEnd, Size: int64(len(b))}
+	case res.marked && (res.torn || len(res.records) > res.marks):
+		// Whole records after the last commit mark are the part of an
+		// unfinished commit that reached the disk: keeping them would apply
+		// half a transaction (a document without the counter that numbered
+		// it, say).
+		log.Warn("data file ends in an unfinished commit; cutting it off at the last commit mark (it was never acknowledged to any client)",
+			"file", path, "offset", res.markedEnd, "bytesDropped", int64(len(b))-res.markedEnd,
+			"wholeRecordsDropped", len(res.records)-res.marks)
+		if err := truncateSync(path, res.markedEnd); err != nil {
+			return fmt.Errorf("cut unfinished commit from %s: %w", path, err)
+		}
 	case res.torn:
 		log.Warn("data file ends in an unfinished write; cutting it off (it was never acknowledged to any client)",
 			"file", path, "offset", res.validEnd, "bytesDropped", int64(len(b))-res.validEnd)
@@ -483,9 +500,18 @@ func replaceDataFile(path string, values map[string]string, keep string) error {
 func writeLog(w io.Writer, values map[string]string) error {
 	keys := make([]string, 0, len(values))
 	for k := range values {
-		keys = append(keys, k)
+		if k != commitKey {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
+	// The commit mark last: everything before it is one finished commit.
+	mark := values[commitKey]
+	if mark == "" {
+		mark = "0"
+	}
+	values[commitKey] = mark
+	keys = append(keys, commitKey)
 	var buf bytes.Buffer
 	for _, k := range keys {
 		v := values[k]

@@ -2,6 +2,9 @@ package syncserver
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
+	"os"
 	"testing"
 )
 
@@ -28,7 +31,7 @@ func FuzzScanLog(f *testing.F) {
 			t.Fatalf("validEnd %d past %d bytes", res.validEnd, len(data))
 		}
 		full := scanLog(sound.Bytes())
-		if full.torn || full.corrupt || len(full.records) != 6 {
+		if full.torn || full.corrupt || len(full.records) != 7 || !full.marked {
 			t.Fatalf("sound log: %+v", full)
 		}
 		n := int(cut % uint(sound.Len()+1))
@@ -46,4 +49,36 @@ func FuzzScanLog(f *testing.F) {
 			t.Fatalf("prefix of %d bytes: %d records, want %d", n, len(part.records), kept)
 		}
 	})
+}
+
+// TestUnfinishedCommitDropped: whole records after the last commit mark are
+// the part of a commit that reached the disk before a crash; they are cut
+// off, so no half transaction is applied.
+func TestUnfinishedCommitDropped(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/" + dataFileName
+	var log bytes.Buffer
+	writeLog(&log, map[string]string{"rctr/shop": "5", "rdoc/shop/a": `{"rev":"r1","seq":5}`, commitKey: "7"})
+	committed := log.Len()
+	// Half of the next commit: the document, not yet its counter nor a mark.
+	log.WriteString("*3\r\n$3\r\nset\r\n$11\r\nrdoc/shop/b\r\n$20\r\n{\"rev\":\"r1\",\"seq\":6}\r\n")
+	if err := os.WriteFile(path, log.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareDataFile(path, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if len(got) != committed {
+		t.Fatalf("file is %d bytes after the check, want %d (cut at the last commit mark)", len(got), committed)
+	}
+	// A file without marks (written before they existed) keeps its records.
+	unmarked := "*3\r\n$3\r\nset\r\n$1\r\na\r\n$1\r\nb\r\n"
+	os.WriteFile(path, []byte(unmarked), 0o600)
+	if err := prepareDataFile(path, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); len(got) != len(unmarked) {
+		t.Fatalf("unmarked file changed to %d bytes", len(got))
+	}
 }

@@ -59,7 +59,12 @@ type store struct {
 	quit      chan struct{}
 
 	metrics *metrics
+	commits int64 // the last commit mark written; only the committer touches it
 }
+
+// commitKey holds the commit mark: the number of the last finished commit,
+// written after each commit's records (see commit and prepareDataFile).
+const commitKey = "sys/commit"
 
 type txReq struct {
 	fn   func(tx *buntdb.Tx) error
@@ -106,7 +111,14 @@ func openStore(dir string, groupCommit bool, m *metrics, log *slog.Logger) (*sto
 		return nil, fmt.Errorf("open data file for sync: %w", err)
 	}
 	// The compacted file replaced the old one by rename: make that durable.
-	if err := errors.Join(f.Sync(), syncDir(dir)); err != nil {
+	// The compacted file must end in a commit mark, or the next start would
+	// take its last records for an unfinished transaction.
+	var seq int64
+	err = db.Update(func(tx *buntdb.Tx) error {
+		seq, _ = getInt(tx, commitKey)
+		return setInt(tx, commitKey, seq)
+	})
+	if err := errors.Join(err, f.Sync(), syncDir(dir)); err != nil {
 		f.Close()
 		db.Close()
 		return nil, fmt.Errorf("sync compacted data file: %w", err)
@@ -115,7 +127,7 @@ func openStore(dir string, groupCommit bool, m *metrics, log *slog.Logger) (*sto
 	if !groupCommit {
 		group = 1
 	}
-	s := &store{db: db, path: path, file: f, group: group, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), metrics: m}
+	s := &store{db: db, path: path, file: f, group: group, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), metrics: m, commits: seq}
 	fsync := f.Sync
 	s.sync.Store(&fsync)
 	s.wg.Add(1)
@@ -209,6 +221,15 @@ func (s *store) commit(batch []*txReq) {
 			}
 			return nil
 		})
+	}
+	if err == nil {
+		// buntdb writes a transaction's records in one write, but a process
+		// killed in the middle of a large write leaves some of them on disk.
+		// The commit mark, written after them, tells a finished transaction
+		// from such a fragment: at start, records after the last mark are
+		// dropped (prepareDataFile).
+		s.commits++
+		err = s.db.Update(func(tx *buntdb.Tx) error { return setInt(tx, commitKey, s.commits) })
 	}
 	if err == nil {
 		start := time.Now()
