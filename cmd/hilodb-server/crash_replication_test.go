@@ -156,4 +156,3 @@ func containsID(items []client.PushItem, id string) bool {
 	}
 	return false
 }
-
