@@ -2,7 +2,6 @@
 // shared by the sync server and the sync client so the two cannot drift.
 package wire
 
-import "encoding/json"
 
 // Ops of protocol v1.
 const (
@@ -76,14 +75,6 @@ type Error struct {
 
 // Error implements error.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-// Envelope is the part every request and reply shares.
-type Envelope struct {
-	ID    int64  `json:"id"`
-	Op    string `json:"op,omitempty"`
-	OK    bool   `json:"ok"`
-	Error *Error `json:"error,omitempty"`
-}
 
 // Hello is the first request of every connection.
 type Hello struct {
@@ -193,6 +184,3 @@ type Ping struct {
 
 // TimeLayout is the layout of lastRangeAt: RFC 3339 UTC with milliseconds.
 const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// Raw is a JSON value kept as bytes.
-type Raw = json.RawMessage
