@@ -86,11 +86,15 @@ func startProc(t *testing.T, bin, addr string, args ...string) *proc {
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return p
+		// Our process must have bound the port (it logs "serving" after
+		// listening): another test's server could answer on a reused port.
+		if strings.Contains(p.stderr.String(), "serving") {
+			res, err := http.Get(base + "/healthz")
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					return p
+				}
 			}
 		}
 		select {
@@ -263,8 +267,10 @@ func TestConfigFileAndBackupCommands(t *testing.T) {
 	if out, err := exec.Command(bin, "restore", "-from", backup, "-data", restored, "-bump", "10").CombinedOutput(); err != nil {
 		t.Fatalf("restore: %v %s", err, out)
 	}
-	startProc(t, bin, addr, "-data", restored, "-config", cfgFile)
-	c2, err := client.Dial(ctx, wsURL(addr), client.Options{Database: "shop", Token: "s3cret"})
+	// A new address: another test may have taken the old port meanwhile.
+	addr2 := freeAddr(t)
+	startProc(t, bin, addr2, "-data", restored, "-config", cfgFile)
+	c2, err := client.Dial(ctx, wsURL(addr2), client.Options{Database: "shop", Token: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}
