@@ -104,3 +104,18 @@ func TestServerErrors(t *testing.T) {
 		t.Fatalf("after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestGetDocuments(t *testing.T) {
+	addr, stop := serve(t, t.TempDir(), "127.0.0.1:0")
+	defer stop()
+	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Push(ctx, []client.PushItem{{ID: "a", Rev: "r1", Doc: []byte(`{"x":1}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := c.Get(ctx, []string{"a", "zz"})
+	if err != nil || len(docs) != 2 || docs[0].Rev != "r1" || docs[1].Rev != "" || docs[1].ID != "zz" {
+		t.Fatalf("Get: %+v, %v", docs, err)
+	}
+}

@@ -203,3 +203,31 @@ func (c *Client) dispatchServerMessage(data []byte) {
 	defer sub.mu.Unlock()
 	sub.fn(decodeChanges(changes), msg.Get("last").Int())
 }
+
+// Get returns the server's current version of each document, in the order
+// of ids: a Change with an empty Rev for an id the server has no version
+// of, Deleted for a deleted one.
+func (c *Client) Get(ctx context.Context, ids []string) ([]Change, error) {
+	var reply getReply
+	err := c.call(ctx, func(id int64) any {
+		return wire.Get{ID: id, Op: wire.OpGet, IDs: ids}
+	}, &reply)
+	if err != nil {
+		return nil, fmt.Errorf("get: %w", err)
+	}
+	if len(reply.docs) != len(ids) {
+		return nil, fmt.Errorf("get: %d documents for %d ids", len(reply.docs), len(ids))
+	}
+	return reply.docs, nil
+}
+
+type getReply struct{ docs []Change }
+
+func (r *getReply) decodeReply(data []byte) error {
+	docs := gjson.GetBytes(data, "docs")
+	if !docs.IsArray() {
+		return fmt.Errorf("no docs in %.200s", data)
+	}
+	r.docs = decodeChanges(docs)
+	return nil
+}

@@ -21,6 +21,40 @@ func init() {
 	registerOp(wire.OpPush, (*conn).pushOp)
 	registerOp(wire.OpPull, (*conn).pullOp)
 	registerOp(wire.OpSubscribe, (*conn).subscribeOp)
+	registerOp(wire.OpGet, (*conn).getOp)
+}
+
+// getOp returns the current version of each requested document (a
+// tombstone for a deleted one; no rev for one the server never had).
+func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
+	var req wire.Get
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	if err := c.srv.checkBatch(len(req.IDs)); err != nil {
+		return nil, err
+	}
+	docs := make([]wire.Change, len(req.IDs))
+	err := c.srv.store.view(func(tx *buntdb.Tx) error {
+		for i, docID := range req.IDs {
+			docs[i].ID = docID
+			if !validDocID(docID) {
+				continue
+			}
+			rec, found, err := getRecord(tx, c.db, docID)
+			if err != nil {
+				return err
+			}
+			if found {
+				docs[i] = wire.Change{Seq: rec.Seq, ID: docID, Rev: rec.Rev, Doc: rec.Doc, Deleted: rec.Deleted}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get documents: %w", err)
+	}
+	return wire.GetReply{ID: id, OK: true, Docs: docs}, nil
 }
 
 func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {

@@ -164,3 +164,32 @@ func TestTombstoneCompaction(t *testing.T) {
 		t.Fatalf("after compaction: %v", p)
 	}
 }
+
+func TestGet(t *testing.T) {
+	ts := startServer(t, syncserver.Config{MaxBatch: 4})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{"x":1}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
+	r.call(`{"id":3,"op":"push","changes":[{"id":"b","baseRev":"r1","rev":"r2","deleted":true}]}`)
+	got := r.call(`{"id":4,"op":"get","ids":["a","b","nope"]}`)
+	docs, _ := got["docs"].([]any)
+	if len(docs) != 3 {
+		t.Fatalf("get: %v", got)
+	}
+	a, b, n := docs[0].(map[string]any), docs[1].(map[string]any), docs[2].(map[string]any)
+	if a["rev"] != "r1" || a["seq"] != 1.0 || a["doc"].(map[string]any)["x"] != 1.0 {
+		t.Errorf("a: %v", a)
+	}
+	if b["rev"] != "r2" || b["deleted"] != true {
+		t.Errorf("b: %v", b)
+	}
+	if n["id"] != "nope" || n["rev"] != "" && n["rev"] != nil {
+		t.Errorf("missing: %v", n)
+	}
+	if got := r.call(`{"id":5,"op":"get","ids":["1","2","3","4","5"]}`); errCode(got) != "batch_too_big" {
+		t.Errorf("too many ids: %v", got)
+	}
+	if got := r.call(`{"id":6,"op":"get","ids":"a"}`); errCode(got) != "bad_request" {
+		t.Errorf("ids not an array: %v", got)
+	}
+}

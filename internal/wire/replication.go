@@ -7,6 +7,7 @@ const (
 	OpPush      = "push"
 	OpPull      = "pull"
 	OpSubscribe = "subscribe"
+	OpGet       = "get"
 	OpChanges   = "changes" // server-initiated, no id
 )
 
@@ -100,4 +101,19 @@ type ChangesMsg struct {
 	Op      string   `json:"op"`
 	Changes []Change `json:"changes"`
 	Last    int64    `json:"last"`
+}
+
+// Get asks for the current version of documents by id.
+type Get struct {
+	ID  int64    `json:"id"`
+	Op  string   `json:"op"`
+	IDs []string `json:"ids"`
+}
+
+// GetReply carries one Change per requested id, in order; Seq is 0 and Rev
+// empty for an id the server has no version of.
+type GetReply struct {
+	ID   int64    `json:"id"`
+	OK   bool     `json:"ok"`
+	Docs []Change `json:"docs"`
 }

@@ -2,7 +2,6 @@
 // shared by the sync server and the sync client so the two cannot drift.
 package wire
 
-
 // Ops of protocol v1.
 const (
 	OpHello        = "hello"
