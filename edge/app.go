@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
@@ -20,31 +21,53 @@ type config struct {
 // defaultDatabase is used when no database is configured.
 const defaultDatabase = "default"
 
-// openStore opens the resident in-memory store. With a sync server URL,
-// documents stored without an id get HiLo ids leased from it; without one,
-// such a put fails with core.ErrNeedsServer. enterTurn, if not nil, is the
-// leaser's enterTurn.
-func openStore(cfg config, enterTurn func(context.Context) bool) (*core.Store, error) {
+// app is the worker's state in one isolate: the resident cache and the way
+// to the sync server.
+type app struct {
+	store  *core.Store
+	remote *remote // nil without a sync server URL
+}
+
+// openApp opens the resident in-memory store. With a sync server URL,
+// documents stored without an id get HiLo ids leased from it, and it is the
+// origin of the cache. Without one, every write and every cache miss fails
+// with needs_server. enterTurn, if not nil, is called before each call to
+// the sync server (see remote.enterTurn).
+func openApp(cfg config, enterTurn func(context.Context) bool) (*app, error) {
 	if cfg.Database == "" {
 		cfg.Database = defaultDatabase
 	}
 	var (
 		ids core.IDSource
-		l   *leaser
+		rem *remote
 	)
 	if cfg.URL != "" {
-		l = newLeaser(cfg.URL, client.Options{Database: cfg.Database, Token: cfg.Token})
-		l.enterTurn = enterTurn
-		ids = idgen.NewGenerator(l)
+		rem = newRemote(cfg.URL, client.Options{Database: cfg.Database, Token: cfg.Token})
+		rem.enterTurn = enterTurn
+		ids = idgen.NewGenerator(rem)
 	}
 	st, err := core.Open(":memory:", core.Options{IDs: ids})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if l != nil {
+	if rem != nil {
 		// Revisions carry the node tag the server gives this isolate on its
-		// first lease.
-		l.setOnNode(st.Clock().SetNode)
+		// first hello.
+		rem.setOnNode(st.Clock().SetNode)
 	}
-	return st, nil
+	return &app{store: st, remote: rem}, nil
 }
+
+// handler returns the HTTP API. Each request gets its own connection to
+// the sync server, dialed when it first needs the server and closed before
+// it answers.
+func (a *app) handler() http.Handler {
+	var o origin
+	if a.remote != nil {
+		o = a.remote
+	}
+	return a.remote.scope(newHandler(a.store, o))
+}
+
+// Close closes the store.
+func (a *app) Close() error { return a.store.Close() }

@@ -16,15 +16,20 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/tidwall/gjson"
 )
 
 const (
 	// maxBodyBytes bounds a request body, as the sync server bounds a message.
 	maxBodyBytes = 8 << 20
-	// putTimeout bounds a write, including a lease from the sync server. It
+	// serverTimeout bounds what one request asks of the sync server: the
+	// lease of a range and the push of a write, or the read of a miss. It
 	// is shorter than the glue's per-request deadline, so the Go side
 	// answers first.
-	putTimeout = 10 * time.Second
+	serverTimeout = 10 * time.Second
+	// cacheHeader tells whether a GET was answered from the isolate's
+	// cache (hit) or read through from the sync server (miss).
+	cacheHeader = "X-Hilodb-Cache"
 )
 
 // Error codes and numbers of the HTTP layer itself; document errors use the
@@ -38,14 +43,27 @@ const (
 	numBadRequest        = 400
 )
 
-// api is the worker's HTTP API over one resident store.
-type api struct {
-	store *core.Store
+// errNoServer is the failure of every write, and of every read the cache
+// cannot answer, in a worker without a sync server.
+var errNoServer = errors.New("no sync server is configured (HILODB_URL)")
+
+// origin is the sync server behind the cache: writes go through to it,
+// misses are read from it. Calls happen inside the request they serve.
+type origin interface {
+	Push(ctx context.Context, items []client.PushItem) (client.PushOutcome, error)
+	Get(ctx context.Context, ids []string) ([]client.Change, error)
 }
 
-// newHandler returns the HTTP API over store.
-func newHandler(store *core.Store) http.Handler {
-	a := &api{store: store}
+// api is the worker's HTTP API: a write-through, read-through cache of the
+// sync server.
+type api struct {
+	cache  *cache
+	origin origin // nil without a sync server
+}
+
+// newHandler returns the HTTP API over store, a cache of o (nil for none).
+func newHandler(store *core.Store, o origin) http.Handler {
+	a := &api{cache: &cache{store: store}, origin: o}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /docs/{collection}", a.post)
 	mux.HandleFunc("GET /docs/{id...}", a.get)
@@ -53,8 +71,14 @@ func newHandler(store *core.Store) http.Handler {
 	return recoverJSON(mux)
 }
 
-// post stores the body in the collection named by the path and answers 201
-// with the stored document.
+// post stores the body in the collection named by the path, pushes it to
+// the sync server, and answers 201 with the stored document once the server
+// has acknowledged it.
+//
+// A write the server did not acknowledge is evicted from the cache: the
+// answer tells the client it was not stored, so this isolate must not serve
+// it either, and nothing would push it later (the worker does no work
+// outside requests, and the isolate may be evicted at any time).
 func (a *api) post(w http.ResponseWriter, r *http.Request) {
 	var body []byte
 	if r.Body != nil {
@@ -71,38 +95,110 @@ func (a *api) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), putTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), serverTimeout)
 	defer cancel()
-	doc, err := a.store.Put(ctx, r.PathValue("collection"), body)
+	res, err := a.cache.put(ctx, r.PathValue("collection"), body)
 	if err != nil {
 		writeFailure(w, err)
 		return
 	}
-	if id := storedID(doc); id != "" {
-		w.Header().Set("Location", (&url.URL{Path: "/docs/" + id}).EscapedPath())
+	if err := a.writeThrough(ctx, res); err != nil {
+		if eerr := a.cache.evict(res.ID, res.Rev); eerr != nil {
+			log.Printf("edge: %v", eerr)
+		}
+		writeFailure(w, err)
+		return
 	}
-	writeJSON(w, http.StatusCreated, doc)
+	w.Header().Set("Location", (&url.URL{Path: "/docs/" + res.ID}).EscapedPath())
+	writeJSON(w, http.StatusCreated, res.New)
 }
 
-// storedID returns the _id of a stored document.
-func storedID(doc []byte) string {
-	var head struct {
-		ID string `json:"_id"`
+// writeThrough pushes the write res to the sync server and records its
+// acknowledgement. The base of the push is the revision the write replaced
+// in the cache: none for a new document, the server's for a cached one.
+func (a *api) writeThrough(ctx context.Context, res core.Result) error {
+	if a.origin == nil {
+		return errNoServer
 	}
-	if json.Unmarshal(doc, &head) != nil {
-		return ""
+	out, err := a.origin.Push(ctx, []client.PushItem{{ID: res.ID, BaseRev: res.OldRev, Rev: res.Rev, Doc: res.New}})
+	if err != nil {
+		return err
 	}
-	return head.ID
+	if len(out.Results) != 1 {
+		return fmt.Errorf("push %s: %d results for one write", res.ID, len(out.Results))
+	}
+	switch pr := out.Results[0]; {
+	case pr.OK:
+	case pr.Error != nil && pr.Error.Code == wire.CodeConflict:
+		return &conflictError{ID: res.ID, Rev: gjson.GetBytes(pr.Current, "_rev").String()}
+	case pr.Error != nil:
+		return fmt.Errorf("push %s: %w", res.ID, pr.Error)
+	default:
+		return fmt.Errorf("push %s: refused without an error", res.ID)
+	}
+	// The write is durable now, whatever happens to the bookkeeping. Should
+	// the acknowledgement not be recorded, the document stays pending: the
+	// cache does not serve it and reads it through instead.
+	if err := a.cache.ack(res.ID, res.Rev); err != nil {
+		log.Printf("edge: acknowledge %s: %v", res.ID, err)
+	}
+	return nil
 }
 
-// get answers the document whose _id is the rest of the path.
+// conflictError is a write the sync server refused because the document's
+// version there is not the one the write replaced: the cache did not have
+// it, or had an older one.
+type conflictError struct {
+	ID  string
+	Rev string // the server's _rev, when it sent one
+}
+
+func (e *conflictError) Error() string {
+	if e.Rev == "" {
+		return fmt.Sprintf("document %q has a newer version on the sync server; read it and write again", e.ID)
+	}
+	return fmt.Sprintf("document %q has a newer version on the sync server (_rev %s); read it and write again", e.ID, e.Rev)
+}
+
+// get answers the document whose _id is the rest of the path: from the
+// cache, or on a miss from the sync server, caching what it sends.
 func (a *api) get(w http.ResponseWriter, r *http.Request) {
-	doc, err := a.store.Get(r.PathValue("id"))
+	id := r.PathValue("id")
+	doc, ok, err := a.cache.lookup(id)
 	if err != nil {
 		writeFailure(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, doc)
+	if ok {
+		w.Header().Set(cacheHeader, "hit")
+		writeJSON(w, http.StatusOK, doc)
+		return
+	}
+	w.Header().Set(cacheHeader, "miss")
+	if a.origin == nil {
+		writeFailure(w, errNoServer)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), serverTimeout)
+	defer cancel()
+	chs, err := a.origin.Get(ctx, []string{id})
+	if err != nil {
+		writeFailure(w, err)
+		return
+	}
+	if len(chs) != 1 {
+		writeFailure(w, fmt.Errorf("get %s: %d documents for one id", id, len(chs)))
+		return
+	}
+	ch := chs[0]
+	if ch.Rev == "" || ch.Deleted || len(ch.Doc) == 0 {
+		writeError(w, http.StatusNotFound, "not_found", core.NumDocumentNotFound, fmt.Sprintf("document %q not found", id))
+		return
+	}
+	if err := a.cache.fill(ch); err != nil {
+		log.Printf("edge: cache %s: %v", id, err) // the answer is right all the same
+	}
+	writeJSON(w, http.StatusOK, ch.Doc)
 }
 
 // unknown answers every path and method the API does not serve.
@@ -125,19 +221,26 @@ type failure struct {
 	msg    string
 }
 
-// classify maps an error to its answer. Refusals by the sync server keep
-// the server's code and number; an unreachable server or a lease that ran
-// out of time is needs_server (503): the worker has no range left and
-// cannot lease one now. Everything else is a document-layer error.
+// classify maps an error to its answer. A write the sync server refused
+// as a conflict is 409. Other refusals by the server keep the server's code
+// and number (502). An unreachable server, or one that did not answer in
+// time, is needs_server (503): the worker can neither lease ids, make a
+// write durable nor read a miss without it. Everything else is a
+// document-layer error.
 func classify(err error) failure {
+	var ce *conflictError
+	if errors.As(err, &ce) {
+		return failure{http.StatusConflict, wire.CodeConflict, core.NumConflict, err.Error()}
+	}
 	var we *client.Error
 	if errors.As(err, &we) {
 		return failure{http.StatusBadGateway, we.Code, we.Num, err.Error()}
 	}
-	if errors.Is(err, client.ErrDisconnected) || errors.Is(err, client.ErrClosed) ||
+	if errors.Is(err, errNoServer) || errors.Is(err, errRequestGone) ||
+		errors.Is(err, client.ErrDisconnected) || errors.Is(err, client.ErrClosed) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return failure{http.StatusServiceUnavailable, "needs_server", core.NumNeedsServer,
-			"cannot lease ids from the sync server: " + err.Error()}
+		return failure{http.StatusServiceUnavailable, wire.CodeNeedsServer, core.NumNeedsServer,
+			"the sync server is needed and could not be reached: " + err.Error()}
 	}
 	e := core.AsError(err)
 	msg := e.Message

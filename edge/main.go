@@ -13,7 +13,7 @@ import (
 
 func main() {
 	turns := newTurns(js.Global().Get("context").Get("binding"))
-	st, err := openStore(config{
+	a, err := openApp(config{
 		URL:      binding("HILODB_URL"),
 		Database: binding("HILODB_DB"),
 		Token:    binding("HILODB_TOKEN"),
@@ -25,7 +25,7 @@ func main() {
 	// ServeNonBlock and Ready instead of workers.Serve: Serve returns after
 	// the first response and the program would exit with its state. The
 	// glue (worker.mjs) calls the handleRequest binding for every request.
-	workers.ServeNonBlock(turns.wrap(newHandler(st)))
+	workers.ServeNonBlock(turns.wrap(a.handler()))
 	workers.Ready()
 	select {}
 }

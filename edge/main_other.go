@@ -30,16 +30,16 @@ func run() error {
 	db := flag.String("db", os.Getenv("HILODB_DB"), "database name (env HILODB_DB)")
 	token := flag.String("token", os.Getenv("HILODB_TOKEN"), "token for the database (env HILODB_TOKEN)")
 	flag.Parse()
-	st, err := openStore(config{URL: *url, Database: *db, Token: *token}, nil)
+	a, err := openApp(config{URL: *url, Database: *db, Token: *token}, nil)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: newHandler(st), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)

@@ -29,16 +29,18 @@ const turnWait = 30 * time.Second
 // the request in whose turn they were created, so a response built there
 // fails with "Cannot perform I/O on behalf of a different request".
 //
-// The same holds for the socket of a lease: opened in another request's
-// turn, it belongs to that request and dies with it.
+// The same holds for a request's connection to the sync server: opened in
+// another request's turn, it belongs to that request and dies with it; and
+// a goroutine woken in another request's turn (by a lease, or a lock
+// released there) cannot write to its own request's socket.
 //
 // So a goroutine that is about to do I/O for its request first enters that
 // request's turn: it asks the glue to wake the request (wakeTurn settles a
 // promise the request created, and workerd runs the continuation in the
 // request's own turn), the continuation calls resumeTurn, and the goroutine
 // goes on during that call. The handler's response is buffered and written
-// after entering the turn; a lease enters the turn before it dials (see
-// leaser.enterTurn).
+// after entering the turn; every call to the sync server, and the hang-up,
+// enters the turn first (see remote.enterTurn).
 //
 // A turns is safe for concurrent use.
 type turns struct {

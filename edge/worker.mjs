@@ -119,9 +119,10 @@ async function fetch(request, env, ctx) {
   });
   current.waiting.add(answer);
 
-  // Go dials for a lease and writes the response only during this
-  // request's own turn: it calls wakeTurn(token), and the continuation
-  // below, which workerd runs in this request's turn, lets it go on.
+  // Go calls the sync server (a lease, a push, a get), hangs up and writes
+  // the response only during this request's own turn: it calls
+  // wakeTurn(token), and the continuation below, which workerd runs in this
+  // request's turn, lets it go on.
   const token = String(++turnCount);
   let finished = false;
   const arm = () =>
@@ -130,8 +131,8 @@ async function fetch(request, env, ctx) {
         if (finished) {
           return;
         }
-        // Re-arm first: Go may ask for this turn again (a lease, then the
-        // response).
+        // Re-arm first: Go may ask for this turn again (a lease, a push,
+        // the hang-up, then the response).
         arm();
         current.binding.resumeTurn(token);
       })
