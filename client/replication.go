@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
 )
@@ -63,11 +64,11 @@ func appendPush(b []byte, id int64, items []PushItem) rawFrame {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = wire.AppendString(b, it.ID)
+		b = jsontext.AppendString(b, it.ID)
 		b = append(b, `,"baseRev":`...)
-		b = wire.AppendString(b, it.BaseRev)
+		b = jsontext.AppendString(b, it.BaseRev)
 		b = append(b, `,"rev":`...)
-		b = wire.AppendString(b, it.Rev)
+		b = jsontext.AppendString(b, it.Rev)
 		if it.Deleted {
 			b = append(b, `,"deleted":true}`...)
 			continue

@@ -2,8 +2,8 @@ package core
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
+	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/tidwall/gjson"
 )
 
@@ -93,11 +93,11 @@ func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.Raw
 		out = append(out, ',')
 	}
 	out = append(out, `"_id":`...)
-	out = appendJSONString(out, id)
+	out = jsontext.AppendString(out, id)
 	out = append(out, `,"_key":`...)
-	out = appendJSONString(out, key)
+	out = jsontext.AppendString(out, key)
 	out = append(out, `,"_rev":`...)
-	out = appendJSONString(out, rev)
+	out = jsontext.AppendString(out, rev)
 	out = append(out, `,"@metadata":{`...)
 	m := 0
 	if userMeta.Exists() && userMeta.Type != gjson.Null {
@@ -127,7 +127,7 @@ func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.Raw
 			out = append(out, ',')
 		}
 		m++
-		out = appendJSONString(out, k)
+		out = jsontext.AppendString(out, k)
 		out = append(out, ':')
 		out = append(out, v...)
 	}
@@ -135,45 +135,7 @@ func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.Raw
 		out = append(out, ',')
 	}
 	out = append(out, `"@collection":`...)
-	out = appendJSONString(out, coll)
+	out = jsontext.AppendString(out, coll)
 	out = append(out, "}}"...)
 	return out, nil
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	const hexdig = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			b = append(b, c)
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexdig[c>>4], hexdig[c&15])
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }

@@ -176,10 +176,9 @@ func trackWrite(tx *buntdb.Tx, id, prevRev, rev string, deleted bool) error {
 	} else if !errors.Is(err, buntdb.ErrNotFound) {
 		return err
 	}
-	if deleted && m.Base == "" {
-		// The server never had it: nothing to tell it.
-		return deleteKey(tx, dirtyPrefix+id)
-	}
+	// A deletion is pushed even when no write of the document was ever
+	// acknowledged: one may have reached the server with its reply lost.
+	// The server takes a deletion of what it does not have as a no-op.
 	m.Rev, m.Deleted, m.Dirty = rev, deleted, true
 	return putMeta(tx, id, m)
 }

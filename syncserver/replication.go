@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
@@ -69,7 +70,15 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wire.PushReply{ID: id, OK: true, Results: results, PrevSeq: prev, Last: last}, nil
+	reply := wire.PushReply{ID: id, OK: true, Results: results, PrevSeq: prev, Last: last}
+	if last == prev {
+		return reply, nil // nothing new for subscribers
+	}
+	// Subscribers hear of the writes once the reply is sent, so this
+	// connection's own feed never brings them back before their
+	// acknowledgement.
+	db := c.db
+	return replyThen{reply: reply, then: func() { c.srv.hub.notify(db) }}, nil
 }
 
 func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
@@ -263,7 +272,7 @@ func purgedKey(db string) string     { return "rpurged/" + db }
 func (r *docRecord) encode() string {
 	b := make([]byte, 0, len(r.Doc)+len(r.Rev)+64)
 	b = append(b, `{"rev":`...)
-	b = wire.AppendString(b, r.Rev)
+	b = jsontext.AppendString(b, r.Rev)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, r.Seq, 10)
 	if r.Deleted {
@@ -413,6 +422,15 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 					res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict, _rev values do not match: %q is not on the server", it.BaseRev)}
 					continue
 				}
+				if it.Deleted {
+					// Deleting what is not here (a document the client made
+					// and deleted before it ever arrived): nothing to do.
+					res.OK = true
+					if cur != nil {
+						res.Seq = cur.Seq
+					}
+					continue
+				}
 			case cur.Rev != it.BaseRev:
 				res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict, _rev values do not match: server has %q, write was based on %q", cur.Rev, it.BaseRev)}
 				res.Current, res.Seq = cur.current(it.ID), cur.Seq
@@ -451,10 +469,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 			s.metrics.countError(wire.CodeConflict)
 		}
 	}
-	if accepted > 0 {
-		s.metrics.docsPushed.Add(int64(accepted))
-		s.hub.notify(db)
-	}
+	s.metrics.docsPushed.Add(int64(accepted))
 	return results, prevSeq, lastSeq, nil
 }
 

@@ -193,3 +193,25 @@ func TestGet(t *testing.T) {
 		t.Errorf("ids not an array: %v", got)
 	}
 }
+
+// TestDeleteOfUnknownDocument: a deletion with baseRev "" of a document the
+// server does not have is a no-op, not a conflict; of one it has (its
+// creating push arrived, the reply was lost), a conflict with the current
+// version.
+func TestDeleteOfUnknownDocument(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	res := results(t, r.call(`{"id":2,"op":"push","changes":[{"id":"never","baseRev":"","rev":"t1","deleted":true}]}`))
+	if res[0]["ok"] != true {
+		t.Fatalf("delete of an unknown document: %v", res)
+	}
+	if p := r.call(`{"id":3,"op":"pull","since":0}`); len(p["changes"].([]any)) != 0 {
+		t.Fatalf("the no-op left a change: %v", p)
+	}
+	r.call(`{"id":4,"op":"push","changes":[{"id":"made","baseRev":"","rev":"r1","doc":{}}]}`)
+	res = results(t, r.call(`{"id":5,"op":"push","changes":[{"id":"made","baseRev":"","rev":"t2","deleted":true}]}`))
+	if errCode(res[0]) != "conflict" || res[0]["current"].(map[string]any)["_rev"] != "r1" {
+		t.Fatalf("delete with base \"\" of a stored document: %v", res)
+	}
+}

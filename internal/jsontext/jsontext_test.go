@@ -1,10 +1,10 @@
-package wire_test
+package jsontext_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/internal/jsontext"
 )
 
 func FuzzAppendString(f *testing.F) {
@@ -12,7 +12,7 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := wire.AppendString([]byte("x"), s)
+		got := jsontext.AppendString([]byte("x"), s)
 		if got[0] != 'x' {
 			t.Fatalf("AppendString(%q) lost the prefix: %s", s, got)
 		}
