@@ -626,3 +626,19 @@ func (s *Store) AdvanceCheckpoint(from, to int64) error {
 	}
 	return nil
 }
+
+// Forget removes id from this store without recording a deletion: the
+// document, any pending write of it and any conflicts kept for it. Nothing
+// is pushed; a cache uses it to drop a copy it may no longer serve.
+func (s *Store) Forget(id string) error {
+	if err := s.ClearConflicts(id); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		return errors.Join(deleteKey(tx, docPrefix+id), deleteKey(tx, dirtyPrefix+id))
+	})
+	if err != nil {
+		return fmt.Errorf("forget %q: %w", id, err)
+	}
+	return nil
+}

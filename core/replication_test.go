@@ -175,3 +175,22 @@ func TestAsErrorKeepsCause(t *testing.T) {
 type customErr struct{ msg string }
 
 func (e *customErr) Error() string { return e.msg }
+
+func TestForget(t *testing.T) {
+	s := newTestStore(t)
+	s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r1", 1, `{"_id":"notes/a","_rev":"r1"}`)}, 1, nil)
+	s.Put(context.Background(), "notes", []byte(`{"_key":"a","v":2}`))
+	s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r9", 2, `{"_id":"notes/a","_rev":"r9"}`)}, 2, nil) // a conflict kept
+	if err := s.Forget("notes/a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get("notes/a"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("document still there: %v", err)
+	}
+	if n, _ := s.PendingCount(); n != 0 {
+		t.Errorf("pending after Forget: %d", n)
+	}
+	if cs, _ := s.Conflicts("notes/a"); len(cs) != 0 {
+		t.Errorf("conflicts after Forget: %v", cs)
+	}
+}

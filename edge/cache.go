@@ -112,20 +112,10 @@ func (c *cache) evict(id, rev string) error {
 	return c.forget(id)
 }
 
-// forget removes id and its replication state. The store has no call for
-// that, so it deletes the document (which leaves a pending deletion when the
-// server had a version of it) and then applies an empty version from
-// "the server", which settles that deletion; the losing version the store
-// keeps from settling it is cleared. Called with mu held.
+// forget removes id and its replication state without recording a
+// deletion. Called with mu held.
 func (c *cache) forget(id string) error {
-	if err := c.store.Delete(id); err != nil && !errors.Is(err, core.ErrNotFound) {
-		return fmt.Errorf("evict %q: %w", id, err)
-	}
-	gone := core.RemoteChange{Version: core.Version{ID: id, Deleted: true}}
-	if _, err := c.store.ApplyRemote([]core.RemoteChange{gone}, 0, core.ServerWins); err != nil {
-		return fmt.Errorf("evict %q: %w", id, err)
-	}
-	if err := c.store.ClearConflicts(id); err != nil {
+	if err := c.store.Forget(id); err != nil {
 		return fmt.Errorf("evict %q: %w", id, err)
 	}
 	return nil
