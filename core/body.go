@@ -80,13 +80,7 @@ func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.Raw
 			userMeta = v
 			return true
 		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = append(out, k.Raw...)
-		out = append(out, ':')
-		out = append(out, v.Raw...)
+		out = appendMember(out, &n, k, v)
 		return true
 	})
 	if n > 0 {
@@ -112,13 +106,7 @@ func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.Raw
 			if _, over := extra[name]; over {
 				return true
 			}
-			if m > 0 {
-				out = append(out, ',')
-			}
-			m++
-			out = append(out, k.Raw...)
-			out = append(out, ':')
-			out = append(out, v.Raw...)
+			out = appendMember(out, &m, k, v)
 			return true
 		})
 	}
@@ -138,4 +126,16 @@ func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.Raw
 	out = jsontext.AppendString(out, coll)
 	out = append(out, "}}"...)
 	return out, nil
+}
+
+// appendMember copies the member k:v of a parsed object as it is, after a
+// comma unless it is the first (*n counts the members written).
+func appendMember(out []byte, n *int, k, v gjson.Result) []byte {
+	if *n > 0 {
+		out = append(out, ',')
+	}
+	*n++
+	out = append(out, k.Raw...)
+	out = append(out, ':')
+	return append(out, v.Raw...)
 }
