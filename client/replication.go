@@ -99,6 +99,7 @@ func (r *pushReply) decodeReply(data []byte) error {
 		if cur := v.Get("current"); cur.Exists() {
 			pr.Current = json.RawMessage(cur.Raw)
 		}
+		pr.CurrentOmitted = v.Get("currentOmitted").Bool()
 		r.Results = append(r.Results, pr)
 		return true
 	})
@@ -209,17 +210,33 @@ func (c *Client) dispatchServerMessage(data []byte) {
 // of ids: a Change with an empty Rev for an id the server has no version
 // of, Deleted for a deleted one.
 func (c *Client) Get(ctx context.Context, ids []string) ([]Change, error) {
+	// The server takes each id once; a repeated one shares its answer.
+	uniq := make([]string, 0, len(ids))
+	at := make(map[string]int, len(ids))
+	for _, id := range ids {
+		if _, ok := at[id]; !ok {
+			at[id] = len(uniq)
+			uniq = append(uniq, id)
+		}
+	}
 	var reply getReply
 	err := c.call(ctx, func(id int64) any {
-		return wire.Get{ID: id, Op: wire.OpGet, IDs: ids}
+		return wire.Get{ID: id, Op: wire.OpGet, IDs: uniq}
 	}, &reply)
 	if err != nil {
 		return nil, fmt.Errorf("get: %w", err)
 	}
-	if len(reply.docs) != len(ids) {
-		return nil, fmt.Errorf("get: %d documents for %d ids", len(reply.docs), len(ids))
+	if len(reply.docs) != len(uniq) {
+		return nil, fmt.Errorf("get: %d documents for %d ids", len(reply.docs), len(uniq))
 	}
-	return reply.docs, nil
+	if len(uniq) == len(ids) {
+		return reply.docs, nil
+	}
+	out := make([]Change, len(ids))
+	for i, id := range ids {
+		out[i] = reply.docs[at[id]]
+	}
+	return out, nil
 }
 
 type getReply struct{ docs []Change }

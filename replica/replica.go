@@ -137,6 +137,20 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 			switch {
 			case res.OK:
 				acks = append(acks, core.Ack{ID: items[i].ID, Rev: items[i].Rev})
+			case res.Error != nil && res.Error.Code == "conflict" && res.CurrentOmitted:
+				// The reply left the server's version out (sent with an
+				// earlier result, or past the reply bound): ask for it.
+				cur, err := r.cli.Get(ctx, []string{items[i].ID})
+				if err != nil {
+					return total, err
+				}
+				if c := cur[0]; c.Rev == "" {
+					if err := r.store.Rebase(items[i].ID); err != nil {
+						return total, err
+					}
+				} else {
+					remote = append(remote, core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq})
+				}
 			case res.Error != nil && res.Error.Code == "conflict":
 				if len(res.Current) == 0 || string(res.Current) == "null" {
 					if err := r.store.Rebase(items[i].ID); err != nil {
@@ -184,6 +198,11 @@ func versionOf(id string, doc json.RawMessage) core.Version {
 		v.Doc = doc
 	}
 	return v
+}
+
+// versionOfChange is the version a get reply's change describes.
+func versionOfChange(c client.Change) core.Version {
+	return core.Version{ID: c.ID, Rev: c.Rev, Deleted: c.Deleted, Doc: c.Doc}
 }
 
 // apply applies remote changes and returns how many changed the store.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -39,7 +40,8 @@ func registerOp(op string, h opHandler) {
 // wsConn is the part of a websocket connection a conn uses
 // (*websocket.Conn; tests substitute their own).
 type wsConn interface {
-	Read(ctx context.Context) (websocket.MessageType, []byte, error)
+	Reader(ctx context.Context) (websocket.MessageType, io.Reader, error)
+	SetReadLimit(n int64)
 	Write(ctx context.Context, typ websocket.MessageType, p []byte) error
 	Close(code websocket.StatusCode, reason string) error
 	CloseNow() error
@@ -68,6 +70,10 @@ type conn struct {
 
 	closing    bool // a refusal closed the connection
 	subscribed bool // a subscribe started the live stream
+
+	helloDone atomic.Bool      // hello succeeded
+	held      int64            // bytes of Server.buffered this connection holds
+	leased    map[string]int64 // HiLo tag → end of the latest range leased on this connection
 
 	closersMu sync.Mutex
 	closers   []func()
@@ -111,12 +117,20 @@ func (c *conn) serve(ctx context.Context) {
 		}
 		c.onClose(func() { close(stop); <-done })
 	}
+	hello := time.AfterFunc(c.srv.cfg.HelloTimeout, func() { c.helloExpired(ctx) })
+	defer hello.Stop()
+	defer c.release()
 	for {
-		typ, data, err := c.ws.Read(ctx)
+		typ, data, err := c.read(ctx)
 		if err != nil {
-			if errors.Is(err, websocket.ErrMessageTooBig) || websocket.CloseStatus(err) == websocket.StatusMessageTooBig {
+			switch {
+			case errors.Is(err, errBusy):
+				c.srv.log.Warn("refused: server holds its most buffered bytes", "remote", c.remote, "limit", c.srv.cfg.MaxBufferedBytes)
+				c.refuse(ctx, 0, &protoError{code: wire.CodeServerBusy, num: wire.NumUnavailable,
+					msg: "the server is holding as many incoming bytes as it allows; try again later", close: websocket.StatusTryAgainLater})
+			case errors.Is(err, websocket.ErrMessageTooBig) || websocket.CloseStatus(err) == websocket.StatusMessageTooBig:
 				c.srv.metrics.countError(wire.CodeTooBig)
-				c.srv.log.Warn("refused: message too big", "remote", c.remote, "limit", c.srv.cfg.MaxMessageBytes)
+				c.srv.log.Warn("refused: message too big", "remote", c.remote, "limit", c.readLimit())
 				c.ws.Close(websocket.StatusMessageTooBig, "message too big")
 			}
 			return
@@ -134,11 +148,98 @@ func (c *conn) serve(ctx context.Context) {
 			continue
 		}
 		c.handle(ctx, data)
+		c.release()
 		if c.closing {
 			return
 		}
 	}
 }
+
+// errBusy ends a read that would take the server past
+// Config.MaxBufferedBytes.
+var errBusy = errors.New("server holds its most buffered bytes")
+
+// read reads one message into a buffer whose every byte is first taken from
+// the server's budget of buffered bytes (c.release gives them back), so
+// connections together never make the server hold more than the budget,
+// partial messages included.
+func (c *conn) read(ctx context.Context) (websocket.MessageType, []byte, error) {
+	typ, r, err := c.ws.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	var buf []byte
+	for {
+		if len(buf) == cap(buf) {
+			grow := max(int64(cap(buf)), 512)
+			if !c.srv.buffered.take(grow) {
+				return typ, nil, errBusy
+			}
+			c.held += grow
+			nb := make([]byte, len(buf), int64(cap(buf))+grow)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return typ, buf, nil
+		}
+		if err != nil {
+			return typ, nil, err
+		}
+	}
+}
+
+// release gives back the buffered bytes the connection holds.
+func (c *conn) release() {
+	if c.held > 0 {
+		c.srv.buffered.give(c.held)
+		c.held = 0
+	}
+}
+
+// readLimit is the largest message accepted now: small until hello.
+func (c *conn) readLimit() int64 {
+	if c.helloDone.Load() {
+		return c.srv.cfg.MaxMessageBytes
+	}
+	return helloReadLimit
+}
+
+// helloExpired closes the connection, with a hello_timeout error first,
+// unless hello has succeeded.
+func (c *conn) helloExpired(ctx context.Context) {
+	if c.helloDone.Load() {
+		return
+	}
+	c.srv.metrics.countError(wire.CodeHelloTimeout)
+	c.srv.log.Debug("closing connection that sent no hello", "remote", c.remote)
+	c.send(ctx, wire.ErrorReply{ID: 0, OK: false, Error: &wire.Error{Code: wire.CodeHelloTimeout, Num: wire.NumIdleTimeout,
+		Message: "no hello within " + c.srv.cfg.HelloTimeout.String() + "; closing"}})
+	c.ws.Close(websocket.StatusPolicyViolation, wire.CodeHelloTimeout)
+}
+
+// budget is a count of bytes that may not pass a limit.
+type budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// take reserves n bytes, or reports false when that would pass the limit.
+func (b *budget) take(n int64) bool {
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+func (b *budget) give(n int64) { b.used.Add(-n) }
 
 // watchIdle closes the connection, with an idle_timeout error first, once
 // nothing arrived for idle. It returns when stop is closed.
@@ -207,6 +308,11 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		c.replyError(ctx, 0, &protoError{code: wire.CodeBadRequest, num: wire.NumBadRequest, msg: "a message must be a JSON object"})
 		return
 	}
+	if field, bad := unpairedSurrogate(msg); bad {
+		c.replyError(ctx, requestID(data), &protoError{code: wire.CodeBadRequest, num: wire.NumBadRequest,
+			msg: field + " holds an unpaired UTF-16 surrogate escape (\\ud800-\\udfff); ids, tags and names must be valid Unicode"})
+		return
+	}
 	idv := msg.Get("id")
 	id := idv.Int()
 	if idv.Type != gjson.Number || float64(id) != idv.Num || id < 0 {
@@ -234,6 +340,92 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		return
 	}
 	c.send(ctx, reply)
+}
+
+// unpairedSurrogate finds a request's string field (a top-level string, a
+// string in a top-level array, or a push change's id, rev or baseRev) whose
+// JSON text escapes a lone UTF-16 surrogate. Decoders turn one into U+FFFD,
+// so two different ids or tags would become one. Documents are stored as
+// sent and not checked.
+func unpairedSurrogate(msg gjson.Result) (field string, bad bool) {
+	msg.ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case v.Type == gjson.String:
+			bad = loneSurrogate(v.Raw)
+		case v.IsArray():
+			v.ForEach(func(_, e gjson.Result) bool {
+				switch {
+				case e.Type == gjson.String:
+					bad = loneSurrogate(e.Raw)
+				case e.IsObject() && k.Str == "changes":
+					for _, f := range []string{"id", "rev", "baseRev"} {
+						if x := e.Get(f); x.Type == gjson.String && loneSurrogate(x.Raw) {
+							bad = true
+						}
+					}
+				}
+				return !bad
+			})
+		}
+		if bad {
+			field = truncate(k.Str, 40)
+		}
+		return !bad
+	})
+	return field, bad
+}
+
+// loneSurrogate reports whether the JSON string text raw (quotes included)
+// escapes a UTF-16 surrogate that is not part of a high-low pair.
+func loneSurrogate(raw string) bool {
+	for i := 0; i+5 < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // skip the escaped character (it may be a backslash)
+			continue
+		}
+		u, ok := hex4(raw[i+2:])
+		switch {
+		case !ok || u < 0xd800 || u > 0xdfff:
+		case u >= 0xdc00:
+			return true // a low surrogate with no high one before it
+		default:
+			lo, ok := uint32(0), false
+			if i+11 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+				lo, ok = hex4(raw[i+8:])
+			}
+			if !ok || lo < 0xdc00 || lo > 0xdfff {
+				return true
+			}
+			i += 6 // the pair's low half
+		}
+		i += 5
+	}
+	return false
+}
+
+func hex4(s string) (uint32, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var v uint32
+	for i := 0; i < 4; i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, true
 }
 
 // replyThen is a handler's reply with work to start once it is sent (a

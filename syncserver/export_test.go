@@ -3,6 +3,7 @@ package syncserver
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 
@@ -22,9 +23,11 @@ type fakeWS struct {
 	closed websocket.StatusCode
 }
 
-func (f *fakeWS) Read(ctx context.Context) (websocket.MessageType, []byte, error) {
+func (f *fakeWS) Reader(ctx context.Context) (websocket.MessageType, io.Reader, error) {
 	return 0, nil, errors.New("fake connection has nothing to read")
 }
+
+func (f *fakeWS) SetReadLimit(int64) {}
 
 func (f *fakeWS) Write(ctx context.Context, typ websocket.MessageType, p []byte) error {
 	f.mu.Lock()

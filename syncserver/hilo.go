@@ -18,13 +18,21 @@ const (
 	maxSafeNumber = 1<<53 - 1 // largest integer a JavaScript number holds exactly
 )
 
-// hiloDoc is the stored state of one HiLo tag: Max is the highest number ever
-// leased; Low is the first number of the latest lease, so a return can be
-// checked against it.
+// hiloDoc is the stored state of one HiLo tag: Max is the highest number
+// taken (the next lease starts after it); Low is the first number of the
+// latest lease and Node the node tag that leased it, so a return can be
+// checked against them; Top is the highest number ever handed out, which a
+// return never lowers (a client's lastMax can be no higher).
 type hiloDoc struct {
-	Max int64 `json:"Max"`
-	Low int64 `json:"Low,omitempty"`
+	Max  int64  `json:"Max"`
+	Low  int64  `json:"Low,omitempty"`
+	Top  int64  `json:"Top,omitempty"`
+	Node string `json:"Node,omitempty"`
 }
+
+// top is the highest number ever handed out for the tag (files written
+// before Top was kept have Max).
+func (d *hiloDoc) top() int64 { return max(d.Top, d.Max) }
 
 const hiloPrefix = "hilo/"
 
@@ -56,8 +64,11 @@ type leasedRange struct {
 	At              time.Time
 }
 
-// nextRange leases the next range for tag in db and returns it once durable.
-func (s *Server) nextRange(ctx context.Context, db, tag string, lastSize, lastMax int64, lastRangeAt time.Time) (leasedRange, error) {
+// nextRange leases the next range for tag in db to node and returns it once
+// durable. lastMax, the end of the client's previous range, can raise the
+// start but can be no higher than what the server ever handed out: a client
+// only reports numbers it was given, and a higher one would use up the tag.
+func (s *Server) nextRange(ctx context.Context, db, tag, node string, lastSize, lastMax int64, lastRangeAt time.Time) (leasedRange, error) {
 	if lastSize < 0 || lastMax < 0 || lastMax > maxSafeNumber {
 		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(maxSafeNumber))
 	}
@@ -67,6 +78,9 @@ func (s *Server) nextRange(ctx context.Context, db, tag string, lastSize, lastMa
 		if _, err := getJSON(tx, hiloKey(db, tag), &doc); err != nil {
 			return err
 		}
+		if lastMax > doc.top() {
+			return badRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, quote(tag), doc.top())
+		}
 		now := s.now().UTC()
 		size := capacity(lastSize, lastRangeAt, now)
 		oldMax := max(doc.Max, lastMax)
@@ -74,7 +88,7 @@ func (s *Server) nextRange(ctx context.Context, db, tag string, lastSize, lastMa
 			return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}
 		}
 		out = leasedRange{Low: oldMax + 1, High: oldMax + size, Size: size, At: now}
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out.High, Low: out.Low})
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out.High, Low: out.Low, Top: max(out.High, doc.top()), Node: node})
 	})
 	if err != nil {
 		return leasedRange{}, err
@@ -83,11 +97,13 @@ func (s *Server) nextRange(ctx context.Context, db, tag string, lastSize, lastMa
 	return out, nil
 }
 
-// returnRange takes back the unused end of a range: accepted only when the
-// range is still the latest lease of its tag (Max == end) and last lies
-// within it; otherwise it is ignored, as RavenDB does. It reports whether the
-// numbers were taken back.
-func (s *Server) returnRange(ctx context.Context, db, tag string, end, last int64) (bool, error) {
+// returnRange takes back the unused end of a range leased to node: accepted
+// only when the range is still the latest lease of its tag (Max == end),
+// that lease was node's, and last lies within it; otherwise it is ignored,
+// as RavenDB does. It reports whether the numbers were taken back. The
+// caller checks that its connection leased the range (node tags can be
+// claimed by anyone who knows them).
+func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, last int64) (bool, error) {
 	if end < 1 || last < 0 || last > end {
 		return false, badRequest("need 0 <= last <= end and end >= 1")
 	}
@@ -100,12 +116,12 @@ func (s *Server) returnRange(ctx context.Context, db, tag string, end, last int6
 		}
 		// Never below the start of the latest lease: numbers before it may
 		// belong to other clients' ranges.
-		if doc.Max != end || doc.Low == 0 || last < doc.Low-1 {
+		if doc.Max != end || doc.Low == 0 || last < doc.Low-1 || doc.Node != node {
 			return nil
 		}
 		accepted = true
 		// Low moves past last, so a second return cannot reach lower.
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: last, Low: last + 1})
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: last, Low: last + 1, Top: doc.top(), Node: node})
 	})
 	return accepted, err
 }

@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/buntdb"
@@ -63,7 +64,8 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 
 // seedIdentity sets identity name to value. Without force it only raises the
 // value and returns the (possibly higher) current one; with force it sets it
-// exactly, which can make later ids repeat earlier ones.
+// exactly, which can make later ids repeat earlier ones, so a forced lowering
+// is refused (forbidden) unless Config.AllowIdentityLowering is set.
 func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64, force bool) (int64, error) {
 	if value < 0 || value > maxSafeNumber {
 		return 0, badRequest("identity value must be between 0 and %d", int64(maxSafeNumber))
@@ -77,6 +79,10 @@ func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64,
 		v = value
 		if !force && cur > value {
 			v = cur
+		}
+		if force && v < cur && !s.cfg.AllowIdentityLowering {
+			return &protoError{code: wire.CodeForbidden, num: wire.NumForbidden,
+				msg: "identity " + quote(name) + " is at " + strconv.FormatInt(cur, 10) + "; lowering it would hand out values again, and this server does not allow it (-allow-identity-lowering)"}
 		}
 		if force && v < cur {
 			s.log.Warn("identity lowered by a forced seed; later values can repeat earlier ones", "db", db, "name", name, "from", cur, "to", v)

@@ -44,6 +44,8 @@ func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 	c.srv.connsMu.Lock()
 	c.db, c.node = req.DB, node
 	c.srv.connsMu.Unlock()
+	c.helloDone.Store(true)
+	c.ws.SetReadLimit(c.srv.cfg.MaxMessageBytes)
 	c.srv.log.Debug("hello", "remote", c.remote, "db", req.DB, "node", node)
 	return wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node}, nil
 }
@@ -68,10 +70,11 @@ func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error)
 		}
 		at = t
 	}
-	r, err := c.srv.nextRange(ctx, c.db, req.Tag, req.LastSize, req.LastMax, at)
+	r, err := c.srv.nextRange(ctx, c.db, req.Tag, c.node, req.LastSize, req.LastMax, at)
 	if err != nil {
 		return nil, err
 	}
+	c.noteLease(req.Tag, r.High)
 	return wire.HiloNextReply{
 		ID: id, OK: true, Prefix: req.Tag + "/", Low: r.Low, High: r.High, LastSize: r.Size,
 		ServerTag: c.srv.cfg.ServerTag, LastRangeAt: r.At.Format(wire.TimeLayout),
@@ -86,10 +89,41 @@ func (c *conn) hiloReturn(ctx context.Context, id int64, data []byte) (any, erro
 	if err := validTag(req.Tag); err != nil {
 		return nil, err
 	}
-	if _, err := c.srv.returnRange(ctx, c.db, req.Tag, req.End, req.Last); err != nil {
+	if req.End < 1 || req.Last < 0 || req.Last > req.End {
+		return nil, badRequest("need 0 <= last <= end and end >= 1")
+	}
+	// Only the connection that leased the range gives it back: another
+	// client (even one claiming the same node tag) could be handing out
+	// those numbers.
+	if c.leased[req.Tag] != req.End {
+		c.srv.metrics.countError("hilo_return_ignored")
+		return wire.OKReply{ID: id, OK: true}, nil
+	}
+	ok, err := c.srv.returnRange(ctx, c.db, req.Tag, c.node, req.End, req.Last)
+	if err != nil {
 		return nil, err
 	}
+	if ok {
+		delete(c.leased, req.Tag)
+	} else {
+		c.srv.metrics.countError("hilo_return_ignored")
+	}
 	return wire.OKReply{ID: id, OK: true}, nil
+}
+
+// maxLeasesTracked bounds the tags a connection remembers its latest lease
+// of; a lease past it cannot be returned (its numbers are only skipped).
+const maxLeasesTracked = 1024
+
+// noteLease records that this connection leased the range of tag ending at
+// high, so it may return it.
+func (c *conn) noteLease(tag string, high int64) {
+	if c.leased == nil {
+		c.leased = make(map[string]int64)
+	}
+	if _, ok := c.leased[tag]; ok || len(c.leased) < maxLeasesTracked {
+		c.leased[tag] = high
+	}
 }
 
 func (c *conn) identityNext(ctx context.Context, id int64, data []byte) (any, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -35,10 +36,20 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err := c.srv.checkBatch(len(req.IDs)); err != nil {
 		return nil, err
 	}
+	seen := make(map[string]struct{}, len(req.IDs))
+	for _, docID := range req.IDs {
+		if _, dup := seen[docID]; dup {
+			return nil, badRequest("ids lists %s more than once; ask for each document once", quote(truncate(docID, 100)))
+		}
+		seen[docID] = struct{}{}
+	}
 	docs := make([]wire.Change, len(req.IDs))
+	budget := c.srv.replyBudget()
 	err := c.srv.store.view(func(tx *buntdb.Tx) error {
+		size := 0
 		for i, docID := range req.IDs {
 			docs[i].ID = docID
+			size += len(docID) + 64
 			if !validDocID(docID) {
 				continue
 			}
@@ -48,11 +59,20 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 			}
 			if found {
 				docs[i] = wire.Change{Seq: rec.Seq, ID: docID, Rev: rec.Rev, Doc: rec.Doc, Deleted: rec.Deleted}
+				size += len(rec.Doc)
+			}
+			if size > budget && i > 0 {
+				return &protoError{code: wire.CodeReplyTooBig, num: wire.NumReplyTooBig,
+					msg: fmt.Sprintf("the documents asked for pass the reply bound of %d bytes at %s (the %d. id); ask for fewer at a time", budget, quote(truncate(docID, 100)), i+1)}
 			}
 		}
 		return nil
 	})
 	if err != nil {
+		var pe *protoError
+		if errors.As(err, &pe) {
+			return nil, pe
+		}
 		return nil, fmt.Errorf("get documents: %w", err)
 	}
 	return wire.GetReply{ID: id, OK: true, Docs: docs}, nil
@@ -86,6 +106,9 @@ func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
+	if err := c.srv.checkSince(c.db, req.Since); err != nil {
+		return nil, err
+	}
 	reply, err := c.srv.pull(c.db, req.Since, req.Limit, req.MaxBytes)
 	if err != nil {
 		return nil, err
@@ -103,8 +126,8 @@ func (c *conn) subscribeOp(ctx context.Context, id int64, data []byte) (any, err
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if req.Since < 0 {
-		return nil, badRequest("since must be >= 0")
+	if err := c.srv.checkSince(c.db, req.Since); err != nil {
+		return nil, err
 	}
 	if c.subscribed {
 		return nil, badRequest("this connection is subscribed already")
@@ -130,6 +153,32 @@ func (c *conn) subscribeOp(ctx context.Context, id int64, data []byte) (any, err
 	})
 	return replyThen{reply: wire.OKReply{ID: id, OK: true}, then: start}, nil
 }
+
+// checkSince refuses a checkpoint that is negative or past db's last
+// sequence: the server never gave it out, and reading from it would move
+// the client's checkpoint somewhere it never was.
+func (s *Server) checkSince(db string, since int64) error {
+	if since < 0 {
+		return badRequest("since must be >= 0")
+	}
+	var last int64
+	err := s.store.view(func(tx *buntdb.Tx) error {
+		var err error
+		last, err = getInt(tx, seqCounterKey(db))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("read sequence: %w", err)
+	}
+	if since > last {
+		return badRequest("since %d is past the last sequence of database %s (%d); a checkpoint comes from a reply of this server", since, db, last)
+	}
+	return nil
+}
+
+// replyBudget is the most bytes of documents one reply carries (one
+// document may pass it alone).
+func (s *Server) replyBudget() int { return int(s.cfg.MaxMessageBytes) }
 
 // stream sends changes after since whenever the hub signals new writes.
 func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan struct{}, stop <-chan struct{}) {
@@ -335,12 +384,50 @@ func validDocID(id string) bool {
 	return true
 }
 
-// normalizeDoc checks that doc is a JSON object and returns it with _id and
-// _rev set to id and rev.
+// sameWrite reports whether a write of deleted and doc is the one stored in
+// cur (a retry), comparing content rather than bytes when they differ.
+func sameWrite(cur *docRecord, deleted bool, doc json.RawMessage) bool {
+	if cur.Deleted || deleted {
+		return cur.Deleted == deleted
+	}
+	if bytes.Equal(cur.Doc, doc) {
+		return true
+	}
+	a, errA := decodeNumbers(cur.Doc)
+	b, errB := decodeNumbers(doc)
+	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
+}
+
+func decodeNumbers(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// normalizeDoc checks that doc is a JSON object without repeated top-level
+// members and returns it with _id and _rev set to id and rev.
 func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
 	doc = bytes.TrimSpace(doc)
 	if len(doc) == 0 || doc[0] != '{' || !gjson.ValidBytes(doc) {
 		return nil, errors.New("doc must be a JSON object")
+	}
+	// Readers disagree on a repeated member (the first wins here, the last
+	// in JavaScript), so a document could say two things at once.
+	var dup string
+	repeated := false
+	seen := map[string]struct{}{}
+	gjson.ParseBytes(doc).ForEach(func(k, _ gjson.Result) bool {
+		if _, ok := seen[k.Str]; ok {
+			dup, repeated = k.Str, true
+			return false
+		}
+		seen[k.Str] = struct{}{}
+		return true
+	})
+	if repeated {
+		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
 	}
 	if gjson.GetBytes(doc, "_id").String() == id && gjson.GetBytes(doc, "_rev").String() == rev {
 		// Stored compact: the data file's records must not hold raw
@@ -414,6 +501,11 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 			}
 			switch {
 			case cur != nil && cur.Rev == it.Rev:
+				if !sameWrite(cur, it.Deleted, docs[i]) {
+					res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict: the server has _rev %q with other content; a retry must send the same write", it.Rev)}
+					res.Current, res.Seq = cur.current(it.ID), cur.Seq
+					continue
+				}
 				res.OK, res.Seq = true, cur.Seq // a retry of a write already applied
 				continue
 			case cur == nil || cur.Deleted && it.BaseRev == "":
@@ -464,10 +556,26 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	// A current version goes out once per document, and not past the
+	// reply bound: a push of many conflicting items must not make a reply
+	// (and the server's memory) many times its own size.
+	sent := map[string]bool{}
+	size, budget := 0, s.replyBudget()
 	for i := range results {
-		if results[i].Error != nil && results[i].Error.Code == wire.CodeConflict {
-			s.metrics.countError(wire.CodeConflict)
+		r := &results[i]
+		if r.Error == nil || r.Error.Code != wire.CodeConflict {
+			continue
 		}
+		s.metrics.countError(wire.CodeConflict)
+		if len(r.Current) == 0 {
+			continue
+		}
+		if sent[r.ID] || size+len(r.Current) > budget && size > 0 {
+			r.Current, r.CurrentOmitted = nil, true
+			continue
+		}
+		sent[r.ID] = true
+		size += len(r.Current)
 	}
 	s.metrics.docsPushed.Add(int64(accepted))
 	return results, prevSeq, lastSeq, nil

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +44,31 @@ type Config struct {
 	// Requests without an Origin header are not browsers and are judged by
 	// their token.
 	AllowedOrigins []string
+	// AllowedHosts are host name patterns (path.Match syntax, without the
+	// port) a request's Host header may name besides the loopback names
+	// localhost, 127.0.0.1 and [::1]. A server without Tokens answers no
+	// other Host on any route, so a web page that rebinds its own DNS name
+	// to 127.0.0.1 cannot reach it; with Tokens, the Host is checked only
+	// when this list is not empty.
+	AllowedHosts []string
+	// HelloTimeout closes a connection that has not completed hello within
+	// it. Default 10 seconds.
+	HelloTimeout time.Duration
+	// MaxConns bounds the open websocket connections in total, and
+	// MaxConnsPerAddr those from one client IP address. Defaults 10,000 and
+	// 1,024; more are refused with 503 too_many_connections.
+	MaxConns        int
+	MaxConnsPerAddr int
+	// MaxBufferedBytes bounds the bytes of incoming messages the server
+	// holds at once, over all connections (partial messages included). A
+	// connection whose message would go past it is closed with
+	// server_busy. Default 256 MiB.
+	MaxBufferedBytes int64
+	// AllowIdentityLowering lets identity.seed with force lower an
+	// identity. Off by default: a lowered identity hands out values again,
+	// so two documents could get one id. Operators lower counters offline
+	// with `hilodb-server set-counter`.
+	AllowIdentityLowering bool
 	// MaxMessageBytes bounds one websocket message. Default 8 MiB.
 	MaxMessageBytes int64
 	// MaxBatch bounds the items of one request (names of
@@ -80,6 +106,14 @@ const (
 	defaultRate        = 1000
 	defaultIdleTimeout = 5 * time.Minute
 	maxJSONDepth       = 128
+
+	defaultHelloTimeout     = 10 * time.Second
+	defaultMaxConns         = 10000
+	defaultMaxConnsPerAddr  = 1024
+	defaultMaxBufferedBytes = 256 << 20
+	// helloReadLimit bounds a message before hello: a hello is tiny, and an
+	// unauthenticated peer must not make the server hold more.
+	helloReadLimit = 16 << 10
 )
 
 // Server is the sync server: an http.Handler serving the websocket endpoint
@@ -105,7 +139,11 @@ type Server struct {
 
 	connsMu sync.Mutex
 	conns   map[*conn]struct{}
+	perAddr map[string]int // open connections by client IP
+	open    int            // open connections (handshakes included)
 	closed  bool
+
+	buffered budget // bytes of incoming messages held, over all connections
 }
 
 // New opens the data directory and returns a ready Server. A damaged data
@@ -135,6 +173,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = defaultIdleTimeout
 	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = defaultHelloTimeout
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = defaultMaxConns
+	}
+	if cfg.MaxConnsPerAddr <= 0 {
+		cfg.MaxConnsPerAddr = defaultMaxConnsPerAddr
+	}
+	if cfg.MaxBufferedBytes <= 0 {
+		cfg.MaxBufferedBytes = defaultMaxBufferedBytes
+	}
+	if cfg.MaxBufferedBytes < cfg.MaxMessageBytes {
+		return nil, fmt.Errorf("max buffered bytes (%d) must be at least the largest message (%d)", cfg.MaxBufferedBytes, cfg.MaxMessageBytes)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -161,6 +214,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("origin pattern %q: %w", p, err)
 		}
 	}
+	for _, p := range cfg.AllowedHosts {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return nil, fmt.Errorf("host pattern %q: want a host name or path.Match pattern", p)
+		}
+	}
 	m := newMetrics()
 	st, err := openStore(cfg.DataDir, !cfg.NoGroupCommit, m, cfg.Logger)
 	if err != nil {
@@ -168,7 +226,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, dbs: dbs,
-		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), hub: newHub()}
+		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), perAddr: make(map[string]int), hub: newHub()}
+	s.buffered.limit = cfg.MaxBufferedBytes
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/sync", s.serveSync)
 	s.mux.HandleFunc("GET /healthz", s.serveHealth)
@@ -198,8 +257,51 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Every route first checks the Host
+// header (see Config.AllowedHosts).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.hostAllowed(r.Host) {
+		s.metrics.countError(wire.CodeForbiddenHost)
+		s.log.Warn("refused request for a host name not served here", "host", truncate(r.Host, 100), "path", truncate(r.URL.Path, 100), "remote", r.RemoteAddr)
+		httpError(w, http.StatusMisdirectedRequest, wire.CodeForbiddenHost, "host "+quote(truncate(r.Host, 100))+" is not served here; the operator lists allowed names with -allowed-hosts")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// hostAllowed reports whether a request naming host (the Host header, port
+// included) is answered.
+func (s *Server) hostAllowed(host string) bool {
+	if len(s.cfg.Tokens) > 0 && len(s.cfg.AllowedHosts) == 0 {
+		return true
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.TrimSuffix(strings.ToLower(strings.Trim(name, "[]")), ".")
+	if name == "localhost" {
+		return true
+	}
+	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, p := range s.cfg.AllowedHosts {
+		if ok, _ := path.Match(strings.ToLower(p), name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// httpError answers a plain HTTP request with a JSON error carrying a
+// stable code, as websocket replies do.
+func httpError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"ok":false,"error":{"code":%s,"num":%d,"message":%s}}`+"\n", quote(code), status, quote(msg))
+}
 
 // Close ends every connection and closes the data file.
 func (s *Server) Close(ctx context.Context) error {
@@ -250,9 +352,32 @@ func (s *Server) serveSync(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	addr := clientIP(r)
+	switch {
+	case s.open >= s.cfg.MaxConns:
+		s.connsMu.Unlock()
+		s.refuseConn(w, r, "the server holds its most connections ("+strconv.Itoa(s.cfg.MaxConns)+")")
+		return
+	case s.perAddr[addr] >= s.cfg.MaxConnsPerAddr:
+		s.connsMu.Unlock()
+		s.refuseConn(w, r, "this address holds its most connections ("+strconv.Itoa(s.cfg.MaxConnsPerAddr)+")")
+		return
+	}
+	// Counted before the handshake, so a burst of dials cannot get past
+	// the limits together.
+	s.perAddr[addr]++
+	s.open++
 	s.wg.Add(1)
 	s.connsMu.Unlock()
 	defer s.wg.Done()
+	defer func() {
+		s.connsMu.Lock()
+		s.open--
+		if s.perAddr[addr]--; s.perAddr[addr] <= 0 {
+			delete(s.perAddr, addr)
+		}
+		s.connsMu.Unlock()
+	}()
 
 	// Origins are checked below rather than by Accept, so a refused browser
 	// gets an error reply it can show instead of a bare failed handshake.
@@ -261,7 +386,7 @@ func (s *Server) serveSync(w http.ResponseWriter, r *http.Request) {
 		s.metrics.countError("bad_handshake")
 		return // Accept has written the HTTP error
 	}
-	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	ws.SetReadLimit(helloReadLimit)
 	c := newConn(s, ws, r)
 	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
 		s.log.Warn("refused browser connection from origin not allowed", "origin", origin, "remote", c.remote)
@@ -284,6 +409,22 @@ func (s *Server) serveSync(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("connection closed", "remote", c.remote, "db", c.db, "node", c.node, "requests", c.requests.Load())
 	}()
 	c.serve(s.ctx)
+}
+
+// refuseConn answers a websocket handshake over a connection limit.
+func (s *Server) refuseConn(w http.ResponseWriter, r *http.Request, why string) {
+	s.metrics.countError(wire.CodeTooManyConnections)
+	s.log.Warn("refused connection", "code", wire.CodeTooManyConnections, "remote", r.RemoteAddr, "reason", why)
+	w.Header().Set("Retry-After", "5")
+	httpError(w, http.StatusServiceUnavailable, wire.CodeTooManyConnections, why+"; try again later")
+}
+
+// clientIP is the IP address of r's peer, without the port.
+func clientIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }
 
 // originAllowed reports whether a browser at origin may connect to host.

@@ -150,8 +150,20 @@ func TestProtocolExample(t *testing.T) {
 	if v := r.call(`{"id":9,"op":"identity.next","name":"companies"}`); v["value"] != 1995.0 {
 		t.Errorf("identity.next after seed: %v", v)
 	}
-	if v := r.call(`{"id":10,"op":"identity.seed","name":"companies","value":10,"force":true}`); v["value"] != 10.0 {
-		t.Errorf("identity.seed force: %v", v)
+	// Forcing an identity lower would hand out values again: refused
+	// unless the operator allows it.
+	if v := r.call(`{"id":10,"op":"identity.seed","name":"companies","value":10,"force":true}`); errCode(v) != "forbidden" {
+		t.Errorf("identity.seed force lower: %v, want forbidden", v)
+	}
+	if v := r.call(`{"id":11,"op":"identity.seed","name":"companies","value":3000,"force":true}`); v["value"] != 3000.0 {
+		t.Errorf("identity.seed force higher: %v, want 3000", v)
+	}
+	lowering := startServer(t, syncserver.Config{AllowIdentityLowering: true})
+	r = dialRaw(t, lowering)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	r.call(`{"id":2,"op":"identity.seed","name":"companies","value":1994,"force":false}`)
+	if v := r.call(`{"id":3,"op":"identity.seed","name":"companies","value":10,"force":true}`); v["value"] != 10.0 {
+		t.Errorf("identity.seed force with AllowIdentityLowering: %v, want 10", v)
 	}
 }
 
@@ -203,9 +215,15 @@ func TestReturnRules(t *testing.T) {
 	if got := r.call(`{"id":9,"op":"hilo.next","tag":"t","lastSize":0,"lastMax":0,"lastRangeAt":""}`); got["low"] != 71.0 {
 		t.Fatalf("got %v, want low 71", got)
 	}
-	// lastMax from the client raises the start.
-	if got := r.call(`{"id":10,"op":"hilo.next","tag":"t","lastSize":0,"lastMax":500,"lastRangeAt":""}`); got["low"] != 501.0 {
-		t.Fatalf("got %v, want low 501", got)
+	// lastMax from the client raises the start, up to the highest number
+	// ever handed out (102, the end of the range leased by id 9)...
+	r.call(`{"id":10,"op":"hilo.return","tag":"t","end":102,"last":80}`)
+	if got := r.call(`{"id":11,"op":"hilo.next","tag":"t","lastSize":0,"lastMax":102,"lastRangeAt":""}`); got["low"] != 103.0 {
+		t.Fatalf("got %v, want low 103", got)
+	}
+	// ...and no higher: a client reports only numbers it was given.
+	if got := r.call(`{"id":12,"op":"hilo.next","tag":"t","lastSize":0,"lastMax":500,"lastRangeAt":""}`); errCode(got) != "bad_request" {
+		t.Fatalf("got %v, want bad_request", got)
 	}
 }
 
@@ -230,7 +248,7 @@ func TestBadInput(t *testing.T) {
 		{`{"id":9,"op":"hilo.next","tag":"a/b","lastSize":0}`, "bad_request", 9},
 		{`{"id":10,"op":"hilo.next","tag":"x","lastSize":-1}`, "bad_request", 10},
 		{`{"id":11,"op":"hilo.next","tag":"x","lastMax":1e300}`, "bad_request", 11},
-		{`{"id":12,"op":"hilo.next","tag":"x","lastMax":9007199254740991}`, "out_of_keys", 12},
+		{`{"id":12,"op":"hilo.next","tag":"x","lastMax":9007199254740991}`, "bad_request", 12},
 		{`{"id":13,"op":"hilo.next","tag":"x","lastSize":"big"}`, "bad_request", 13},
 		{`{"id":14,"op":"hilo.next","tag":"x","lastRangeAt":"yesterday"}`, "bad_request", 14},
 		{`{"id":15,"op":"hilo.return","tag":"x","end":5,"last":9}`, "bad_request", 15},

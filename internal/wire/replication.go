@@ -44,6 +44,11 @@ type PushResult struct {
 	Seq     int64           `json:"seq,omitempty"`
 	Error   *Error          `json:"error,omitempty"`
 	Current json.RawMessage `json:"current,omitempty"`
+	// CurrentOmitted marks a conflict whose current version is not in
+	// Current: it was sent with an earlier result of the same id, or the
+	// reply reached the server's bound on bytes. The client learns it from
+	// the change feed (or get).
+	CurrentOmitted bool `json:"currentOmitted,omitempty"`
 }
 
 // PushReply answers Push. PrevSeq is the database's change sequence

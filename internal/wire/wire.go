@@ -43,6 +43,24 @@ const (
 	CodeIdleTimeout = "idle_timeout"
 	// CodeTooDeep refuses JSON nested deeper than the server accepts.
 	CodeTooDeep = "too_deep"
+	// CodeForbiddenHost refuses a request whose Host header names a host
+	// the server does not answer (DNS rebinding).
+	CodeForbiddenHost = "forbidden_host"
+	// CodeTooManyConnections refuses a connection over the server's total
+	// or per-address limit.
+	CodeTooManyConnections = "too_many_connections"
+	// CodeHelloTimeout closes a connection that did not complete hello in
+	// time.
+	CodeHelloTimeout = "hello_timeout"
+	// CodeServerBusy closes a connection whose message would take the
+	// server past its bound on buffered bytes.
+	CodeServerBusy = "server_busy"
+	// CodeReplyTooBig refuses a request whose reply would pass the
+	// server's bound on reply bytes; ask for less.
+	CodeReplyTooBig = "reply_too_big"
+	// CodeForbidden refuses an op the server does not allow (lowering an
+	// identity, say).
+	CodeForbidden = "forbidden"
 )
 
 // Error numbers for the sync layer's own codes.
@@ -63,6 +81,8 @@ const (
 	NumForbidden        = 403
 	NumDatabaseNotFound = 1228
 	NumIdleTimeout      = 408
+	NumMisdirected      = 421
+	NumReplyTooBig      = 413
 )
 
 // Error is the error object of a failed reply.
