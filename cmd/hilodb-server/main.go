@@ -4,6 +4,8 @@
 //	hilodb-server repair -data DIR [-bump N]     rebuild a damaged data file
 //	hilodb-server restore -from FILE -data DIR [-bump N] [-force]
 //	hilodb-server backup -url URL -out FILE      fetch an online backup
+//	hilodb-server set-counter -data DIR -db DB (-hilo TAG | -identity NAME) -value N
+//	                                             set a HiLo tag or identity, server stopped
 //
 // It stops cleanly on SIGINT and SIGTERM. docs/operations.md describes every
 // flag, the config file, security, backups and recovery.
@@ -44,6 +46,8 @@ func run(args []string) error {
 			return restore(args[1:], os.Stdout)
 		case "backup":
 			return backup(args[1:], os.Stdout)
+		case "set-counter":
+			return setCounter(args[1:], os.Stdout)
 		}
 	}
 	o, err := parseServeFlags(args, os.Getenv)
@@ -61,7 +65,11 @@ func serve(o *options) error {
 	cfg := o.cfg
 	cfg.Logger = log
 	if o.static != "" {
-		cfg.Static = http.FileServer(http.Dir(o.static))
+		st, err := newStaticFiles(o.static, cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		cfg.Static = st
 	}
 	for _, w := range o.warnings {
 		log.Warn(w)
@@ -138,6 +146,37 @@ func repair(args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(out, rep)
+	return nil
+}
+
+func setCounter(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("set-counter", flag.ContinueOnError)
+	data := fs.String("data", "./data", "data directory holding hilodb.db (the server must be stopped)")
+	db := fs.String("db", "", "database name")
+	hilo := fs.String("hilo", "", "HiLo tag to set: its next range starts after -value")
+	ident := fs.String("identity", "", "identity to set: its next value is -value plus one")
+	value := fs.Int64("value", -1, "the new value")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	kind, name := syncserver.CounterHilo, *hilo
+	switch {
+	case (*hilo == "") == (*ident == ""):
+		return errors.New("set-counter: give one of -hilo and -identity")
+	case *ident != "":
+		kind, name = syncserver.CounterIdentity, *ident
+	}
+	if *db == "" || *value < 0 {
+		return errors.New("set-counter: -db and -value are required")
+	}
+	old, err := syncserver.SetCounter(*data, *db, kind, name, *value)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s %q of database %s: %d → %d\n", kind, name, *db, old, *value)
+	if *value < old {
+		fmt.Fprintln(out, "lowered: numbers above the new value that clients still hold can be handed out again")
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -33,6 +34,12 @@ type fileConfig struct {
 	AdminToken    string            `json:"adminToken"`
 	Databases     []string          `json:"databases"`
 	Origins       []string          `json:"origins"`
+	AllowedHosts  []string          `json:"allowedHosts"`
+	HelloTimeout  string            `json:"helloTimeout"`
+	MaxConns      int               `json:"maxConns"`
+	MaxConnsPer   int               `json:"maxConnsPerAddr"`
+	MaxBuffered   int64             `json:"maxBuffered"`
+	AllowLowering bool              `json:"allowIdentityLowering"`
 	MaxMessage    int64             `json:"maxMessage"`
 	MaxBatch      int               `json:"maxBatch"`
 	Rate          float64           `json:"rate"`
@@ -55,6 +62,12 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	adminToken := fs.String("admin-token", "", "token for /dashboard and /admin/backup (or env HILODB_ADMIN_TOKEN)")
 	databases := fs.String("databases", "", "comma-separated database names: serve only these (default: any name, created on first use)")
 	origins := fs.String("origins", "", "comma-separated Origin host patterns allowed for browser connections")
+	hosts := fs.String("allowed-hosts", "", "comma-separated Host names (path.Match patterns) answered besides localhost, 127.0.0.1 and [::1]; a server without tokens answers no others")
+	helloTimeout := fs.Duration("hello-timeout", 10*time.Second, "close connections that have not completed hello this long")
+	maxConns := fs.Int("max-conns", 10000, "most open websocket connections")
+	maxConnsPer := fs.Int("max-conns-per-addr", 1024, "most open websocket connections from one IP address")
+	maxBuffered := fs.Int64("max-buffered", 256<<20, "most bytes of incoming messages held at once, over all connections")
+	allowLowering := fs.Bool("allow-identity-lowering", false, "let identity.seed with force lower an identity (values can then repeat)")
 	maxMsg := fs.Int64("max-message", 8<<20, "largest websocket message in bytes")
 	maxBatch := fs.Int("max-batch", 10000, "most items in one request (identity.nextBatch names, push changes)")
 	rate := fs.Float64("rate", 1000, "requests per second allowed per connection (negative: no limit)")
@@ -70,7 +83,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (commands: repair, restore, backup)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q (commands: repair, restore, backup, set-counter)", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -111,6 +124,25 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	if set["origins"] {
 		cfg.AllowedOrigins = splitList(*origins)
 	}
+	cfg.AllowedHosts = fc.AllowedHosts
+	if set["allowed-hosts"] {
+		cfg.AllowedHosts = splitList(*hosts)
+	}
+	cfg.HelloTimeout = *helloTimeout
+	if !set["hello-timeout"] && fc.HelloTimeout != "" {
+		d, err := time.ParseDuration(fc.HelloTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("config helloTimeout: %w", err)
+		}
+		cfg.HelloTimeout = d
+	}
+	cfg.MaxConns = orDefault(set["max-conns"] || fc.MaxConns == 0, *maxConns, fc.MaxConns)
+	cfg.MaxConnsPerAddr = orDefault(set["max-conns-per-addr"] || fc.MaxConnsPer == 0, *maxConnsPer, fc.MaxConnsPer)
+	cfg.MaxBufferedBytes = orDefault(set["max-buffered"] || fc.MaxBuffered == 0, *maxBuffered, fc.MaxBuffered)
+	cfg.AllowIdentityLowering = *allowLowering || fc.AllowLowering
+	if cfg.HelloTimeout <= 0 || cfg.MaxConns <= 0 || cfg.MaxConnsPerAddr <= 0 || cfg.MaxBufferedBytes <= 0 {
+		return nil, errors.New("-hello-timeout, -max-conns, -max-conns-per-addr and -max-buffered must be positive")
+	}
 	cfg.MaxMessageBytes = orDefault(set["max-message"] || fc.MaxMessage == 0, *maxMsg, fc.MaxMessage)
 	cfg.MaxBatch = orDefault(set["max-batch"] || fc.MaxBatch == 0, *maxBatch, fc.MaxBatch)
 	cfg.RateLimit = orDefault(set["rate"] || fc.Rate == 0, *rate, fc.Rate)
@@ -146,8 +178,25 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	if cfg.MaxMessageBytes <= 0 || cfg.MaxBatch <= 0 {
 		return nil, errors.New("-max-message and -max-batch must be positive")
 	}
+	if !loopbackAddr(o.addr) && o.tlsCert == "" && len(cfg.Tokens) == 0 {
+		o.warnings = append(o.warnings, fmt.Sprintf("listening on %s, beyond loopback, with no TLS and no tokens: only loopback clients are served, "+
+			"and anyone on the network can read what they send; configure -tokens and -tls-cert/-tls-key", o.addr))
+	}
 	o.cfg = cfg
 	return o, nil
+}
+
+// loopbackAddr reports whether the listen address addr binds only loopback.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func readConfig(path string, warnings *[]string) (fileConfig, error) {
