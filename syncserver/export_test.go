@@ -63,3 +63,33 @@ func HandleFrames(s *Server, frames ...[]byte) (replies [][]byte, closed bool) {
 	defer ws.mu.Unlock()
 	return ws.out, ws.closed != 0
 }
+
+// TestConn is one loopback connection of a Server driven frame by frame,
+// without a network: several of them interleave requests as clients do.
+type TestConn struct {
+	c  *conn
+	ws *fakeWS
+}
+
+// NewTestConn opens a TestConn on s.
+func NewTestConn(s *Server) *TestConn {
+	ws := &fakeWS{}
+	r, _ := http.NewRequest(http.MethodGet, "/v1/sync", nil)
+	r.RemoteAddr = "127.0.0.1:1"
+	return &TestConn{c: newConn(s, ws, r), ws: ws}
+}
+
+// Handle feeds one frame and returns what the server wrote in answer, and
+// whether the connection is closed.
+func (tc *TestConn) Handle(frame []byte) (replies [][]byte, closed bool) {
+	if !tc.c.closing {
+		tc.c.handle(context.Background(), frame)
+	}
+	tc.ws.mu.Lock()
+	defer tc.ws.mu.Unlock()
+	replies, tc.ws.out = tc.ws.out, nil
+	return replies, tc.c.closing
+}
+
+// Close ends the connection as the server does when a client goes.
+func (tc *TestConn) Close() { tc.c.runClosers() }

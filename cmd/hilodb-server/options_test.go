@@ -57,3 +57,47 @@ func TestParseServeFlags(t *testing.T) {
 		t.Errorf("unknown config field: %v", err)
 	}
 }
+
+// TestOpenListenerWarns checks the warning for a listener beyond loopback
+// without TLS and tokens (parsed only: tests never bind beyond loopback).
+func TestOpenListenerWarns(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, tt := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"-addr", "0.0.0.0:8080"}, true},
+		{[]string{"-addr", ":8080"}, true},
+		{[]string{"-addr", "192.0.2.7:8080"}, true},
+		{[]string{"-addr", "0.0.0.0:8080", "-tokens", "shop=s3cret"}, false},
+		{[]string{"-addr", "127.0.0.1:8080"}, false},
+		{[]string{"-addr", "[::1]:8080"}, false},
+		{[]string{"-addr", "localhost:8080"}, false},
+	} {
+		o, err := parseServeFlags(tt.args, none)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := len(o.warnings) == 1 && strings.Contains(o.warnings[0], "beyond loopback")
+		if warned != tt.warn || len(o.warnings) > 1 {
+			t.Errorf("%v: warnings %v, want a warning: %v", tt.args, o.warnings, tt.warn)
+		}
+	}
+}
+
+func TestLimitFlags(t *testing.T) {
+	o, err := parseServeFlags([]string{"-allowed-hosts", "a.test, *.b.test", "-hello-timeout", "3s", "-max-conns", "9", "-max-conns-per-addr", "4", "-max-buffered", "99999999", "-allow-identity-lowering"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.cfg
+	if !reflect.DeepEqual(c.AllowedHosts, []string{"a.test", "*.b.test"}) || c.HelloTimeout != 3*time.Second || c.MaxConns != 9 ||
+		c.MaxConnsPerAddr != 4 || c.MaxBufferedBytes != 99999999 || !c.AllowIdentityLowering {
+		t.Errorf("parsed %+v", c)
+	}
+	for _, bad := range [][]string{{"-max-conns", "0"}, {"-hello-timeout", "-1s"}, {"-max-buffered", "-5"}} {
+		if _, err := parseServeFlags(bad, func(string) string { return "" }); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

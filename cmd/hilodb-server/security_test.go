@@ -1,0 +1,170 @@
+package main_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/idgen"
+)
+
+// fetch GETs url with the Host header set to host (when not empty).
+func fetch(t *testing.T, url, host string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestBinaryRefusesRebinding runs the server as `make run` does (no tokens,
+// a static root) and reaches it as a page on a rebound DNS name would.
+func TestBinaryRefusesRebinding(t *testing.T) {
+	bin := buildServer(t)
+	web := t.TempDir()
+	os.WriteFile(filepath.Join(web, "index.html"), []byte("<p>demo</p>"), 0o644)
+	addr := freeAddr(t)
+	startProc(t, bin, addr, "-data", t.TempDir(), "-static", web)
+	port := addr[strings.LastIndex(addr, ":"):]
+	evil := "rebind.attacker.example" + port
+	for _, path := range []string{"/admin/backup", "/dashboard.json", "/", "/healthz"} {
+		if code, body := fetch(t, "http://"+addr+path, evil); code != http.StatusMisdirectedRequest || !strings.Contains(body, "forbidden_host") {
+			t.Errorf("GET %s as %s: %d %.100s, want 421 forbidden_host", path, evil, code, body)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, res, err := websocket.Dial(ctx, wsURL(addr), &websocket.DialOptions{Host: evil, HTTPHeader: http.Header{"Origin": {"http://" + evil}}})
+	if err == nil || res == nil || res.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("websocket as %s: %v %v, want 421", evil, res, err)
+	}
+	if code, body := fetch(t, "http://"+addr+"/", "localhost"+port); code != 200 || !strings.Contains(body, "demo") {
+		t.Errorf("GET / as localhost: %d %s", code, body)
+	}
+}
+
+// TestBinaryAllowedHosts checks -allowed-hosts on the real binary.
+func TestBinaryAllowedHosts(t *testing.T) {
+	bin := buildServer(t)
+	addr := freeAddr(t)
+	startProc(t, bin, addr, "-data", t.TempDir(), "-allowed-hosts", "hilodb.test")
+	if code, _ := fetch(t, "http://"+addr+"/healthz", "hilodb.test:8080"); code != 200 {
+		t.Errorf("listed host: %d", code)
+	}
+	if code, _ := fetch(t, "http://"+addr+"/healthz", "other.test"); code != http.StatusMisdirectedRequest {
+		t.Errorf("unlisted host: %d", code)
+	}
+}
+
+// TestStaticServesOnlyTheApp checks that -static refuses symbolic links,
+// dotfiles and the data file inside the static root.
+func TestStaticServesOnlyTheApp(t *testing.T) {
+	bin := buildServer(t)
+	web := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(secret, []byte("top secret"), 0o600)
+	os.WriteFile(filepath.Join(web, "index.html"), []byte("<p>demo</p>"), 0o644)
+	os.WriteFile(filepath.Join(web, "app.js"), []byte("console.log(1)"), 0o644)
+	os.WriteFile(filepath.Join(web, ".env"), []byte("TOKEN=x"), 0o644)
+	os.MkdirAll(filepath.Join(web, ".git"), 0o755)
+	os.WriteFile(filepath.Join(web, ".git", "config"), []byte("[core]"), 0o644)
+	os.MkdirAll(filepath.Join(web, "assets"), 0o755)
+	if err := os.Symlink(secret, filepath.Join(web, "assets", "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(web, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(web, "data")
+	addr := freeAddr(t)
+	startProc(t, bin, addr, "-data", data, "-static", web)
+	c, err := client.Dial(context.Background(), wsURL(addr), client.Options{Database: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NextIdentity(context.Background(), "secretname"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	base := "http://" + addr
+	for _, path := range []string{"/.env", "/.git/config", "/assets/link.txt", "/linkdir/secret.txt", "/data/hilodb.db", "/data/", "/assets/", "/%2e%2e/secret.txt"} {
+		code, body := fetch(t, base+path, "")
+		if code != http.StatusNotFound || strings.Contains(body, "secret") || strings.Contains(body, "TOKEN") {
+			t.Errorf("GET %s: %d %.100q, want 404", path, code, body)
+		}
+	}
+	for path, want := range map[string]string{"/": "demo", "/index.html": "demo", "/app.js": "console"} {
+		if code, body := fetch(t, base+path, ""); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d %q", path, code, body)
+		}
+	}
+}
+
+// TestSetCounterRepairsATag exhausts nothing but raises a tag far, then
+// lowers it with set-counter while the server is stopped.
+func TestSetCounterRepairsATag(t *testing.T) {
+	bin := buildServer(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	p := startProc(t, bin, addr, "-data", dir)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, wsURL(addr), client.Options{Database: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NextIdentity(ctx, "companies"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	p.stop()
+	for _, args := range [][]string{
+		{"-data", dir, "-db", "shop", "-hilo", "orders", "-value", "1000"},
+		{"-data", dir, "-db", "shop", "-identity", "companies", "-value", "500"},
+	} {
+		out, err := exec.Command(bin, append([]string{"set-counter"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("set-counter %v: %v %s", args, err, out)
+		}
+	}
+	for _, bad := range [][]string{
+		{"-data", dir, "-db", "shop", "-value", "5"},
+		{"-data", dir, "-db", "shop", "-hilo", "a/b", "-value", "5"},
+		{"-data", dir, "-db", "shop", "-hilo", "orders", "-value", "9007199254740992"},
+	} {
+		if out, err := exec.Command(bin, append([]string{"set-counter"}, bad...)...).CombinedOutput(); err == nil {
+			t.Errorf("set-counter %v succeeded: %s", bad, out)
+		}
+	}
+	addr2 := freeAddr(t)
+	startProc(t, bin, addr2, "-data", dir)
+	c2, err := client.Dial(ctx, wsURL(addr2), client.Options{Database: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if v, err := c2.NextIdentity(ctx, "companies"); err != nil || v != 501 {
+		t.Errorf("identity after set-counter 500: %d %v, want 501", v, err)
+	}
+	r, err := c2.NextRange(ctx, "orders", idgen.Range{})
+	if err != nil || r.Low != 1001 {
+		t.Errorf("HiLo lease after set-counter 1000: %+v %v, want low 1001", r, err)
+	}
+}
