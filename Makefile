@@ -92,7 +92,7 @@ load: server
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzHandle -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
-	$(GO) test -run '^$$$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
+	$(GO) test -run '^$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:
