@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tidwall/buntdb"
 )
 
 // OverwriteMode says what an insert does when the document exists already.
@@ -322,7 +321,7 @@ type header struct {
 // apply performs w inside tx. It checks everything before it writes, so a
 // failed item leaves tx as it was (except for the node sequence, which only
 // has to increase).
-func (s *Store) apply(tx *buntdb.Tx, w *write) (Result, *Error) {
+func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 	if w.err != nil {
 		return Result{}, w.err
 	}
@@ -463,7 +462,7 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 	results := make([]Result, len(ws))
 	errItem := errors.New("item failed")
 	var failed *Error
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		for i, w := range ws {
 			r, e := s.apply(tx, w)
 			if e != nil {

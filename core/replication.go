@@ -123,7 +123,7 @@ func decodeMeta(v string) (syncMeta, error) {
 // getMeta returns id's replication state: from its dirty key while a local
 // write is pending, else derived from the stored document (in sync: base and
 // rev are its _rev). found is false when there is neither.
-func getMeta(tx *buntdb.Tx, id string) (syncMeta, bool, error) {
+func getMeta(tx *txn, id string) (syncMeta, bool, error) {
 	v, err := tx.Get(dirtyPrefix + id)
 	if err == nil {
 		m, err := decodeMeta(v)
@@ -149,7 +149,7 @@ func getMeta(tx *buntdb.Tx, id string) (syncMeta, bool, error) {
 
 // putMeta stores a pending state, or forgets it once the document is in
 // sync (its stored _rev must then be m.Base).
-func putMeta(tx *buntdb.Tx, id string, m syncMeta) error {
+func putMeta(tx *txn, id string, m syncMeta) error {
 	if m.Dirty {
 		_, _, err := tx.Set(dirtyPrefix+id, m.encode(), nil)
 		return err
@@ -157,7 +157,7 @@ func putMeta(tx *buntdb.Tx, id string, m syncMeta) error {
 	return deleteKey(tx, dirtyPrefix+id)
 }
 
-func deleteKey(tx *buntdb.Tx, key string) error {
+func deleteKey(tx *txn, key string) error {
 	if _, err := tx.Delete(key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
 		return err
 	}
@@ -167,7 +167,7 @@ func deleteKey(tx *buntdb.Tx, key string) error {
 // trackWrite records a local write of id at rev inside the writing
 // transaction, so it is pushed on the next sync. prevRev is the _rev the
 // document had before this write ("" if there was none).
-func trackWrite(tx *buntdb.Tx, id, prevRev, rev string, deleted bool) error {
+func trackWrite(tx *txn, id, prevRev, rev string, deleted bool) error {
 	m := syncMeta{Base: prevRev}
 	if v, err := tx.Get(dirtyPrefix + id); err == nil {
 		if m, err = decodeMeta(v); err != nil {
@@ -187,7 +187,7 @@ func trackWrite(tx *buntdb.Tx, id, prevRev, rev string, deleted bool) error {
 // acknowledged.
 func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 	var out []PendingWrite
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.view(func(tx *txn) error {
 		var derr error
 		err := tx.AscendKeys(dirtyPrefix+"*", func(k, v string) bool {
 			id := k[len(dirtyPrefix):]
@@ -219,7 +219,7 @@ func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 // PendingCount returns how many documents have writes awaiting the server.
 func (s *Store) PendingCount() (int, error) {
 	n := 0
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.view(func(tx *txn) error {
 		return tx.AscendKeys(dirtyPrefix+"*", func(string, string) bool { n++; return true })
 	})
 	return n, err
@@ -232,7 +232,7 @@ type Ack struct{ ID, Rev string }
 // revisions. A document written again meanwhile stays pending, now on top of
 // the acknowledged revision.
 func (s *Store) Acknowledge(acks ...Ack) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		for _, a := range acks {
 			m, found, err := getMeta(tx, a.ID)
 			if err != nil {
@@ -263,7 +263,7 @@ func (s *Store) Acknowledge(acks ...Ack) error {
 // Checkpoint returns the sequence of the last server change applied.
 func (s *Store) Checkpoint() (int64, error) {
 	var n int64
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.view(func(tx *txn) error {
 		v, err := tx.Get(checkpointKey)
 		if errors.Is(err, buntdb.ErrNotFound) {
 			return nil
@@ -303,7 +303,7 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 		resolve = ServerWins
 	}
 	var res ApplyResult
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		res = ApplyResult{}
 		ckpt, err := txInt(tx, checkpointKey)
 		if err != nil {
@@ -338,7 +338,7 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 	return res, nil
 }
 
-func txInt(tx *buntdb.Tx, key string) (int64, error) {
+func txInt(tx *txn, key string) (int64, error) {
 	v, err := tx.Get(key)
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return 0, nil
@@ -351,7 +351,7 @@ func txInt(tx *buntdb.Tx, key string) (int64, error) {
 
 // applyOne applies one remote version and reports whether the local store
 // changed and the conflict it settled, if any.
-func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (bool, *Conflict, error) {
+func (s *Store) applyOne(tx *txn, remote Version, resolve Resolver) (bool, *Conflict, error) {
 	if v, _, err := DecodeRev(remote.Rev); err == nil {
 		s.clock.Observe(v)
 	}
@@ -421,7 +421,7 @@ func (s *Store) applyOne(tx *buntdb.Tx, remote Version, resolve Resolver) (bool,
 
 // takeRemote makes the server's version the local one, with nothing
 // pending; dirty says whether a pending write's key is to be dropped.
-func takeRemote(tx *buntdb.Tx, remote Version, dirty bool) error {
+func takeRemote(tx *txn, remote Version, dirty bool) error {
 	if dirty {
 		if err := deleteKey(tx, dirtyPrefix+remote.ID); err != nil {
 			return err
@@ -443,7 +443,7 @@ func takeRemote(tx *buntdb.Tx, remote Version, dirty bool) error {
 	return err
 }
 
-func keepConflict(tx *buntdb.Tx, v Version) error {
+func keepConflict(tx *txn, v Version) error {
 	if v.Rev == "" {
 		return nil
 	}
@@ -466,7 +466,7 @@ func withFields(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
 // Conflicts returns the losing versions kept for id, oldest revision first.
 func (s *Store) Conflicts(id string) ([]Version, error) {
 	var out []Version
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.view(func(tx *txn) error {
 		prefix := conflictPrefix + id + "\x00"
 		return tx.AscendGreaterOrEqual("", prefix, func(k, v string) bool {
 			if !strings.HasPrefix(k, prefix) {
@@ -489,7 +489,7 @@ func (s *Store) Conflicts(id string) ([]Version, error) {
 func (s *Store) ClearConflicts(id string) error {
 	var keys []string
 	prefix := conflictPrefix + id + "\x00"
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		err := tx.AscendGreaterOrEqual("", prefix, func(k, _ string) bool {
 			if !strings.HasPrefix(k, prefix) {
 				return false
@@ -517,7 +517,7 @@ func (s *Store) ClearConflicts(id string) error {
 // version of it (its base was compacted away, say), so the next push creates
 // it afresh.
 func (s *Store) Rebase(id string) error {
-	return s.db.Update(func(tx *buntdb.Tx) error {
+	return s.update(func(tx *txn) error {
 		m, found, err := getMeta(tx, id)
 		if err != nil || !found {
 			return err
@@ -531,7 +531,7 @@ func (s *Store) Rebase(id string) error {
 // error.
 func (s *Store) ForEach(fn func(id string, doc []byte) error) error {
 	var ferr error
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.view(func(tx *txn) error {
 		return tx.AscendKeys(docPrefix+"*", func(k, v string) bool {
 			ferr = fn(k[len(docPrefix):], []byte(v))
 			return ferr == nil
@@ -563,7 +563,7 @@ func (s *Store) notifyWrite() {
 // ResetCheckpoint sets the checkpoint back to 0, so the next pull fetches
 // the whole database again (a resync).
 func (s *Store) ResetCheckpoint() error {
-	err := s.db.Update(func(tx *buntdb.Tx) error { return deleteKey(tx, checkpointKey) })
+	err := s.update(func(tx *txn) error { return deleteKey(tx, checkpointKey) })
 	if err != nil {
 		return fmt.Errorf("reset checkpoint: %w", err)
 	}
@@ -576,7 +576,7 @@ func (s *Store) ResetCheckpoint() error {
 // returns how many it deleted.
 func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 	var drop []string
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		err := tx.AscendKeys(docPrefix+"*", func(k, _ string) bool {
 			if id := k[len(docPrefix):]; !seen[id] {
 				drop = append(drop, id)
@@ -613,7 +613,7 @@ func (s *Store) AdvanceCheckpoint(from, to int64) error {
 	if to <= from {
 		return nil
 	}
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		cur, err := txInt(tx, checkpointKey)
 		if err != nil || cur != from {
 			return err
@@ -634,7 +634,7 @@ func (s *Store) Forget(id string) error {
 	if err := s.ClearConflicts(id); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		return errors.Join(deleteKey(tx, docPrefix+id), deleteKey(tx, dirtyPrefix+id))
 	})
 	if err != nil {

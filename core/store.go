@@ -56,6 +56,8 @@ type Store struct {
 
 	watchMu  sync.Mutex
 	watchers []func() // called after local writes (OnWrite)
+
+	journal Journal // makes writes durable; nil: memory or buntdb's own file
 }
 
 // Storage layout inside buntdb.
@@ -121,14 +123,14 @@ func (s *Store) Save(w io.Writer) error {
 // higher value, so no id ending in the separator is made twice.
 func (s *Store) Load(r io.Reader) error {
 	var before uint64
-	_ = s.db.View(func(tx *buntdb.Tx) error {
+	_ = s.view(func(tx *txn) error {
 		before = readUint(tx, nodeSeqKey)
 		return nil
 	})
 	if err := s.db.Load(r); err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		if readUint(tx, nodeSeqKey) < before {
 			_, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(before, 10), nil)
 			return err
@@ -144,7 +146,7 @@ func (s *Store) Load(r io.Reader) error {
 	return nil
 }
 
-func readUint(tx *buntdb.Tx, key string) uint64 {
+func readUint(tx *txn, key string) uint64 {
 	v, err := tx.Get(key)
 	if err != nil {
 		return 0
@@ -175,7 +177,7 @@ func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
 	if err != nil {
 		return fmt.Errorf("encode collection options: %w", err)
 	}
-	err = s.db.Update(func(tx *buntdb.Tx) error {
+	err = s.update(func(tx *txn) error {
 		if _, err := tx.Get(colPrefix + name); err == nil {
 			return newError(ErrDuplicateName, name, "", "duplicate name: collection %q exists", name)
 		}
@@ -199,7 +201,7 @@ func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
 // for a collection that was never created (it has the default options).
 func (s *Store) CollectionInfo(name string) (opts CollectionOptions, ok bool) {
 	var raw string
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.view(func(tx *txn) error {
 		var err error
 		raw, err = tx.Get(colPrefix + name)
 		return err
@@ -373,7 +375,7 @@ func (s *Store) Put(ctx context.Context, collection string, doc []byte) ([]byte,
 // Get returns the document with the given id, or an *Error with number 1202.
 func (s *Store) Get(id string) ([]byte, error) {
 	var out string
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.view(func(tx *txn) error {
 		var err error
 		out, err = tx.Get(docPrefix + id)
 		return err
@@ -390,7 +392,7 @@ func (s *Store) Get(id string) ([]byte, error) {
 // Delete removes the document with the given id, or returns an *Error with
 // number 1202 when there is none.
 func (s *Store) Delete(id string) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.update(func(tx *txn) error {
 		prev, err := tx.Delete(docPrefix + id)
 		if err != nil {
 			return err
@@ -413,7 +415,7 @@ func (s *Store) Delete(id string) error {
 // the separator.
 func (s *Store) NodeSequence() uint64 {
 	var n uint64
-	_ = s.db.View(func(tx *buntdb.Tx) error {
+	_ = s.view(func(tx *txn) error {
 		n = readUint(tx, nodeSeqKey)
 		return nil
 	})

@@ -1,0 +1,157 @@
+package core
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/tidwall/buntdb"
+)
+
+// Change is one key a write transaction set or deleted, as a Journal
+// receives it. Keys and values are the store's internal layout: replay them
+// with Store.Replay, in order, and nothing else.
+type Change struct {
+	Key     string
+	Value   string
+	Deleted bool
+}
+
+// Journal makes a store's writes durable. Commit receives the changes of
+// each write transaction, in commit order, while the store still holds its
+// write lock, so it must not block (queue the changes and return); the write
+// returns to its caller only once the returned wait function does, and fails
+// with its error. A Journal is how "acknowledged means durable" reaches the
+// storage of a browser, a worker or a file.
+type Journal interface {
+	Commit(changes []Change) (wait func() error)
+}
+
+// txn is a buntdb transaction that records what it changes for the
+// store's Journal.
+type txn struct {
+	*buntdb.Tx
+	record  bool
+	changes []Change
+}
+
+// Set sets key and records the change.
+func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, error) {
+	prev, replaced, err := t.Tx.Set(key, value, opts)
+	if err == nil && t.record {
+		t.changes = append(t.changes, Change{Key: key, Value: value})
+	}
+	return prev, replaced, err
+}
+
+// Delete deletes key and records the change.
+func (t *txn) Delete(key string) (string, error) {
+	prev, err := t.Tx.Delete(key)
+	if err == nil && t.record {
+		t.changes = append(t.changes, Change{Key: key, Deleted: true})
+	}
+	return prev, err
+}
+
+// update runs fn in a write transaction and, once it has committed, waits
+// for the journal to make its changes durable.
+func (s *Store) update(fn func(tx *txn) error) error {
+	var wait func() error
+	err := s.db.Update(func(btx *buntdb.Tx) error {
+		tx := &txn{Tx: btx, record: s.journal != nil}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if len(tx.changes) > 0 {
+			// Under the write lock: the journal sees commits in their order.
+			wait = s.journal.Commit(tx.changes)
+		}
+		return nil
+	})
+	if err != nil || wait == nil {
+		return err
+	}
+	if err := wait(); err != nil {
+		return fmt.Errorf("make write durable: %w", err)
+	}
+	return nil
+}
+
+// view runs fn in a read transaction.
+func (s *Store) view(fn func(tx *txn) error) error {
+	return s.db.View(func(btx *buntdb.Tx) error { return fn(&txn{Tx: btx}) })
+}
+
+// SetJournal makes every later write transaction wait for j (nil: none).
+// Set it before the store is shared.
+func (s *Store) SetJournal(j Journal) { s.journal = j }
+
+// Replay applies journaled changes, in order, without journaling them
+// again: how a store is rebuilt from its snapshot and journal.
+func (s *Store) Replay(changes []Change) error {
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		for _, c := range changes {
+			if c.Deleted {
+				if _, err := tx.Delete(c.Key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+					return err
+				}
+				continue
+			}
+			if _, _, err := tx.Set(c.Key, c.Value, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("replay journal: %w", err)
+	}
+	s.colMu.Lock()
+	s.cols = make(map[string]keyGen)
+	s.colMu.Unlock()
+	return nil
+}
+
+// SaveAt writes the whole store to w, as Save does, and calls at while no
+// write can commit: a journal records there which of its commits the
+// snapshot holds.
+func (s *Store) SaveAt(w io.Writer, at func()) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		if at != nil {
+			at()
+		}
+		var werr error
+		err := tx.Ascend("", func(key, value string) bool {
+			werr = writeSetCommand(bw, key, value)
+			return werr == nil
+		})
+		if werr != nil {
+			return werr
+		}
+		return err
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("save store: %w", err)
+	}
+	return nil
+}
+
+// writeSetCommand writes one set in buntdb's file format, which Load reads.
+func writeSetCommand(w *bufio.Writer, key, value string) error {
+	w.WriteString("*3\r\n$3\r\nset\r\n$")
+	w.WriteString(strconv.Itoa(len(key)))
+	w.WriteString("\r\n")
+	w.WriteString(key)
+	w.WriteString("\r\n$")
+	w.WriteString(strconv.Itoa(len(value)))
+	w.WriteString("\r\n")
+	w.WriteString(value)
+	_, err := w.WriteString("\r\n")
+	return err
+}

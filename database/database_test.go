@@ -1,0 +1,280 @@
+package database_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/database"
+)
+
+// open opens a store over the directory dir.
+func open(t testing.TB, dir string, opts database.Options) (*core.Store, *database.Journal, *database.Dir) {
+	t.Helper()
+	st, err := core.Open(":memory:", core.Options{Node: "T"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := database.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := database.Open(d, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(); d.Close() })
+	return st, j, d
+}
+
+func put(t testing.TB, st *core.Store, id string, v int) {
+	t.Helper()
+	if _, err := st.Put(context.Background(), "orders", []byte(fmt.Sprintf(`{"_id":%q,"v":%d}`, id, v))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReopenFindsEveryWrite(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		compactAt int
+	}{{"log only", 1 << 30}, {"compacted often", 2048}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st, j, d := open(t, dir, database.Options{CompactAt: tt.compactAt})
+			for i := range 500 {
+				put(t, st, fmt.Sprintf("orders/%d", i), i)
+			}
+			for i := 0; i < 500; i += 3 {
+				if err := st.Delete(fmt.Sprintf("orders/%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put(t, st, "users/", 1) // the node sequence is journaled too
+			if err := j.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			d.Close()
+
+			st2, _, _ := open(t, dir, database.Options{})
+			for i := range 500 {
+				_, err := st2.Get(fmt.Sprintf("orders/%d", i))
+				if gone := i%3 == 0; gone != (err != nil) {
+					t.Fatalf("orders/%d after reopen: %v (deleted: %v)", i, err, gone)
+				}
+			}
+			doc, err := st2.Put(context.Background(), "users", []byte(`{"_id":"users/"}`))
+			if err != nil || !strings.Contains(string(doc), `"users/0000000000000000002-T"`) {
+				t.Errorf("next server-side id after reopen: %s %v, want users/…2-T", doc, err)
+			}
+		})
+	}
+}
+
+func TestTornTailIsCut(t *testing.T) {
+	dir := t.TempDir()
+	st, j, d := open(t, dir, database.Options{CompactAt: 1 << 30})
+	put(t, st, "orders/1", 1)
+	put(t, st, "orders/2", 2)
+	j.Sync()
+	st.Close()
+	d.Close()
+	// A crash in the middle of appending a third frame.
+	b, _ := os.ReadFile(filepath.Join(dir, "log"))
+	third := len(b)/2 + 3 // all of the first frame and a piece of the second
+	f, _ := os.OpenFile(filepath.Join(dir, "log"), os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(b[:third])
+	f.Close()
+
+	st2, _, _ := open(t, dir, database.Options{})
+	for _, id := range []string{"orders/1", "orders/2"} {
+		if _, err := st2.Get(id); err != nil {
+			t.Errorf("%s after a torn tail: %v", id, err)
+		}
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "log")); fi.Size() != 0 {
+		t.Errorf("log is %d bytes after opening a torn one, want it compacted away", fi.Size())
+	}
+	put(t, st2, "orders/3", 3)
+	st3, _, _ := open(t, dir, database.Options{})
+	if _, err := st3.Get("orders/3"); err != nil {
+		t.Errorf("a write after the cut: %v", err)
+	}
+}
+
+// counting is a Storage that counts appends.
+type counting struct {
+	database.Storage
+	appends atomic.Int64
+	fail    atomic.Bool
+}
+
+func (c *counting) Append(b []byte) error {
+	c.appends.Add(1)
+	if c.fail.Load() {
+		return errors.New("disk on fire")
+	}
+	time.Sleep(2 * time.Millisecond) // an fsync's time, so writes pile up
+	return c.Storage.Append(b)
+}
+
+func TestConcurrentWritesShareAppends(t *testing.T) {
+	d, err := database.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c := &counting{Storage: d}
+	st, _ := core.Open(":memory:", core.Options{Node: "T"})
+	defer st.Close()
+	if _, err := database.Open(c, st, database.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				put(t, st, fmt.Sprintf("orders/%d-%d", w, i), i)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := c.appends.Load(); n >= 400 {
+		t.Errorf("%d appends for 400 concurrent writes, want them shared", n)
+	}
+	t.Logf("400 writes from 8 goroutines: %d appends", c.appends.Load())
+}
+
+func TestFailedStorageFailsWrites(t *testing.T) {
+	d, err := database.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c := &counting{Storage: d}
+	st, _ := core.Open(":memory:", core.Options{Node: "T"})
+	defer st.Close()
+	if _, err := database.Open(c, st, database.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, st, "orders/1", 1)
+	c.fail.Store(true)
+	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/2"}`)); !errors.Is(err, database.ErrFailed) {
+		t.Fatalf("write on failed storage: %v, want ErrFailed", err)
+	}
+	c.fail.Store(false)
+	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/3"}`)); !errors.Is(err, database.ErrFailed) {
+		t.Fatalf("write after a failure: %v, want ErrFailed until reopened", err)
+	}
+}
+
+// TestKilledProcessKeepsAcknowledgedWrites runs a writer in a child process,
+// SIGKILLs it while it writes, reopens its directory and finds every write
+// the child reported acknowledged.
+func TestKilledProcessKeepsAcknowledgedWrites(t *testing.T) {
+	if os.Getenv("HILODB_CRASH_WRITER") != "" {
+		crashWriter(os.Getenv("HILODB_CRASH_WRITER"))
+		return
+	}
+	for round := range 3 {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledProcessKeepsAcknowledgedWrites$")
+		cmd.Env = append(os.Environ(), "HILODB_CRASH_WRITER="+dir)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var acked []string
+		sc := bufio.NewScanner(out)
+		kill := time.After(time.Duration(150+100*round) * time.Millisecond)
+	read:
+		for sc.Scan() {
+			if id, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
+				acked = append(acked, id)
+			}
+			select {
+			case <-kill:
+				cmd.Process.Signal(syscall.SIGKILL)
+				break read
+			default:
+			}
+		}
+		for sc.Scan() {
+			if id, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
+				acked = append(acked, id)
+			}
+		}
+		cmd.Wait()
+		if len(acked) < 10 {
+			t.Fatalf("round %d: only %d writes acknowledged before the kill", round, len(acked))
+		}
+		st, _, _ := open(t, dir, database.Options{})
+		for _, id := range acked {
+			if _, err := st.Get(id); err != nil {
+				t.Fatalf("round %d: acknowledged %s lost after SIGKILL (%d acknowledged)", round, id, len(acked))
+			}
+		}
+		t.Logf("round %d: %d acknowledged writes, all there after SIGKILL", round, len(acked))
+	}
+}
+
+// crashWriter writes forever from 4 goroutines, printing each write once
+// acknowledged; it compacts often so kills land in compactions too.
+func crashWriter(dir string) {
+	st, _ := core.Open(":memory:", core.Options{Node: "T"})
+	d, err := database.OpenDir(dir)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := database.Open(d, st, database.Options{CompactAt: 16 << 10}); err != nil {
+		panic(err)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				id := fmt.Sprintf("orders/%d-%d", w, i)
+				if _, err := st.Put(context.Background(), "orders", []byte(fmt.Sprintf(`{"_id":%q,"pad":%q}`, id, strings.Repeat("x", 200)))); err != nil {
+					panic(err)
+				}
+				mu.Lock()
+				fmt.Println("acked", id)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestRelaxedAnswersBeforeDurable(t *testing.T) {
+	dir := t.TempDir()
+	st, j, _ := open(t, dir, database.Options{Durability: database.Relaxed})
+	put(t, st, "orders/1", 1)
+	if err := j.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	st2, _, _ := open(t, dir, database.Options{})
+	if _, err := st2.Get("orders/1"); err != nil {
+		t.Errorf("relaxed write after Sync: %v", err)
+	}
+}

@@ -1,0 +1,243 @@
+package database
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hilodb/hilodb/core"
+)
+
+// Storage keeps a store's bytes: a snapshot and a log of frames appended
+// after it. Each method returns once what it did is durable (or failed). The
+// journal calls one method at a time.
+type Storage interface {
+	// Load returns the snapshot (nil for none) and the log.
+	Load() (snapshot, log []byte, err error)
+	// Append adds bytes to the end of the log.
+	Append(frames []byte) error
+	// Compact replaces the snapshot with snap and empties the log, as one
+	// step: after a crash, either the old snapshot and log or the new
+	// snapshot and an empty log (or the old log, every frame of which the
+	// new snapshot holds).
+	Compact(snap []byte) error
+}
+
+// Durability says when a write is acknowledged.
+type Durability int
+
+const (
+	// Strict acknowledges a write once its frame is durable (the default).
+	Strict Durability = iota
+	// Relaxed acknowledges a write at once and makes it durable moments
+	// later; a crash can lose the last writes acknowledged.
+	Relaxed
+)
+
+// Options tune a Journal.
+type Options struct {
+	Durability Durability
+	// CompactAt is the log size in bytes past which the log is compacted
+	// into a new snapshot (and at least the last snapshot's size). Default
+	// 4 MiB.
+	CompactAt int
+}
+
+// ErrFailed is returned by every write after the storage failed: the store
+// in memory is ahead of what is durable, and is not to be trusted with more
+// acknowledgements until it is opened again.
+var ErrFailed = errors.New("storage failed; reopen the store")
+
+// Journal is a core.Journal over a Storage with group commit: frames of
+// write transactions that arrive while an append is in flight are appended
+// together by the next one.
+type Journal struct {
+	st    Storage
+	store *core.Store
+	opts  Options
+
+	mu       sync.Mutex
+	seq      uint64 // last frame handed a sequence
+	pending  []byte // frames not yet appended
+	batch    *batch // the waiters of pending
+	flushing bool
+	failed   error
+	logSize  int // bytes in the log since the last snapshot
+	snapSize int
+	idle     *sync.Cond // signalled when a flush round ends
+}
+
+// batch is the frames of one append and whoever waits for them.
+type batch struct {
+	done chan struct{}
+	err  error
+}
+
+var _ core.Journal = (*Journal)(nil)
+
+// Open loads what st holds into store (which must be empty and new) and
+// returns the journal that keeps store's later writes durable in st; it is
+// installed with store.SetJournal. A log that ends in an unfinished frame
+// (a write cut off by a crash, never acknowledged) is compacted away at
+// once, so new frames never follow a damaged one.
+func Open(st Storage, store *core.Store, opts Options) (*Journal, error) {
+	if opts.CompactAt <= 0 {
+		opts.CompactAt = 4 << 20
+	}
+	j := &Journal{st: st, store: store, opts: opts, batch: newBatch()}
+	j.idle = sync.NewCond(&j.mu)
+	snap, log, err := st.Load()
+	if err != nil {
+		return nil, fmt.Errorf("load store: %w", err)
+	}
+	if len(snap) > 0 {
+		seq, body, err := splitSnapshot(snap)
+		if err != nil {
+			return nil, err
+		}
+		if err := store.Load(bytes.NewReader(body)); err != nil {
+			return nil, err
+		}
+		j.seq, j.snapSize = seq, len(snap)
+	}
+	torn := false
+	for p := 0; p < len(log); {
+		seq, changes, n, err := readFrame(log[p:])
+		if errors.Is(err, errTorn) {
+			torn = true
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read log at byte %d: %w", p, err)
+		}
+		p += n
+		if seq <= j.seq {
+			continue // held by the snapshot already
+		}
+		if err := store.Replay(changes); err != nil {
+			return nil, err
+		}
+		j.seq = seq
+		j.logSize = p
+	}
+	store.SetJournal(j)
+	if torn {
+		if err := j.compact(); err != nil {
+			return nil, fmt.Errorf("cut unfinished write: %w", err)
+		}
+	}
+	return j, nil
+}
+
+func newBatch() *batch { return &batch{done: make(chan struct{})} }
+
+// Commit implements core.Journal.
+func (j *Journal) Commit(changes []core.Change) func() error {
+	j.mu.Lock()
+	if j.failed != nil {
+		err := j.failed
+		j.mu.Unlock()
+		return func() error { return err }
+	}
+	j.seq++
+	j.pending = appendFrame(j.pending, j.seq, changes)
+	b := j.batch
+	if !j.flushing {
+		j.flushing = true
+		go j.flush()
+	}
+	j.mu.Unlock()
+	if j.opts.Durability == Relaxed {
+		return func() error { return nil }
+	}
+	return func() error {
+		<-b.done
+		return b.err
+	}
+}
+
+// flush appends pending frames, a round at a time, until none are left.
+func (j *Journal) flush() {
+	for {
+		j.mu.Lock()
+		if len(j.pending) == 0 {
+			j.flushing = false
+			j.idle.Broadcast()
+			j.mu.Unlock()
+			return
+		}
+		frames, b := j.pending, j.batch
+		j.pending, j.batch = nil, newBatch()
+		j.mu.Unlock()
+
+		err := j.st.Append(frames)
+		if err != nil {
+			err = fmt.Errorf("%w: append to log: %v", ErrFailed, err)
+		}
+		j.mu.Lock()
+		if err != nil && j.failed == nil {
+			j.failed = err
+		}
+		j.logSize += len(frames)
+		compact := err == nil && j.logSize > max(j.opts.CompactAt, j.snapSize)
+		j.mu.Unlock()
+		b.err = err
+		close(b.done)
+		if compact {
+			if err := j.compact(); err != nil {
+				j.mu.Lock()
+				if j.failed == nil {
+					j.failed = fmt.Errorf("%w: compact log: %v", ErrFailed, err)
+				}
+				j.mu.Unlock()
+			}
+		}
+	}
+}
+
+// compact writes a snapshot of the store and empties the log. Frames
+// committed while it runs are in the snapshot, appended after it, or both
+// (loading skips those the snapshot holds).
+func (j *Journal) compact() error {
+	var buf bytes.Buffer
+	var seq uint64
+	buf.Write(appendSnapHeader(nil, 0)) // replaced below, once seq is known
+	head := buf.Len()
+	err := j.store.SaveAt(&buf, func() {
+		j.mu.Lock()
+		seq = j.seq
+		j.mu.Unlock()
+	})
+	if err != nil {
+		return err
+	}
+	snap := appendSnapHeader(make([]byte, 0, buf.Len()+16), seq)
+	snap = append(snap, buf.Bytes()[head:]...)
+	if err := j.st.Compact(snap); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.logSize, j.snapSize = 0, len(snap)
+	j.mu.Unlock()
+	return nil
+}
+
+// Sync waits until every write committed before it is durable (or the
+// storage failed), whatever the durability.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.flushing || len(j.pending) > 0 {
+		j.idle.Wait()
+	}
+	return j.failed
+}
+
+// Compact writes a snapshot now and empties the log.
+func (j *Journal) Compact() error {
+	if err := j.Sync(); err != nil {
+		return err
+	}
+	return j.compact()
+}
