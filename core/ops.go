@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-
 )
 
 // OverwriteMode says what an insert does when the document exists already.
