@@ -482,15 +482,31 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 		}
 		prevSeq = seq
 		defer func() { lastSeq = seq }()
-		// Pending writes of this batch, so two items for one id see each other.
+		// Records read or written by this batch, so two items for one id
+		// see each other and a document is read once.
 		batch := map[string]*docRecord{}
+		// A current version goes out once per document, and not past the
+		// reply bound: a push of many conflicting items must not make a
+		// reply (and the server's memory) many times its own size.
+		sent := map[string]bool{}
+		size, budget := 0, s.replyBudget()
+		current := func(res *wire.PushResult, cur *docRecord) {
+			res.Seq = cur.Seq
+			if sent[res.ID] || size+len(cur.Doc) > budget && size > 0 {
+				res.CurrentOmitted = true
+				return
+			}
+			sent[res.ID] = true
+			res.Current = cur.current(res.ID)
+			size += len(res.Current)
+		}
 		for i, it := range items {
 			res := &results[i]
 			if res.Error != nil {
 				continue
 			}
-			cur := batch[it.ID]
-			if cur == nil {
+			cur, read := batch[it.ID]
+			if !read {
 				rec, found, err := getRecord(tx, db, it.ID)
 				if err != nil {
 					return err
@@ -498,12 +514,13 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 				if found {
 					cur = &rec
 				}
+				batch[it.ID] = cur // read once per push, however often named
 			}
 			switch {
 			case cur != nil && cur.Rev == it.Rev:
 				if !sameWrite(cur, it.Deleted, docs[i]) {
 					res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict: the server has _rev %q with other content; a retry must send the same write", it.Rev)}
-					res.Current, res.Seq = cur.current(it.ID), cur.Seq
+					current(res, cur)
 					continue
 				}
 				res.OK, res.Seq = true, cur.Seq // a retry of a write already applied
@@ -525,7 +542,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 				}
 			case cur.Rev != it.BaseRev:
 				res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict, _rev values do not match: server has %q, write was based on %q", cur.Rev, it.BaseRev)}
-				res.Current, res.Seq = cur.current(it.ID), cur.Seq
+				current(res, cur)
 				continue
 			}
 			seq++
@@ -556,26 +573,10 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	// A current version goes out once per document, and not past the
-	// reply bound: a push of many conflicting items must not make a reply
-	// (and the server's memory) many times its own size.
-	sent := map[string]bool{}
-	size, budget := 0, s.replyBudget()
 	for i := range results {
-		r := &results[i]
-		if r.Error == nil || r.Error.Code != wire.CodeConflict {
-			continue
+		if results[i].Error != nil && results[i].Error.Code == wire.CodeConflict {
+			s.metrics.countError(wire.CodeConflict)
 		}
-		s.metrics.countError(wire.CodeConflict)
-		if len(r.Current) == 0 {
-			continue
-		}
-		if sent[r.ID] || size+len(r.Current) > budget && size > 0 {
-			r.Current, r.CurrentOmitted = nil, true
-			continue
-		}
-		sent[r.ID] = true
-		size += len(r.Current)
 	}
 	s.metrics.docsPushed.Add(int64(accepted))
 	return results, prevSeq, lastSeq, nil
