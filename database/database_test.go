@@ -1,17 +1,14 @@
 package database_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -180,90 +177,6 @@ func TestFailedStorageFailsWrites(t *testing.T) {
 	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/3"}`)); !errors.Is(err, database.ErrFailed) {
 		t.Fatalf("write after a failure: %v, want ErrFailed until reopened", err)
 	}
-}
-
-// TestKilledProcessKeepsAcknowledgedWrites runs a writer in a child process,
-// SIGKILLs it while it writes, reopens its directory and finds every write
-// the child reported acknowledged.
-func TestKilledProcessKeepsAcknowledgedWrites(t *testing.T) {
-	if os.Getenv("HILODB_CRASH_WRITER") != "" {
-		crashWriter(os.Getenv("HILODB_CRASH_WRITER"))
-		return
-	}
-	for round := range 3 {
-		dir := t.TempDir()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledProcessKeepsAcknowledgedWrites$")
-		cmd.Env = append(os.Environ(), "HILODB_CRASH_WRITER="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		var acked []string
-		sc := bufio.NewScanner(out)
-		kill := time.After(time.Duration(150+100*round) * time.Millisecond)
-	read:
-		for sc.Scan() {
-			if id, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
-				acked = append(acked, id)
-			}
-			select {
-			case <-kill:
-				cmd.Process.Signal(syscall.SIGKILL)
-				break read
-			default:
-			}
-		}
-		for sc.Scan() {
-			if id, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
-				acked = append(acked, id)
-			}
-		}
-		cmd.Wait()
-		if len(acked) < 10 {
-			t.Fatalf("round %d: only %d writes acknowledged before the kill", round, len(acked))
-		}
-		st, _, _ := open(t, dir, database.Options{})
-		for _, id := range acked {
-			if _, err := st.Get(id); err != nil {
-				t.Fatalf("round %d: acknowledged %s lost after SIGKILL (%d acknowledged)", round, id, len(acked))
-			}
-		}
-		t.Logf("round %d: %d acknowledged writes, all there after SIGKILL", round, len(acked))
-	}
-}
-
-// crashWriter writes forever from 4 goroutines, printing each write once
-// acknowledged; it compacts often so kills land in compactions too.
-func crashWriter(dir string) {
-	st, _ := core.Open(":memory:", core.Options{Node: "T"})
-	d, err := database.OpenDir(dir)
-	if err != nil {
-		panic(err)
-	}
-	if _, err := database.Open(d, st, database.Options{CompactAt: 16 << 10}); err != nil {
-		panic(err)
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				id := fmt.Sprintf("orders/%d-%d", w, i)
-				if _, err := st.Put(context.Background(), "orders", []byte(fmt.Sprintf(`{"_id":%q,"pad":%q}`, id, strings.Repeat("x", 200)))); err != nil {
-					panic(err)
-				}
-				mu.Lock()
-				fmt.Println("acked", id)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 func TestRelaxedAnswersBeforeDurable(t *testing.T) {

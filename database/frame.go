@@ -130,6 +130,9 @@ func appendSnapHeader(b []byte, seq uint64) []byte {
 // splitSnapshot returns the last frame a snapshot holds and its store
 // bytes.
 func splitSnapshot(b []byte) (uint64, []byte, error) {
+	if len(b) > 0 && b[0] == '*' {
+		return 0, b, nil // a snapshot saved before there was a log: all store
+	}
 	line, _, ok := strings.Cut(string(b[:min(len(b), 64)]), "\n")
 	if !ok || !strings.HasPrefix(line, snapHeader) {
 		return 0, nil, fmt.Errorf("snapshot: no header")

@@ -31,11 +31,24 @@ export interface OpenOptions {
    * writes, the sync checkpoint, conflicts, the node tag and the leased HiLo
    * range, so ids go on without a new lease and are never handed out twice.
    * In browsers and workers it is an IndexedDB database `hilodb:<name>`; in
-   * Node it is a file path (beside it: `<path>.ranges`, and `<path>.lock`
-   * while open). Only one store may use a name at a time: a second one
-   * rejects with `locked` (423).
+   * Node it is a file path (beside it: `<path>.log`, `<path>.node`,
+   * `<path>.ranges`, and `<path>.lock` while open). Only one store may use a
+   * name at a time: a second one rejects with `locked` (423).
+   *
+   * A write (`put`, `delete`) resolves only once it is durable there: a
+   * killed tab, browser or process cannot take it back. Each write appends a
+   * record to a log (concurrent writes share one storage commit), which is
+   * compacted into a snapshot in the background, so a write costs what it
+   * changes, not what the store holds.
    */
   persist?: string;
+  /**
+   * With `persist`: `'strict'` (default) resolves a write once it is
+   * durable; `'relaxed'` resolves it at once and makes it durable moments
+   * later, so a crash can lose the last writes that resolved. `flush()`
+   * waits for them.
+   */
+  durability?: 'strict' | 'relaxed';
   /**
    * Whole HiLo ranges to hold leased beyond the one in use (0 to 16,
    * default 0), topped up in the background while online. Offline, ids go on
@@ -189,8 +202,9 @@ export declare class Store {
   /** Forgets the losing versions kept for `id`. */
   clearConflicts(id: string): Promise<void>;
   /**
-   * With {@link OpenOptions.persist}: saves the store now. It is saved anyway
-   * about 150 ms after writes, when a browser page is hidden, and on close.
+   * With {@link OpenOptions.persist}: resolves once every write made so far
+   * is durable. Writes are durable when they resolve already, unless the
+   * store was opened with `durability: 'relaxed'`.
    */
   flush(): Promise<void>;
   /**
@@ -202,7 +216,7 @@ export declare class Store {
   off<K extends keyof StoreEvents>(type: K, listener: (event: StoreEvents[K]) => void): void;
   /**
    * Stops live replication (pushing what is pending, for at most a few
-   * seconds, when online), saves a persisted store, gives unused ids back to
+   * seconds, when online), waits for a persisted store's relaxed writes, gives unused ids back to
    * the server (a persisted store keeps them for the next session) and closes
    * the connection and the store. Calls after it reject with `closed`.
    */

@@ -29,13 +29,16 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
-  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve } = options;
+  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
   }
   if (persist !== undefined && (typeof persist !== 'string' || persist === '')) {
     throw hiloError('bad_request', 400, 'openStore: persist must be a non-empty string');
+  }
+  if (durability !== undefined && durability !== 'strict' && durability !== 'relaxed') {
+    throw hiloError('bad_request', 400, "openStore: durability must be 'strict' or 'relaxed'");
   }
   const api = await runtime();
   const emitter = new Emitter();
@@ -52,6 +55,7 @@ export async function openStore(options) {
       onConflict: typeof onConflict === 'function' ? mergeWith(onConflict) : onConflict,
       emit: (type, payload) => emitter.emit(type, payload),
       persist: adapter,
+      durability,
     });
   } catch (err) {
     await adapter?.close();
@@ -122,7 +126,11 @@ export class Store {
     return this.#raw.clearConflicts(id).then(() => undefined);
   }
 
-  /** With persist: saves the store now instead of after the usual short delay. */
+  /**
+   * With persist: resolves once every write made so far is durable. Writes
+   * are durable when they resolve already, unless the store was opened with
+   * durability 'relaxed'.
+   */
   flush() {
     return this.#raw.flush().then(() => undefined);
   }
@@ -143,7 +151,7 @@ export class Store {
 
   /**
    * Stops live replication, pushes what is pending (briefly, when online),
-   * saves the store (with persist), returns unused ids to the server (without
+   * waits for relaxed writes to be durable (with persist), returns unused ids to the server (without
    * persist) and closes the connection and the store.
    */
   close() {
@@ -290,18 +298,36 @@ async function indexedDBPersistence(name) {
       tx.onerror = () => reject(tx.error);
       tx.onabort = () => reject(tx.error || new Error('IndexedDB transaction aborted'));
     });
+  // The log is records under ['log', n], appended in order; compact
+  // replaces the snapshot and deletes them in one transaction.
+  const logRange = IDBKeyRange.bound(['log', 0], ['log', Number.MAX_SAFE_INTEGER]);
+  let nextLog = 1;
   let closed = false;
   return {
     load: () =>
       run('readonly', (kv, done) => {
-        const out = { snapshot: null, node: null, ranges: {} };
+        const out = { snapshot: null, log: null, node: null, ranges: {} };
+        const chunks = [];
         done(out);
         kv.get('snapshot').onsuccess = (e) => {
           const v = e.target.result;
           if (v) {
             out.snapshot = v.bytes;
-            out.node = v.node || null;
+            out.node ||= v.node || null;
           }
+        };
+        kv.get('node').onsuccess = (e) => {
+          if (typeof e.target.result === 'string') out.node = e.target.result;
+        };
+        kv.openCursor(logRange).onsuccess = (e) => {
+          const cursor = e.target.result;
+          if (!cursor) {
+            out.log = concatBytes(chunks);
+            return;
+          }
+          chunks.push(cursor.value);
+          nextLog = cursor.key[1] + 1;
+          cursor.continue();
         };
         kv.openCursor(IDBKeyRange.bound('range:', 'range:\uffff')).onsuccess = (e) => {
           const cursor = e.target.result;
@@ -310,7 +336,13 @@ async function indexedDBPersistence(name) {
           cursor.continue();
         };
       }),
-    saveSnapshot: (bytes, node) => run('readwrite', (kv) => kv.put({ bytes, node, savedAt: Date.now() }, 'snapshot')),
+    append: (bytes) => run('readwrite', (kv) => kv.put(bytes, ['log', nextLog++])),
+    compact: (bytes) =>
+      run('readwrite', (kv) => {
+        kv.put({ bytes, savedAt: Date.now() }, 'snapshot');
+        kv.delete(logRange);
+      }),
+    saveNode: (node) => run('readwrite', (kv) => kv.put(node, 'node')),
     saveRange: (tag, text) => run('readwrite', (kv) => kv.put(text, `range:${tag}`)),
     close: async () => {
       if (closed) return;
@@ -318,7 +350,8 @@ async function indexedDBPersistence(name) {
       db.close();
       release();
     },
-    // A hidden page may be discarded without notice: save then.
+    // A hidden page may be discarded without notice; every acknowledged
+    // write is durable already, so this only settles relaxed ones.
     watchPage(flush) {
       if (typeof document === 'undefined') return () => {};
       const onHide = () => {
@@ -336,19 +369,43 @@ async function indexedDBPersistence(name) {
 
 const snapshotFormat = 'hilodb-snapshot/1';
 
+// concatBytes joins Uint8Arrays into one.
+function concatBytes(chunks) {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
 // filePersistence keeps a store in Node in the file at path (a JSON header
-// line, then the snapshot), its HiLo ranges in path.ranges and a lock in
-// path.lock. Every write goes to a temporary file that is synced and renamed
-// over the old one.
+// line, then the snapshot), the log of writes since in path.log, its node tag
+// in path.node, its HiLo ranges in path.ranges and a lock in path.lock. An
+// append is written and fsynced before it resolves; every other file is
+// replaced by a temporary file that is synced and renamed over the old one.
 async function filePersistence(path) {
   const fs = await import('node:fs/promises');
   const { dirname, resolve } = await import('node:path');
   const file = resolve(path);
+  const logFile = `${file}.log`;
+  const nodeFile = `${file}.node`;
   const rangesFile = `${file}.ranges`;
   const lockFile = `${file}.lock`;
   await takeFileLock(fs, lockFile, path);
 
   let seq = 0;
+  const syncDir = async (target) => {
+    const dir = await fs.open(dirname(target), 'r');
+    try {
+      await dir.sync();
+    } catch {
+      // some file systems cannot sync a directory
+    } finally {
+      await dir.close();
+    }
+  };
   const writeDurable = async (target, data) => {
     const tmp = `${target}.${process.pid}.${++seq}.tmp`;
     const fh = await fs.open(tmp, 'w');
@@ -359,14 +416,7 @@ async function filePersistence(path) {
       await fh.close();
     }
     await fs.rename(tmp, target);
-    const dir = await fs.open(dirname(target), 'r');
-    try {
-      await dir.sync();
-    } catch {
-      // some file systems cannot sync a directory
-    } finally {
-      await dir.close();
-    }
+    await syncDir(target);
   };
   const serial = () => {
     let tail = Promise.resolve();
@@ -376,19 +426,21 @@ async function filePersistence(path) {
       return p;
     };
   };
-  const snapshots = serial();
+  const logOps = serial();
   const journal = serial();
+  const nodes = serial();
   const readIfThere = (f, enc) =>
     fs.readFile(f, enc).catch((err) => {
       if (err.code === 'ENOENT') return null;
       throw err;
     });
   let ranges = {};
+  let node = null;
+  let log = null; // the log's file handle, opened for appending
   let closed = false;
   return {
     async load() {
       let snapshot = null;
-      let node = null;
       const buf = await readIfThere(file);
       if (buf) {
         const nl = buf.indexOf(10);
@@ -404,12 +456,30 @@ async function filePersistence(path) {
         node = typeof head.node === 'string' && head.node ? head.node : null;
         snapshot = buf.subarray(nl + 1);
       }
+      node = (await readIfThere(nodeFile, 'utf8')) || node;
       const text = await readIfThere(rangesFile, 'utf8');
       if (text) ranges = JSON.parse(text);
-      return { snapshot, node, ranges: { ...ranges } };
+      const logBytes = await readIfThere(logFile);
+      if (!logBytes) await syncDir(logFile); // the log is about to be created
+      log = await fs.open(logFile, 'a');
+      return { snapshot, log: logBytes, node, ranges: { ...ranges } };
     },
-    saveSnapshot: (bytes, node) =>
-      snapshots(() => writeDurable(file, Buffer.concat([Buffer.from(`${JSON.stringify({ format: snapshotFormat, node })}\n`), bytes]))),
+    append: (bytes) =>
+      logOps(async () => {
+        await log.write(bytes);
+        await log.datasync();
+      }),
+    compact: (bytes) =>
+      logOps(async () => {
+        await writeDurable(file, Buffer.concat([Buffer.from(`${JSON.stringify({ format: snapshotFormat, node })}\n`), bytes]));
+        await log.truncate(0);
+        await log.sync();
+      }),
+    saveNode: (tag) =>
+      nodes(() => {
+        node = tag;
+        return writeDurable(nodeFile, tag);
+      }),
     saveRange: (tag, text) =>
       journal(() => {
         ranges = { ...ranges, [tag]: text };
@@ -418,7 +488,8 @@ async function filePersistence(path) {
     close: async () => {
       if (closed) return;
       closed = true;
-      await Promise.all([snapshots(() => {}), journal(() => {})]);
+      await Promise.all([logOps(() => {}), journal(() => {}), nodes(() => {})]);
+      await log?.close();
       await fs.rm(lockFile, { force: true });
     },
     watchPage: () => () => {},

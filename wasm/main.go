@@ -17,7 +17,7 @@
 //	pending()             → Promise<number of local writes awaiting the server>
 //	conflicts(id)         → Promise<[{id, rev, doc, deleted}]>: losing versions
 //	clearConflicts(id)    → Promise<undefined>
-//	flush()               → Promise<undefined>: save the snapshot now (persist)
+//	flush()               → Promise<undefined>: wait until every write is durable (persist)
 //	close()               → Promise<undefined>
 //
 // The options are {url, database, token, node} and:
@@ -29,6 +29,8 @@
 //	            "conflict" and "change" with JSON text, "error" with an Error
 //	persist     a storage adapter (see persister) that keeps the store and
 //	            its HiLo ranges across reloads
+//	durability  with persist: "strict" (default), a write resolves once it
+//	            is durable; "relaxed", at once, durable moments later
 //
 // put takes the id from the document's _id, else its _key, else a HiLo id
 // such as "orders/1-A" from a range leased from the server; the other id
@@ -62,11 +64,10 @@
 // Calls from Go into JavaScript (the merge function, emit, the storage
 // adapter) are made from goroutines; Promises they return are waited for in
 // the goroutine, never on the event loop. Live replication and the snapshot
-// saver are goroutines of the store, stopped and waited for by close.
+// journal's flusher are goroutines of the store, stopped and waited for by close.
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,6 +78,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/database"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/hilodb/hilodb/replica"
@@ -189,13 +191,14 @@ type handle struct {
 	ctx    context.Context // cancelled when the store closes
 	cancel context.CancelFunc
 
-	syncer  *syncer    // replication
-	live    bool       // syncer follows the server in a goroutine
-	persist *persister // nil without the persist option
+	syncer  *syncer           // replication
+	live    bool              // syncer follows the server in a goroutine
+	persist *persister        // nil without the persist option
+	journal *database.Journal // with persist: makes writes durable
 	events  *events
 
 	bgCancel context.CancelFunc // stops the goroutines below
-	bg       sync.WaitGroup     // live replication and the snapshot saver
+	bg       sync.WaitGroup     // live replication
 
 	mu     sync.Mutex
 	node   string // last node tag the server confirmed
@@ -215,21 +218,19 @@ func (h *handle) setNode(node string) {
 		st.Clock().SetNode(node)
 	}
 	if h.persist != nil {
-		h.persist.changed() // keep the tag for the next session
+		// Kept for the next session; not waited for (the client holds its
+		// lock), and losing it costs only a new tag.
+		go func() {
+			if err := h.persist.saveNode(node); err != nil {
+				h.events.error(fmt.Errorf("persist node tag: %w", err))
+			}
+		}()
 	}
 }
 
-// saveSnapshot saves the store's snapshot if it changed since the last.
-func (h *handle) saveSnapshot() error {
-	return h.persist.save(h.store, h.store.Clock().Node())
-}
-
-// changed is called after every change of the store's replication state.
-func (h *handle) changed() {
-	if h.persist != nil {
-		h.persist.changed()
-	}
-}
+// changed is called after every change of the store's replication state;
+// the journal has made it durable already.
+func (h *handle) changed() {}
 
 // begin registers a call on h; the caller must call h.calls.Done after it.
 // It fails once the store is closing.
@@ -255,6 +256,7 @@ type openOptions struct {
 	resolve                    core.Resolver
 	events                     *events
 	persist                    js.Value // a storage adapter, or undefined
+	durability                 database.Durability
 }
 
 func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
@@ -300,15 +302,22 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	}
 	switch v := o.Get("persist"); v.Type() {
 	case js.TypeObject:
-		for _, m := range []string{"load", "saveSnapshot", "saveRange", "close"} {
+		for _, m := range []string{"load", "append", "compact", "saveNode", "saveRange", "close"} {
 			if v.Get(m).Type() != js.TypeFunction {
-				return nil, &argError{"openStore: persist must be a storage adapter with load, saveSnapshot, saveRange and close"}
+				return nil, &argError{"openStore: persist must be a storage adapter with load, append, compact, saveNode, saveRange and close"}
 			}
 		}
 		opts.persist = v
 	case js.TypeUndefined, js.TypeNull:
 	default:
 		return nil, &argError{"openStore: persist must be a storage adapter"}
+	}
+	switch v := o.Get("durability"); {
+	case v.Type() == js.TypeUndefined || v.Type() == js.TypeNull || v.Type() == js.TypeString && v.String() == "strict":
+	case v.Type() == js.TypeString && v.String() == "relaxed":
+		opts.durability = database.Relaxed
+	default:
+		return nil, &argError{"openStore: durability must be 'strict' or 'relaxed'"}
 	}
 	if js.Global().Get("WebSocket").Type() != js.TypeFunction {
 		return nil, &hostError{"openStore: this JavaScript host has no global WebSocket; install one first (in Node 20, from the ws package)"}
@@ -325,16 +334,15 @@ func (a *api) open(o openOptions) (_ any, err error) {
 			h.cancel()
 		}
 	}()
-	var saved persisted
 	if o.persist.Type() == js.TypeObject {
 		// On failure index.js closes the adapter it made.
-		p, got, err := loadPersister(o.persist)
+		p, node, err := loadPersister(o.persist)
 		if err != nil {
 			return nil, err
 		}
-		h.persist, saved = p, got
+		h.persist = p
 		if h.node == "" {
-			h.node = got.node // the tag this store had before the reload
+			h.node = node // the tag this store had before the reload
 		}
 	}
 	copts := client.Options{Database: o.database, Token: o.token, Node: h.node, OnNode: h.setNode}
@@ -370,12 +378,14 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		_ = cl.Close()
 		return nil, err
 	}
-	if saved.snapshot != nil {
-		if err := st.Load(bytes.NewReader(saved.snapshot)); err != nil {
+	if h.persist != nil {
+		j, err := database.Open(h.persist, st, database.Options{Durability: o.durability})
+		if err != nil {
 			_ = cl.Close()
 			_ = st.Close()
 			return nil, err
 		}
+		h.journal = j
 	}
 	h.mu.Lock()
 	h.store = st
@@ -394,13 +404,6 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		go func() {
 			defer h.bg.Done()
 			h.syncer.run(bctx)
-		}()
-	}
-	if h.persist != nil {
-		h.bg.Add(1)
-		go func() {
-			defer h.bg.Done()
-			h.persist.run(bctx, h.saveSnapshot, func(err error) { h.events.error(fmt.Errorf("persist: %w", err)) })
 		}()
 	}
 
@@ -700,10 +703,10 @@ func (a *api) flushArgs(args []js.Value) (func() (any, error), error) {
 	}
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
-			if h.persist == nil {
+			if h.journal == nil {
 				return nil, nil
 			}
-			return nil, h.saveSnapshot()
+			return nil, h.journal.Sync()
 		})
 	}, nil
 }
@@ -753,8 +756,9 @@ func (h *handle) shutdown() error {
 		_, _ = h.syncer.rep.Push(pctx) // what is left stays pending
 		pcancel()
 	}
-	if h.persist != nil {
-		if err := h.saveSnapshot(); err != nil {
+	if h.journal != nil {
+		// Into one snapshot, so the next open reads no log.
+		if err := h.journal.Compact(); err != nil {
 			errs = append(errs, fmt.Errorf("close store: %w", err))
 		}
 	}

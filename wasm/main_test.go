@@ -327,8 +327,16 @@ func TestSeparateStores(t *testing.T) {
 // object, with saveRange failing while failRanges is set.
 const memoryAdapter = `return function (mem) {
 	return {
-		load: async () => ({ snapshot: mem.snapshot || null, node: mem.node || null, ranges: { ...(mem.ranges || {}) } }),
-		saveSnapshot: async (bytes, node) => { mem.snapshot = bytes.slice(); mem.node = node; mem.saves = (mem.saves || 0) + 1; },
+		load: async () => {
+			const log = mem.log || [];
+			const all = new Uint8Array(log.reduce((n, b) => n + b.length, 0));
+			let at = 0;
+			for (const b of log) { all.set(b, at); at += b.length; }
+			return { snapshot: mem.snapshot || null, log: all, node: mem.node || null, ranges: { ...(mem.ranges || {}) } };
+		},
+		append: async (bytes) => { (mem.log ||= []).push(bytes.slice()); mem.appends = (mem.appends || 0) + 1; },
+		compact: async (bytes) => { mem.snapshot = bytes.slice(); mem.log = []; },
+		saveNode: async (node) => { mem.node = node; },
 		saveRange: async (tag, text) => {
 			if (mem.failRanges) { const e = new Error('disk full'); e.code = 'unavailable'; e.num = 503; throw e; }
 			(mem.ranges ||= {})[tag] = text;
@@ -351,8 +359,8 @@ func TestPersistedStore(t *testing.T) {
 	if got := mem.Get("closed").Int(); got != 1 {
 		t.Errorf("adapter closed %d times, want 1", got)
 	}
-	if mem.Get("snapshot").IsUndefined() {
-		t.Fatal("close saved no snapshot")
+	if mem.Get("appends").IsUndefined() {
+		t.Fatal("the write appended nothing to the log")
 	}
 
 	st = open()
@@ -364,16 +372,34 @@ func TestPersistedStore(t *testing.T) {
 	if n := wantResolve(t, st.Call("pending")).Int(); n != 1 {
 		t.Errorf("pending after reopen = %d, want 1", n)
 	}
-	saves := mem.Get("saves").Int()
-	wantResolve(t, st.Call("flush")) // nothing changed: no save
-	if got := mem.Get("saves").Int(); got != saves {
-		t.Errorf("flush without changes saved (%d saves, want %d)", got, saves)
+	appends := mem.Get("appends").Int()
+	wantResolve(t, st.Call("flush")) // nothing changed: nothing appended
+	if got := mem.Get("appends").Int(); got != appends {
+		t.Errorf("flush without changes appended (%d appends, want %d)", got, appends)
 	}
+	// A write is durable when put resolves: appended before, not after.
 	wantResolve(t, st.Call("put", "orders", `{"_key":"k2"}`))
-	wantResolve(t, st.Call("flush"))
-	if got := mem.Get("saves").Int(); got != saves+1 {
-		t.Errorf("flush after a write: %d saves, want %d", got, saves+1)
+	if got := mem.Get("appends").Int(); got != appends+1 {
+		t.Errorf("put resolved after %d appends, want %d", got, appends+1)
 	}
+}
+
+// TestRelaxedDurability: a relaxed store answers before the append, and
+// flush waits for it.
+func TestRelaxedDurability(t *testing.T) {
+	a := newAPI()
+	mem := jsObject.New()
+	adapter := js.Global().Get("Function").New(memoryAdapter).Invoke()
+	opts := map[string]any{"url": "ws://127.0.0.1:1/v1/sync", "database": "shop", "persist": adapter.Invoke(mem), "durability": "relaxed"}
+	st := wantResolve(t, a.value.Call("openStore", opts))
+	wantResolve(t, st.Call("put", "orders", `{"_key":"k1"}`))
+	wantResolve(t, st.Call("flush"))
+	if mem.Get("appends").IsUndefined() {
+		t.Error("flush of a relaxed store appended nothing")
+	}
+	wantResolve(t, st.Call("close"))
+	bad := map[string]any{"url": "ws://127.0.0.1:1/v1/sync", "database": "shop", "persist": adapter.Invoke(mem), "durability": "sometimes"}
+	wantReject(t, a.value.Call("openStore", bad), "bad_request", 400)
 }
 
 func TestJournal(t *testing.T) {

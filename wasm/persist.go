@@ -3,24 +3,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"syscall/js"
-	"time"
 
 	"github.com/hilodb/hilodb/client"
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/database"
 	"github.com/hilodb/hilodb/idgen"
 )
 
 const (
-	// saveDelay is how long the snapshot waits after a change for more
-	// changes, so a burst of writes is saved once.
-	saveDelay = 150 * time.Millisecond
 	// journalStep is how many HiLo numbers one journal write covers. It is
 	// well below the smallest range (32), so a reload usually finds numbers
 	// left in its range; a crash skips at most this many.
@@ -30,17 +24,20 @@ const (
 // persister keeps a store durable through a storage adapter that index.js
 // makes (IndexedDB in browsers, files in Node):
 //
-//	load()                    → Promise<{snapshot: Uint8Array|null, node: string|null, ranges: {tag: text}}>
-//	saveSnapshot(bytes, node) → Promise, settled once the snapshot is durable
-//	saveRange(tag, text)      → Promise, settled once the range is durable
-//	close()                   → Promise
+//	load()               → Promise<{snapshot: Uint8Array|null, log: Uint8Array|null, node: string|null, ranges: {tag: text}}>
+//	append(bytes)        → Promise, settled once bytes are durable at the end of the log
+//	compact(bytes)       → Promise, settled once bytes are the durable snapshot and the log is empty
+//	saveNode(node)       → Promise, settled once the node tag is durable
+//	saveRange(tag, text) → Promise, settled once the range is durable
+//	close()              → Promise
 //
-// The snapshot is core.Store.Save's output: documents, pending writes, the
-// checkpoint and conflicts. It is saved saveDelay after changes and on
-// close. The HiLo ranges (each tag's current range with its high-water mark,
-// and its reserved ranges, as one JSON text) are journaled separately and at
-// once, since a number may only be handed out once a journal entry covering
-// it is durable (idgen.Journal).
+// It is the database.Storage of the store's journal: every write
+// transaction is a frame appended to the log (concurrent ones share an
+// append), and a write resolves once its frame is durable. The log is
+// compacted into a snapshot in the background. The HiLo ranges (each tag's
+// current range with its high-water mark, and its reserved ranges, as one
+// JSON text) are journaled separately and at once, since a number may only
+// be handed out once a journal entry covering it is durable (idgen.Journal).
 //
 // # Concurrency
 //
@@ -51,14 +48,13 @@ type persister struct {
 
 	mu     sync.Mutex
 	ranges map[string]journalEntry
-
-	gen    atomic.Uint64 // bumped by every change worth saving
-	saveMu sync.Mutex    // one snapshot save at a time
-	saved  uint64        // gen of the last snapshot saved; under saveMu
-	wake   chan struct{}
+	found  persisted // what load found, until the journal takes it
 }
 
-var _ idgen.Journal = (*persister)(nil)
+var (
+	_ idgen.Journal    = (*persister)(nil)
+	_ database.Storage = (*persister)(nil)
+)
 
 // journalEntry is one tag's journal record (idgen.Ranges): the current
 // range, its high-water mark and the reserved ranges. Entries saved before
@@ -72,26 +68,24 @@ type journalEntry struct {
 // persisted is what load found.
 type persisted struct {
 	snapshot []byte // nil for none
+	log      []byte
 	node     string
 }
 
 // loadPersister reads what adapter holds.
-func loadPersister(adapter js.Value) (*persister, persisted, error) {
-	p := &persister{adapter: adapter, ranges: make(map[string]journalEntry), wake: make(chan struct{}, 1)}
-	var got persisted
+func loadPersister(adapter js.Value) (*persister, string, error) {
+	p := &persister{adapter: adapter, ranges: make(map[string]journalEntry)}
 	v, err := awaitPromise(func() js.Value { return adapter.Call("load") })
 	if err != nil {
-		return nil, got, fmt.Errorf("load persisted store: %w", err)
+		return nil, "", fmt.Errorf("load persisted store: %w", err)
 	}
 	if v.Type() != js.TypeObject {
-		return p, got, nil
+		return p, "", nil
 	}
-	if s := v.Get("snapshot"); s.Type() == js.TypeObject {
-		got.snapshot = make([]byte, s.Get("length").Int())
-		js.CopyBytesToGo(got.snapshot, s)
-	}
+	p.found.snapshot = bytesOf(v.Get("snapshot"))
+	p.found.log = bytesOf(v.Get("log"))
 	if n := v.Get("node"); n.Type() == js.TypeString {
-		got.node = n.String()
+		p.found.node = n.String()
 	}
 	if r := v.Get("ranges"); r.Type() == js.TypeObject {
 		keys := jsObject.Call("keys", r)
@@ -99,12 +93,55 @@ func loadPersister(adapter js.Value) (*persister, persisted, error) {
 			tag := keys.Index(i).String()
 			var e journalEntry
 			if err := json.Unmarshal([]byte(r.Get(tag).String()), &e); err != nil {
-				return nil, got, fmt.Errorf("load persisted range of %q: %w", tag, err)
+				return nil, "", fmt.Errorf("load persisted range of %q: %w", tag, err)
 			}
 			p.ranges[tag] = e
 		}
 	}
-	return p, got, nil
+	return p, p.found.node, nil
+}
+
+// bytesOf copies a Uint8Array into Go; anything else is nil.
+func bytesOf(v js.Value) []byte {
+	if v.Type() != js.TypeObject {
+		return nil
+	}
+	b := make([]byte, v.Get("length").Int())
+	js.CopyBytesToGo(b, v)
+	return b
+}
+
+// Load implements database.Storage: what the adapter's load found.
+func (p *persister) Load() ([]byte, []byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.found
+	p.found.snapshot, p.found.log = nil, nil
+	return f.snapshot, f.log, nil
+}
+
+// Append implements database.Storage.
+func (p *persister) Append(frames []byte) error {
+	_, err := awaitPromise(func() js.Value { return p.adapter.Call("append", toJS(frames)) })
+	return err
+}
+
+// Compact implements database.Storage.
+func (p *persister) Compact(snap []byte) error {
+	_, err := awaitPromise(func() js.Value { return p.adapter.Call("compact", toJS(snap)) })
+	return err
+}
+
+func toJS(b []byte) js.Value {
+	u8 := jsUint8Array.New(len(b))
+	js.CopyBytesToJS(u8, b)
+	return u8
+}
+
+// saveNode keeps the node tag for the next session.
+func (p *persister) saveNode(node string) error {
+	_, err := awaitPromise(func() js.Value { return p.adapter.Call("saveNode", node) })
+	return err
 }
 
 // SaveRanges implements idgen.Journal: it returns once the adapter has made
@@ -131,61 +168,6 @@ func (p *persister) LoadRanges(tag string) (idgen.Ranges, bool, error) {
 	defer p.mu.Unlock()
 	e, ok := p.ranges[tag]
 	return idgen.Ranges{Current: e.Range, Mark: e.Mark, Reserve: e.Reserve}, ok, nil
-}
-
-// changed marks the store as changed since the last snapshot and wakes the
-// saver. It never blocks.
-func (p *persister) changed() {
-	p.gen.Add(1)
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
-// run saves the snapshot saveDelay after changes until ctx ends; failures
-// go to report.
-func (p *persister) run(ctx context.Context, save func() error, report func(error)) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.wake:
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(saveDelay):
-		}
-		if err := save(); err != nil {
-			report(err)
-		}
-	}
-}
-
-// save writes st's snapshot with node, unless nothing changed since the last
-// one.
-func (p *persister) save(st *core.Store, node string) error {
-	p.saveMu.Lock()
-	defer p.saveMu.Unlock()
-	gen := p.gen.Load()
-	if gen == p.saved {
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := st.Save(&buf); err != nil {
-		return err
-	}
-	_, err := awaitPromise(func() js.Value {
-		u8 := jsUint8Array.New(buf.Len())
-		js.CopyBytesToJS(u8, buf.Bytes())
-		return p.adapter.Call("saveSnapshot", u8, node)
-	})
-	if err != nil {
-		return fmt.Errorf("save snapshot: %w", err)
-	}
-	p.saved = gen
-	return nil
 }
 
 // close releases the adapter (in browsers, the lock on its name).

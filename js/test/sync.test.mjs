@@ -392,7 +392,7 @@ describe('persist in Node', () => {
     const leased = await rangesLeased();
     await first.close();
     open = open.filter((s) => s !== first);
-    assert.deepEqual((await readdir(dir)).sort(), ['shop.hilodb', 'shop.hilodb.ranges']);
+    assert.deepEqual((await readdir(dir)).sort(), ['shop.hilodb', 'shop.hilodb.log', 'shop.hilodb.node', 'shop.hilodb.ranges']);
 
     const again = await opened(db, { persist: path });
     for (const d of docs) assert.deepEqual(await again.get(d._id), d);
@@ -417,15 +417,32 @@ describe('persist in Node', () => {
     await opened(freshDB(), { persist: path });
   });
 
-  test('flush saves at once, and the snapshot is saved shortly after writes without it', async () => {
+  test('a write is in the log when it resolves; close compacts the log into the snapshot', async () => {
     const path = join(dir, 'flush.hilodb');
     const db = freshDB();
     const s = await opened(db, { persist: path });
+    const { readFile, stat } = await import('node:fs/promises');
     await s.put('orders', { _key: 'a' });
+    assert.match(await readFile(`${path}.log`, 'latin1'), /orders\/a/, 'put resolved before its write was in the log');
+    await s.delete('orders/a');
+    await s.put('orders', { _key: 'b' });
+    await s.flush();
+    await s.close();
+    open = open.filter((x) => x !== s);
+    assert.equal((await stat(`${path}.log`)).size, 0);
+    assert.match(await readFile(path, 'latin1'), /orders\/b/);
+    const again = await opened(db, { persist: path });
+    assert.equal((await again.get('orders/b'))._key, 'b');
+    await rejectsWith(again.get('orders/a'), 'not_found', 1202);
+  });
+
+  test('durability must be strict or relaxed; relaxed writes are durable after flush', async () => {
+    const path = join(dir, 'relaxed.hilodb');
+    await rejectsWith(openStore({ url: server.wsURL, database: 'x', persist: path, durability: 'eventually' }), 'bad_request', 400);
+    const s = await opened(freshDB(), { persist: path, durability: 'relaxed' });
+    await s.put('orders', { _key: 'r' });
     await s.flush();
     const { readFile } = await import('node:fs/promises');
-    assert.match(await readFile(path, 'utf8'), /orders\/a/);
-    await s.put('orders', { _key: 'b' });
-    await waitFor(async () => (await readFile(path, 'utf8')).includes('orders/b'), 2000, 'the debounced save');
+    assert.match(await readFile(`${path}.log`, 'latin1'), /orders\/r/);
   });
 });

@@ -1,0 +1,94 @@
+// A Node process writing to a persisted store is SIGKILLed mid-write; the
+// store reopened on the same path holds every write that had resolved, and
+// goes on without handing out an id twice.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+
+import { openStore } from '../index.js';
+import { buildServer, startServer } from './server.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+let bin;
+let cleanupBin = async () => {};
+let server;
+let dir;
+
+before(async () => {
+  ({ bin, cleanup: cleanupBin } = await buildServer());
+  server = await startServer(bin);
+  dir = await mkdtemp(join(tmpdir(), 'hilodb-crash-'));
+});
+
+after(async () => {
+  try {
+    await server?.stop();
+  } finally {
+    await cleanupBin();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// runUntilKilled runs the writer, SIGKILLs it after ms of writing and
+// returns the writes it reported acknowledged.
+function runUntilKilled(database, persist, ms) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(here, 'fixtures', 'crash-writer.mjs'), server.wsURL, database, persist], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const acked = [];
+    let buf = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      buf += chunk;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line === 'ready') setTimeout(() => child.kill('SIGKILL'), ms);
+        else if (line.startsWith('acked ')) acked.push(JSON.parse(line.slice(6)));
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (signal !== 'SIGKILL') reject(new Error(`writer exited with ${code} before the kill`));
+      else resolve(acked);
+    });
+  });
+}
+
+test('every acknowledged write survives SIGKILL, and no id is handed out twice', async () => {
+  const database = `crash${process.pid}`;
+  const persist = join(dir, 'store.hilodb');
+  const seen = new Map(); // id → rev of its acknowledged write
+  for (const ms of [300, 150, 500]) {
+    const acked = await runUntilKilled(database, persist, ms);
+    assert.ok(acked.length > 20, `only ${acked.length} writes acknowledged before the kill`);
+    for (const a of acked) {
+      assert.ok(!seen.has(a.id), `id ${a.id} handed out twice`);
+      seen.set(a.id, a.rev);
+    }
+    const store = await openStore({ url: server.wsURL, database, persist });
+    try {
+      for (const [id, rev] of seen) {
+        const doc = await store.get(id);
+        assert.equal(doc._rev, rev, `acknowledged write of ${id} lost`);
+      }
+    } finally {
+      await store.close();
+    }
+  }
+  // Everything reaches the server, each id once.
+  const store = await openStore({ url: server.wsURL, database, persist });
+  try {
+    await store.sync();
+    assert.equal(await store.pending(), 0);
+  } finally {
+    await store.close();
+  }
+});
