@@ -101,4 +101,3 @@ func crashWriter(dir string) {
 	}
 	wg.Wait()
 }
-
