@@ -1,0 +1,138 @@
+// Debian's Chromium, on an on-disk profile, is SIGKILLed (with every
+// process of it) while a page writes into a persisted store; restarted on the
+// same profile, the store holds every write whose put had resolved, and ids
+// go on without one handed out twice.
+
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+import { buildServer, repoRoot, startServer } from '../js/test/server.mjs';
+
+const run = promisify(execFile);
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+
+let cleanupBin = async () => {};
+let webRoot;
+let profile;
+let server;
+
+before(async () => {
+  const built = await buildServer();
+  cleanupBin = built.cleanup;
+  webRoot = await mkdtemp(join(tmpdir(), 'hilodb-web-'));
+  profile = await mkdtemp(join(tmpdir(), 'hilodb-profile-'));
+  await run('bash', [join(repoRoot, 'js', 'build-web.sh'), webRoot], { maxBuffer: 16 << 20 });
+  server = await startServer(built.bin, ['-static', webRoot]);
+});
+
+after(async () => {
+  try {
+    await server?.stop();
+  } finally {
+    await cleanupBin();
+    for (const d of [webRoot, profile]) if (d) await rm(d, { recursive: true, force: true });
+  }
+});
+
+// startChromium runs Chromium on the profile as its own process group and
+// connects to it over the DevTools protocol.
+async function startChromium() {
+  const proc = spawn(
+    chromiumPath,
+    [
+      '--headless=new',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--remote-debugging-port=0',
+      `--user-data-dir=${profile}`,
+      'about:blank',
+    ],
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const endpoint = await new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`Chromium did not start: ${err}`)), 30000);
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (chunk) => {
+      err += chunk;
+      const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`Chromium exited (${code}): ${err}`)));
+  });
+  proc.stderr.resume();
+  const browser = await chromium.connectOverCDP(endpoint);
+  const kill = () =>
+    new Promise((resolve) => {
+      proc.once('exit', resolve);
+      process.kill(-proc.pid, 'SIGKILL');
+    });
+  return { browser, kill };
+}
+
+test('Chromium SIGKILLed mid-write keeps every acknowledged write', async () => {
+  const database = `crash${Date.now()}`;
+  const seen = new Map(); // id → rev of an acknowledged write
+  for (const ms of [400, 250]) {
+    const { browser, kill } = await startChromium();
+    const context = browser.contexts()[0];
+    const page = await context.newPage();
+    const acked = [];
+    await page.exposeFunction('ack', (a) => acked.push(a));
+    await page.goto(`${server.base}/`);
+    await page.evaluate(async (database) => {
+      const { openStore } = await import('/index.js');
+      const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+      const writer = async (w) => {
+        for (let i = 0; ; i++) {
+          const d = await store.put('orders', { w, i, pad: 'x'.repeat(200) });
+          window.ack({ id: d._id, rev: d._rev });
+        }
+      };
+      for (let w = 0; w < 3; w++) writer(w);
+    }, database);
+    await new Promise((ok) => setTimeout(ok, ms));
+    await kill();
+    assert.ok(acked.length > 10, `only ${acked.length} writes acknowledged before the kill`);
+    for (const a of acked) {
+      assert.ok(!seen.has(a.id), `id ${a.id} handed out twice`);
+      seen.set(a.id, a.rev);
+    }
+
+    const again = await startChromium();
+    try {
+      const p = await again.browser.contexts()[0].newPage();
+      await p.goto(`${server.base}/`);
+      const found = await p.evaluate(
+        async ({ database, ids }) => {
+          const { openStore } = await import('/index.js');
+          const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+          try {
+            return await Promise.all(ids.map((id) => store.get(id).then((d) => d._rev, (e) => `missing: ${e.code}`)));
+          } finally {
+            await store.close();
+          }
+        },
+        { database, ids: [...seen.keys()] },
+      );
+      const lost = [...seen].filter(([, rev], i) => found[i] !== rev);
+      assert.deepEqual(lost, [], `${lost.length} of ${seen.size} acknowledged writes lost`);
+    } finally {
+      await again.kill();
+    }
+  }
+});
