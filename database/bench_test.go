@@ -1,0 +1,42 @@
+package database_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/database"
+)
+
+// memStorage is a Storage in memory: the benchmarks measure the journal,
+// not the disk.
+type memStorage struct{ snap, log []byte }
+
+func (m *memStorage) Load() ([]byte, []byte, error) { return m.snap, m.log, nil }
+func (m *memStorage) Append(b []byte) error         { m.log = append(m.log, b...); return nil }
+func (m *memStorage) Compact(b []byte) error        { m.snap, m.log = append([]byte(nil), b...), nil; return nil }
+
+// BenchmarkPutInto compares one durable put into an empty store with one
+// into a store of 100,000 documents: a write costs what it changes.
+func BenchmarkPutInto(b *testing.B) {
+	for _, size := range []int{0, 100000} {
+		b.Run(fmt.Sprintf("docs=%d", size), func(b *testing.B) {
+			st, _ := core.Open(":memory:", core.Options{Node: "B"})
+			defer st.Close()
+			ctx := context.Background()
+			for i := range size {
+				st.Put(ctx, "orders", []byte(fmt.Sprintf(`{"_id":"orders/%d","n":%d}`, i, i)))
+			}
+			if _, err := database.Open(&memStorage{}, st, database.Options{}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := st.Put(ctx, "orders", []byte(fmt.Sprintf(`{"_id":"new/%d","n":%d}`, i, i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
