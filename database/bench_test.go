@@ -15,7 +15,10 @@ type memStorage struct{ snap, log []byte }
 
 func (m *memStorage) Load() ([]byte, []byte, error) { return m.snap, m.log, nil }
 func (m *memStorage) Append(b []byte) error         { m.log = append(m.log, b...); return nil }
-func (m *memStorage) Compact(b []byte) error        { m.snap, m.log = append([]byte(nil), b...), nil; return nil }
+func (m *memStorage) Compact(b []byte) error {
+	m.snap, m.log = append([]byte(nil), b...), nil
+	return nil
+}
 
 // BenchmarkPutInto compares one durable put into an empty store with one
 // into a store of 100,000 documents: a write costs what it changes.
