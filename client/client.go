@@ -25,6 +25,11 @@ var ErrDisconnected = errors.New("disconnected from sync server")
 // ErrClosed is returned by calls after Close.
 var ErrClosed = errors.New("sync client closed")
 
+// ErrNoReply is returned for calls the server did not answer within
+// Options.RequestTimeout. It wraps ErrDisconnected: the connection is dropped,
+// and the call may or may not have taken effect.
+var ErrNoReply = fmt.Errorf("%w: no reply in time", ErrDisconnected)
+
 // Options configure a Client.
 type Options struct {
 	// Database is the name of the database on the server.
@@ -39,6 +44,21 @@ type Options struct {
 	OnNode func(node string)
 	// MaxMessageBytes bounds one message read from the server. Default 64 MiB.
 	MaxMessageBytes int64
+	// RequestTimeout bounds the wait for a reply. A server that does not
+	// answer within it (asleep, or behind a dead network that keeps the
+	// socket open) fails the call with ErrNoReply and the connection is
+	// dropped; the next call dials again. Default 15 seconds; negative:
+	// wait as long as the call's context allows.
+	RequestTimeout time.Duration
+	// Heartbeat is how often a connection that received nothing sends a
+	// ping, so a dead one is noticed (and dropped) within Heartbeat plus
+	// RequestTimeout even when no call is made, and a quiet one is kept
+	// open. Default 10 seconds; negative: never.
+	Heartbeat time.Duration
+	// OnStatus, if set, is called with true once a connection is up (hello
+	// answered) and with false once it is lost or dropped. It must not call
+	// back into the client.
+	OnStatus func(connected bool)
 }
 
 // Client talks to a sync server over one websocket, redialing when the
@@ -74,6 +94,11 @@ type session struct {
 	pending map[int64]chan []byte
 	done    chan struct{}
 	err     error
+
+	dead     atomic.Bool  // dropped for not answering; done follows
+	lastRecv atomic.Int64 // unix nanoseconds of the last message received
+	up       atomic.Bool  // hello answered: OnStatus(true) was called
+	downOnce sync.Once
 }
 
 // Dial connects to the server at url (ws://host/v1/sync) and says hello.
@@ -90,6 +115,12 @@ func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
 func New(url string, opts Options) *Client {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = 64 << 20
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = 15 * time.Second
+	}
+	if opts.Heartbeat == 0 {
+		opts.Heartbeat = 10 * time.Second
 	}
 	return &Client{url: url, opts: opts, node: opts.Node}
 }
@@ -113,7 +144,7 @@ func (c *Client) Node() string {
 func (c *Client) Connected() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sess != nil
+	return c.sess != nil && !c.sess.dead.Load()
 }
 
 // connect returns the live session, dialing and saying hello if there is none.
@@ -123,14 +154,21 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
-	if c.sess != nil {
+	if c.sess != nil && !c.sess.dead.Load() {
 		return c.sess, nil
+	}
+	c.sess = nil
+	if c.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
+		defer cancel()
 	}
 	cn, err := dial(ctx, c.url, c.opts.MaxMessageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w: %w", c.url, ErrDisconnected, err)
 	}
 	s := &session{conn: cn, pending: make(map[int64]chan []byte), done: make(chan struct{})}
+	s.lastRecv.Store(time.Now().UnixNano())
 	go c.readLoop(s)
 	var reply wire.HelloReply
 	id := c.nextID.Add(1)
@@ -145,7 +183,55 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if c.opts.OnNode != nil {
 		c.opts.OnNode(reply.Node)
 	}
+	s.up.Store(true)
+	if c.opts.OnStatus != nil {
+		c.opts.OnStatus(true)
+	}
+	if c.opts.Heartbeat > 0 {
+		go c.heartbeat(s)
+	}
 	return s, nil
+}
+
+// heartbeat pings s whenever it received nothing for a Heartbeat, until it
+// ends; a ping without a reply drops it (roundTrip does).
+func (c *Client) heartbeat(s *session) {
+	t := time.NewTicker(c.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, s.lastRecv.Load())) < c.opts.Heartbeat {
+			continue
+		}
+		id := c.nextID.Add(1)
+		if err := c.roundTrip(context.Background(), s, id, wire.Ping{ID: id, Op: wire.OpPing}, nil); err != nil {
+			return
+		}
+	}
+}
+
+// drop gives up on s, which stopped answering: later calls dial again, and
+// its outstanding calls fail.
+func (c *Client) drop(s *session) {
+	if s.dead.Swap(true) {
+		return
+	}
+	c.down(s)
+	// In the background: closing waits for a handshake the peer won't do.
+	go s.conn.Close("no reply")
+}
+
+// down reports s lost, once, if it had been reported up.
+func (c *Client) down(s *session) {
+	s.downOnce.Do(func() {
+		if s.up.Load() && c.opts.OnStatus != nil {
+			c.opts.OnStatus(false)
+		}
+	})
 }
 
 func (c *Client) readLoop(s *session) {
@@ -156,6 +242,7 @@ func (c *Client) readLoop(s *session) {
 		if err != nil {
 			break
 		}
+		s.lastRecv.Store(time.Now().UnixNano())
 		idv := gjson.GetBytes(data, "id")
 		if !idv.Exists() {
 			// A server-initiated message (live changes): it has an op, no id.
@@ -181,6 +268,7 @@ func (c *Client) readLoop(s *session) {
 		c.sess = nil
 	}
 	c.mu.Unlock()
+	c.down(s)
 }
 
 // roundTrip sends req (whose id is id) on s and decodes the reply into out.
@@ -203,7 +291,23 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.conn.WriteText(ctx, b); err != nil {
+	var timeout <-chan time.Time
+	if c.opts.RequestTimeout > 0 {
+		t := time.NewTimer(c.opts.RequestTimeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	wctx := ctx
+	if c.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
+		defer cancel()
+	}
+	if err := s.conn.WriteText(wctx, b); err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil {
+			c.drop(s)
+			return ErrNoReply
+		}
 		return fmt.Errorf("send: %w: %w", ErrDisconnected, err)
 	}
 	select {
@@ -230,6 +334,9 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 		return nil
 	case <-s.done:
 		return ErrDisconnected
+	case <-timeout:
+		c.drop(s)
+		return ErrNoReply
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -50,6 +50,19 @@ export interface OpenOptions {
    */
   durability?: 'strict' | 'relaxed';
   /**
+   * Milliseconds a call waits for the server's reply (default 15,000). A
+   * server that stops answering while its socket stays open (a sleeping
+   * laptop, a dead network) fails the call with `needs_server` (1900), or it
+   * is served offline where it can be; the connection is dropped, the
+   * `'status'` event says `'offline'`, and it is dialed again later.
+   */
+  requestTimeout?: number;
+  /**
+   * Milliseconds after which a connection that received nothing is pinged
+   * (default 10,000), so a dead one is noticed without a call.
+   */
+  heartbeat?: number;
+  /**
    * Whole HiLo ranges to hold leased beyond the one in use (0 to 16,
    * default 0), topped up in the background while online. Offline, ids go on
    * from the reserve until it is spent; with `persist`, the reserve survives
@@ -120,6 +133,18 @@ export interface StoreEvents {
    * (`merge_failed`), or saving a persisted store.
    */
   error: HiloError;
+  /**
+   * The connection to the server: `'online'` once it is up, `'offline'` once
+   * it is lost or stops answering (a call gets no reply within 15 seconds,
+   * or a heartbeat ping none within 10 plus 15), `'syncing'` while a sync
+   * round runs. `info().connected` agrees with it.
+   */
+  status: StatusEvent;
+}
+
+/** A change of the connection's state. */
+export interface StatusEvent {
+  state: 'online' | 'offline' | 'syncing';
 }
 
 /** The fields hilodb sets on every stored document. */

@@ -29,7 +29,7 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
-  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability } = options;
+  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
@@ -56,6 +56,8 @@ export async function openStore(options) {
       emit: (type, payload) => emitter.emit(type, payload),
       persist: adapter,
       durability,
+      requestTimeout,
+      heartbeat,
     });
   } catch (err) {
     await adapter?.close();
@@ -160,7 +162,7 @@ export class Store {
   }
 }
 
-const eventTypes = new Set(['conflict', 'change', 'error']);
+const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 
 // Emitter holds a store's listeners. The Go side calls emit from inside its
 // own work; listeners run later, from a microtask, so a listener that throws
@@ -169,7 +171,7 @@ class Emitter {
   #listeners = new Map();
 
   on(type, fn) {
-    if (!eventTypes.has(type)) throw hiloError('bad_request', 400, `on: unknown event ${JSON.stringify(type)}; want conflict, change or error`);
+    if (!eventTypes.has(type)) throw hiloError('bad_request', 400, `on: unknown event ${JSON.stringify(type)}; want conflict, change, error or status`);
     if (typeof fn !== 'function') throw hiloError('bad_request', 400, 'on: listener must be a function');
     if (!this.#listeners.has(type)) this.#listeners.set(type, new Set());
     this.#listeners.get(type).add(fn);

@@ -31,6 +31,9 @@
 //	            its HiLo ranges across reloads
 //	durability  with persist: "strict" (default), a write resolves once it
 //	            is durable; "relaxed", at once, durable moments later
+//	requestTimeout, heartbeat
+//	            milliseconds (client.Options): how long a call waits for a
+//	            reply, how often a quiet connection is pinged
 //
 // put takes the id from the document's _id, else its _key, else a HiLo id
 // such as "orders/1-A" from a range leased from the server; the other id
@@ -257,6 +260,7 @@ type openOptions struct {
 	events                     *events
 	persist                    js.Value // a storage adapter, or undefined
 	durability                 database.Durability
+	requestTimeout, heartbeat  time.Duration // 0: the client's defaults
 }
 
 func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
@@ -312,6 +316,22 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	default:
 		return nil, &argError{"openStore: persist must be a storage adapter"}
 	}
+	for _, f := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"requestTimeout", &opts.requestTimeout}, {"heartbeat", &opts.heartbeat}} {
+		switch v := o.Get(f.name); v.Type() {
+		case js.TypeNumber:
+			ms := v.Float()
+			if ms < 1 || ms > 3600e3 || ms != float64(int64(ms)) {
+				return nil, &argError{"openStore: " + f.name + " must be a whole number of milliseconds from 1 to 3,600,000"}
+			}
+			*f.dst = time.Duration(ms) * time.Millisecond
+		case js.TypeUndefined, js.TypeNull:
+		default:
+			return nil, &argError{"openStore: " + f.name + " must be a number of milliseconds"}
+		}
+	}
 	switch v := o.Get("durability"); {
 	case v.Type() == js.TypeUndefined || v.Type() == js.TypeNull || v.Type() == js.TypeString && v.String() == "strict":
 	case v.Type() == js.TypeString && v.String() == "relaxed":
@@ -345,7 +365,15 @@ func (a *api) open(o openOptions) (_ any, err error) {
 			h.node = node // the tag this store had before the reload
 		}
 	}
-	copts := client.Options{Database: o.database, Token: o.token, Node: h.node, OnNode: h.setNode}
+	copts := client.Options{Database: o.database, Token: o.token, Node: h.node, OnNode: h.setNode,
+		RequestTimeout: o.requestTimeout, Heartbeat: o.heartbeat,
+		OnStatus: func(up bool) {
+			if up {
+				h.events.status("online")
+			} else {
+				h.events.status("offline")
+			}
+		}}
 
 	dctx, dcancel := context.WithTimeout(h.ctx, dialTimeout)
 	cl, err := client.Dial(dctx, o.url, copts)

@@ -111,6 +111,12 @@ func (s *syncer) liveError(err error) {
 // how many writes the server accepted and how many remote changes changed
 // the store.
 func (s *syncer) round(ctx context.Context) (pushed, pulled int, err error) {
+	s.events.status("syncing")
+	defer func() {
+		if s.cli.Connected() {
+			s.events.status("online")
+		}
+	}()
 	pushed, err = s.rep.Push(ctx)
 	if err != nil {
 		return pushed, 0, fmt.Errorf("sync: %w", err)
@@ -239,6 +245,12 @@ func (e *events) changes(cs []changeEvent) {
 	}
 	b, _ := json.Marshal(map[string]any{"changes": cs})
 	e.send("change", string(b))
+}
+
+// status reports the connection's state: "online", "offline" or
+// "syncing".
+func (e *events) status(state string) {
+	e.send("status", `{"state":"`+state+`"}`)
 }
 
 func (e *events) error(err error) {

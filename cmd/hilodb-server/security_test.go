@@ -2,12 +2,14 @@ package main_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -166,5 +168,68 @@ func TestSetCounterRepairsATag(t *testing.T) {
 	r, err := c2.NextRange(ctx, "orders", idgen.Range{})
 	if err != nil || r.Low != 1001 {
 		t.Errorf("HiLo lease after set-counter 1000: %+v %v, want low 1001", r, err)
+	}
+}
+
+// TestServerThatStopsAnswering freezes the real server with SIGSTOP: its
+// sockets stay open but nothing answers, as with a sleeping laptop or a dead
+// network. The client notices within its bounds, says so, and carries on
+// once the server is back.
+func TestServerThatStopsAnswering(t *testing.T) {
+	bin := buildServer(t)
+	addr := freeAddr(t)
+	p := startProc(t, bin, addr, "-data", t.TempDir())
+	status := make(chan bool, 16)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, wsURL(addr), client.Options{Database: "shop", RequestTimeout: 500 * time.Millisecond,
+		Heartbeat: 200 * time.Millisecond, OnStatus: func(up bool) { status <- up }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if up := <-status; !up {
+		t.Fatal("first status: offline")
+	}
+	if _, err := c.NextIdentity(ctx, "companies"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer p.cmd.Process.Signal(syscall.SIGCONT)
+	// With no call under way, the heartbeat notices.
+	select {
+	case up := <-status:
+		if up {
+			t.Fatal("status online while the server is frozen")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("no offline status within 3s of the server freezing")
+	}
+	if c.Connected() {
+		t.Error("Connected() is true while the server is frozen")
+	}
+	// A call fails within its bound instead of waiting forever.
+	start := time.Now()
+	_, err = c.NextIdentity(ctx, "companies")
+	if !errors.Is(err, client.ErrDisconnected) {
+		t.Fatalf("call to a frozen server: %v, want ErrDisconnected", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("call to a frozen server took %v, want it bounded by the request timeout", d)
+	}
+	p.cmd.Process.Signal(syscall.SIGCONT)
+	var v int64
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if v, err = c.NextIdentity(ctx, "companies"); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil || v < 2 {
+		t.Fatalf("after the server thawed: %d %v", v, err)
+	}
+	if !c.Connected() {
+		t.Error("Connected() is false after the server thawed")
 	}
 }

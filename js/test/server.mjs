@@ -89,6 +89,7 @@ export async function startServer(bin, args = [], options = {}) {
         base,
         wsURL: `ws://127.0.0.1:${port}/v1/sync`,
         port,
+        pid: child.pid,
         stop,
         log: () => log,
       };

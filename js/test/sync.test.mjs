@@ -446,3 +446,45 @@ describe('persist in Node', () => {
     assert.match(await readFile(`${path}.log`, 'latin1'), /orders\/r/);
   });
 });
+
+describe('a server that stops answering', () => {
+  test('calls fail in bounded time, status goes offline, writes made meanwhile reach the server when it is back', async () => {
+    const frozen = await startServer(bin);
+    const database = freshDB();
+    try {
+      const store = await openStore({ url: frozen.wsURL, database, sync: true, requestTimeout: 600, heartbeat: 300 });
+      open.push(store);
+      const states = [];
+      store.on('status', (e) => states.push(e.state));
+      const first = await store.put('orders', { i: 0 }); // leases a range
+      await waitFor(async () => (await store.pending()) === 0, 5000, 'the first write pushed');
+      assert.equal((await store.info()).connected, true);
+
+      process.kill(frozen.pid, 'SIGSTOP');
+      try {
+        await waitFor(() => states.includes('offline'), 5000, "a 'status' event saying offline");
+        assert.equal((await store.info()).connected, false);
+        const start = Date.now();
+        await rejectsWith(store.sync(), 'needs_server', 1900);
+        assert.ok(Date.now() - start < 3000, `sync() against a frozen server took ${Date.now() - start} ms`);
+        // Writes go on offline, from the range already leased.
+        const meanwhile = [];
+        for (let i = 1; i <= 3; i++) meanwhile.push(await store.put('orders', { i }));
+        assert.equal(new Set([first, ...meanwhile].map((d) => d._id)).size, 4);
+        states.length = 0;
+        process.kill(frozen.pid, 'SIGCONT');
+        await waitFor(async () => (await store.pending()) === 0, 15000, 'the offline writes pushed');
+        assert.ok(states.includes('online'), `status events after the server is back: ${states}`);
+        const reader = await opened(database, { url: frozen.wsURL });
+        await reader.sync();
+        for (const d of meanwhile) assert.equal((await reader.get(d._id))._rev, d._rev);
+      } finally {
+        process.kill(frozen.pid, 'SIGCONT');
+      }
+    } finally {
+      await Promise.allSettled(open.map((s) => s.close()));
+      open = [];
+      await frozen.stop();
+    }
+  });
+});
