@@ -95,6 +95,7 @@ type session struct {
 	done    chan struct{}
 	err     error
 
+	refusal  *wire.Error  // the server's reason for closing, if it gave one
 	dead     atomic.Bool  // dropped for not answering; done follows
 	lastRecv atomic.Int64 // unix nanoseconds of the last message received
 	up       atomic.Bool  // hello answered: OnStatus(true) was called
@@ -243,6 +244,18 @@ func (c *Client) readLoop(s *session) {
 			break
 		}
 		s.lastRecv.Store(time.Now().UnixNano())
+		if gjson.GetBytes(data, "id").Int() == 0 && gjson.GetBytes(data, "ok").Type == gjson.False {
+			// The server says why it is about to close the connection
+			// (forbidden_origin, idle_timeout, server_busy…): calls under
+			// way fail with that instead of a bare disconnect.
+			var er wire.ErrorReply
+			if json.Unmarshal(data, &er) == nil && er.Error != nil {
+				s.mu.Lock()
+				s.refusal = er.Error
+				s.mu.Unlock()
+			}
+			continue
+		}
 		idv := gjson.GetBytes(data, "id")
 		if !idv.Exists() {
 			// A server-initiated message (live changes): it has an op, no id.
@@ -333,6 +346,12 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 		}
 		return nil
 	case <-s.done:
+		s.mu.Lock()
+		refusal := s.refusal
+		s.mu.Unlock()
+		if refusal != nil {
+			return fmt.Errorf("%w: %w", ErrDisconnected, refusal)
+		}
 		return ErrDisconnected
 	case <-timeout:
 		c.drop(s)

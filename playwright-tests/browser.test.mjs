@@ -102,6 +102,27 @@ describe('hilodb in Chromium', () => {
     }
   });
 
+  test('a page whose origin the server refuses is told forbidden_origin', async () => {
+    // A second server on another port: the demo page's origin is not its own.
+    const other = await startServer(await (async () => (await buildServer()).bin)());
+    const page = await newPage();
+    try {
+      const refused = await page.evaluate(async (url) => {
+        const { openStore } = await import('/index.js');
+        try {
+          await openStore({ url, database: 'e2e' });
+          return null;
+        } catch (err) {
+          return { code: err.code, num: err.num };
+        }
+      }, other.wsURL);
+      assert.deepEqual(refused, { code: 'forbidden_origin', num: 403 });
+    } finally {
+      await page.close();
+      await other.stop();
+    }
+  });
+
   test('a store opens offline when the server cannot be reached', async () => {
     const page = await newPage();
     try {

@@ -378,8 +378,12 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	dctx, dcancel := context.WithTimeout(h.ctx, dialTimeout)
 	cl, err := client.Dial(dctx, o.url, copts)
 	dcancel()
+	var refused *client.Error
 	switch {
 	case err == nil:
+	case errors.As(err, &refused):
+		// The server answered and said no (forbidden_origin, unauthorized…).
+		return nil, fmt.Errorf("open store: %w", err)
 	case unreachable(err):
 		// Offline start: documents with their own keys can be stored now,
 		// HiLo ids once the server is reachable again (or at once, from a
