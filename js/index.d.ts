@@ -207,6 +207,21 @@ export declare class Store {
    * server.
    */
   put<T extends object = Document>(collection: string, doc: T): Promise<Stored<T>>;
+  /**
+   * Stores many documents of `collection` in one transaction — one durable
+   * write, however many documents — and resolves to one entry per document,
+   * in order: the stored document, or a {@link HiloError} for one that
+   * failed (an illegal key, say; the others are stored). At most 100,000
+   * documents per call.
+   */
+  putMany<T extends object = Document>(collection: string, docs: T[]): Promise<(Stored<T> | HiloError)[]>;
+  /**
+   * Resolves to up to `limit` (1 to 10,000, default 100) documents of
+   * `collection` — those whose `_id` is the collection's prefix, `/` and a
+   * key — in key order (by `_id`, as strings), after the `_id` `after`.
+   * `next` is the cursor for the following page, `null` after the last.
+   */
+  list<T extends object = Document>(collection: string, options?: { limit?: number; after?: string | null }): Promise<{ docs: Stored<T>[]; next: string | null }>;
   /** Resolves to the document with the given `_id`; rejects with `not_found` (1202) when there is none. */
   get<T extends object = Document>(id: string): Promise<Stored<T>>;
   /** Removes the document with the given `_id`; rejects with `not_found` (1202) when there is none. */

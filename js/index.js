@@ -98,6 +98,34 @@ export class Store {
     return this.#raw.get(id);
   }
 
+  /**
+   * Stores many documents of collection in one transaction (one durable
+   * write) and resolves to one entry per document, in order: the stored
+   * document, or a HiloError for one that failed (the others are stored).
+   */
+  putMany(collection, docs) {
+    if (!Array.isArray(docs)) return Promise.reject(hiloError('bad_request', 400, 'putMany: docs must be an array'));
+    const texts = new Array(docs.length);
+    for (let i = 0; i < docs.length; i++) {
+      try {
+        texts[i] = JSON.stringify(docs[i]) ?? '';
+      } catch (err) {
+        return Promise.reject(hiloError('bad_json', 600, `putMany: document ${i} cannot be turned into JSON: ${err.message}`));
+      }
+    }
+    return this.#raw.putMany(collection, texts).then((rs) =>
+      rs.map((r) => (r && r.__hiloError ? hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message) : r)),
+    );
+  }
+
+  /**
+   * Resolves to a page of collection's documents in key order: {docs, next}.
+   * Pass next as after for the following page; it is null after the last.
+   */
+  list(collection, { limit, after } = {}) {
+    return this.#raw.list(collection, limit, after);
+  }
+
   /** Removes the document with the given _id. */
   delete(id) {
     return this.#raw.delete(id).then(() => undefined);

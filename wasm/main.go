@@ -18,6 +18,8 @@
 //	conflicts(id)         → Promise<[{id, rev, doc, deleted}]>: losing versions
 //	clearConflicts(id)    → Promise<undefined>
 //	flush()               → Promise<undefined>: wait until every write is durable (persist)
+//	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
+//	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>
 //
 // The options are {url, database, token, node} and:
@@ -161,6 +163,7 @@ type api struct {
 
 	put, get, del, info, close                      js.Func
 	sync, pending, conflicts, clearConflicts, flush js.Func
+	putMany, list                                   js.Func
 
 	mu     sync.Mutex
 	next   int
@@ -179,6 +182,8 @@ func newAPI() *api {
 	a.conflicts = async(a.conflictsArgs)
 	a.clearConflicts = async(a.clearConflictsArgs)
 	a.flush = async(a.flushArgs)
+	a.putMany = async(a.putManyArgs)
+	a.list = async(a.listArgs)
 	a.value = jsObject.New()
 	a.value.Set("openStore", async(a.openArgs))
 	a.value.Set("version", "1")
@@ -449,6 +454,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	for name, fn := range map[string]js.Func{
 		"put": a.put, "get": a.get, "delete": a.del, "info": a.info, "close": a.close,
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
+		"putMany": a.putMany, "list": a.list,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}

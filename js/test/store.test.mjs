@@ -141,6 +141,41 @@ describe('against a server without tokens', () => {
     await rejectsWith(store.delete(doc._id), 'not_found', 1202);
   });
 
+  test('putMany stores many documents in one call, with per-document results', async () => {
+    const docs = [{ i: 0 }, { _key: 'bad key!' }, { _key: 'pm-2', i: 2 }, { i: 3 }];
+    const res = await store.putMany('orders', docs);
+    assert.equal(res.length, 4);
+    assert.match(res[0]._id, hiloID);
+    assert.ok(res[1] instanceof Error);
+    assert.equal(res[1].code, 'illegal_key');
+    assert.equal(res[1].num, 1221);
+    assert.equal(res[2]._id, 'orders/pm-2');
+    assert.equal((await store.get('orders/pm-2')).i, 2);
+    assert.equal(new Set([res[0]._id, res[2]._id, res[3]._id]).size, 3);
+    const many = await store.putMany('bulk', Array.from({ length: 5000 }, (_, i) => ({ i })));
+    assert.equal(new Set(many.map((d) => d._id)).size, 5000);
+    await rejectsWith(store.putMany('orders', 'nope'), 'bad_request', 400);
+    await rejectsWith(store.putMany('bad name!', [{}]), 'illegal_name', 1208);
+  });
+
+  test('list pages through a collection in key order', async () => {
+    await store.putMany('pages', Array.from({ length: 25 }, (_, i) => ({ _key: `k${String(i).padStart(2, '0')}`, i })));
+    const seen = [];
+    let after = null;
+    let pages = 0;
+    do {
+      const page = await store.list('pages', { limit: 10, after });
+      seen.push(...page.docs.map((d) => d._key));
+      after = page.next;
+      pages++;
+    } while (after !== null);
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, Array.from({ length: 25 }, (_, i) => `k${String(i).padStart(2, '0')}`));
+    assert.equal((await store.list('pages')).docs.length, 25);
+    await rejectsWith(store.list('pages', { limit: 0 }), 'bad_request', 400);
+    await rejectsWith(store.list('pages', { after: 'orders/x' }), 'bad_parameter', 10);
+  });
+
   test('two stores in one process get distinct ids and node tags', async () => {
     const second = await openStore({ url: server.wsURL, database: 'shop' });
     extra.push(second);

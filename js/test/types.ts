@@ -22,6 +22,10 @@ interface Order {
 export async function useStore(): Promise<void> {
   const store: Store = await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', token: 'secret' });
   const doc: Stored<Order> = await store.put('orders', { item: 'apple', qty: 3 });
+  const many: (Stored<Order> | HiloError)[] = await store.putMany<Order>('orders', [{ item: 'pear', qty: 1 }]);
+  const page: { docs: Stored<Order>[]; next: string | null } = await store.list<Order>('orders', { limit: 10, after: null });
+  void many;
+  void page;
   const id: string = doc._id;
   const key: string = doc._key;
   const rev: string = doc._rev;

@@ -1,0 +1,138 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"syscall/js"
+
+	"github.com/hilodb/hilodb/core"
+)
+
+// maxPutMany bounds the documents of one putMany call.
+const maxPutMany = 100000
+
+// putManyArgs: putMany(collection, docs) stores docs, an array, in one
+// transaction (one durable append) and resolves to one entry per document,
+// in order: the stored document, or {__hiloError: {code, num, message}} for
+// one that failed (index.js turns those into Errors). A failed document
+// does not stop the others.
+func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	collection := arg(args, 1)
+	if collection.Type() != js.TypeString {
+		return nil, &argError{"putMany: collection must be a string"}
+	}
+	coll := collection.String()
+	list := arg(args, 2)
+	if list.Type() != js.TypeObject || !jsArray.Call("isArray", list).Bool() {
+		return nil, &argError{"putMany: docs must be an array"}
+	}
+	n := list.Length()
+	if n > maxPutMany {
+		return nil, &argError{"putMany: at most 100,000 documents per call"}
+	}
+	docs := make([][]byte, n)
+	for i := range n {
+		text, err := docText(list.Index(i))
+		if err != nil {
+			return nil, err
+		}
+		docs[i] = []byte(text)
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			var rs []core.Result
+			err := withCause(h.ctx, func(ctx context.Context) (err error) {
+				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true})
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]byte, 0, 64*len(rs))
+			out = append(out, '[')
+			for i, r := range rs {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				if r.Err != nil {
+					code, num := describe(r.Err)
+					e, _ := json.Marshal(map[string]any{"__hiloError": map[string]any{"code": code, "num": num, "message": r.Err.Error()}})
+					out = append(out, e...)
+					continue
+				}
+				out = append(out, r.New...)
+			}
+			return parseJSON(append(out, ']')), nil
+		})
+	}, nil
+}
+
+// listArgs: list(collection, limit, after) resolves to {docs, next}: up to
+// limit documents of the collection in key order after the _id after, and
+// the cursor for the next page (null after the last).
+func (a *api) listArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	coll, err := stringArg(args, 1, "list: collection")
+	if err != nil {
+		return nil, err
+	}
+	limit := 0
+	switch v := arg(args, 2); v.Type() {
+	case js.TypeNumber:
+		f := v.Float()
+		if f != float64(int(f)) || f < 1 || f > core.MaxListLimit {
+			return nil, &argError{"list: limit must be a whole number from 1 to 10,000"}
+		}
+		limit = int(f)
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return nil, &argError{"list: limit must be a number"}
+	}
+	after := ""
+	switch v := arg(args, 3); v.Type() {
+	case js.TypeString:
+		after = v.String()
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return nil, &argError{"list: after must be a string (the next cursor of a page)"}
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			p, err := h.store.List(coll, after, limit)
+			if err != nil {
+				return nil, err
+			}
+			size := 32
+			for _, d := range p.Docs {
+				size += len(d) + 1
+			}
+			out := make([]byte, 0, size)
+			out = append(out, `{"docs":[`...)
+			for i, d := range p.Docs {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, d...)
+			}
+			out = append(out, `],"next":`...)
+			if p.Next == "" {
+				out = append(out, "null"...)
+			} else {
+				nb, _ := json.Marshal(p.Next)
+				out = append(out, nb...)
+			}
+			return parseJSON(append(out, '}')), nil
+		})
+	}, nil
+}
+
+var jsArray = js.Global().Get("Array")
