@@ -374,6 +374,16 @@ func (s *Store) Put(ctx context.Context, collection string, doc []byte) ([]byte,
 
 // Get returns the document with the given id, or an *Error with number 1202.
 func (s *Store) Get(id string) ([]byte, error) {
+	out, err := s.GetString(id)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
+// GetString is Get returning the document's JSON text as a string, without
+// a copy.
+func (s *Store) GetString(id string) (string, error) {
 	var out string
 	err := s.view(func(tx *txn) error {
 		var err error
@@ -381,12 +391,12 @@ func (s *Store) Get(id string) ([]byte, error) {
 		return err
 	})
 	if errors.Is(err, buntdb.ErrNotFound) {
-		return nil, newError(ErrNotFound, id, "", "document %q not found", id)
+		return "", newError(ErrNotFound, id, "", "document %q not found", id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get document: %w", err)
+		return "", fmt.Errorf("get document: %w", err)
 	}
-	return []byte(out), nil
+	return out, nil
 }
 
 // Delete removes the document with the given id, or returns an *Error with

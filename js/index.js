@@ -42,6 +42,7 @@ export async function openStore(options) {
   }
   const api = await runtime();
   const emitter = new Emitter();
+  const cache = new ReadCache();
   const adapter = persist === undefined ? undefined : await openPersistence(persist);
   let raw;
   try {
@@ -58,12 +59,13 @@ export async function openStore(options) {
       durability,
       requestTimeout,
       heartbeat,
+      invalidate: (id) => cache.delete(id),
     });
   } catch (err) {
     await adapter?.close();
     throw err;
   }
-  return new Store(raw, emitter, adapter);
+  return new Store(raw, emitter, adapter, cache);
 }
 
 /**
@@ -76,7 +78,10 @@ export class Store {
   #unwatch;
 
   /** @internal Use openStore. */
-  constructor(raw, events, adapter) {
+  #cache;
+
+  constructor(raw, events, adapter, cache) {
+    this.#cache = cache;
     this.#raw = raw;
     this.#events = events;
     this.#unwatch = adapter ? adapter.watchPage(() => raw.flush().catch(() => {})) : () => {};
@@ -95,7 +100,17 @@ export class Store {
 
   /** Resolves to the document with the given _id. */
   get(id) {
-    return this.#raw.get(id);
+    // From the read cache, without entering Go; else Go answers at once with
+    // JSON text or an Error. Go drops an entry in the same step as any write
+    // of that document, before the write resolves.
+    let text = this.#cache.get(id);
+    if (text === undefined) {
+      const r = this.#raw.getText(id);
+      if (typeof r !== 'string') return Promise.reject(r);
+      this.#cache.set(id, r);
+      text = r;
+    }
+    return Promise.resolve(JSON.parse(text));
   }
 
   /**
@@ -186,6 +201,7 @@ export class Store {
    */
   close() {
     this.#unwatch();
+    this.#cache.close(); // later gets reach Go, which rejects them
     return this.#raw.close().then(() => undefined);
   }
 }
@@ -195,6 +211,33 @@ const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 // Emitter holds a store's listeners. The Go side calls emit from inside its
 // own work; listeners run later, from a microtask, so a listener that throws
 // or calls the store does so outside Go.
+// ReadCache holds the JSON text of recently read documents, so a get needs
+// no call into Go. It holds at most 10,000 documents of up to 64 KiB each,
+// dropping the oldest first.
+class ReadCache {
+  #m = new Map();
+  #closed = false;
+
+  get(id) {
+    return typeof id === 'string' ? this.#m.get(id) : undefined;
+  }
+
+  set(id, text) {
+    if (this.#closed || text.length > 65536) return;
+    if (this.#m.size >= 10000) this.#m.delete(this.#m.keys().next().value);
+    this.#m.set(id, text);
+  }
+
+  delete(id) {
+    this.#m.delete(id);
+  }
+
+  close() {
+    this.#closed = true;
+    this.#m.clear();
+  }
+}
+
 class Emitter {
   #listeners = new Map();
 

@@ -18,6 +18,7 @@
 //	conflicts(id)         → Promise<[{id, rev, doc, deleted}]>: losing versions
 //	clearConflicts(id)    → Promise<undefined>
 //	flush()               → Promise<undefined>: wait until every write is durable (persist)
+//	getText(id)           → the document's JSON text, or an Error (no Promise)
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>
@@ -163,7 +164,7 @@ type api struct {
 
 	put, get, del, info, close                      js.Func
 	sync, pending, conflicts, clearConflicts, flush js.Func
-	putMany, list                                   js.Func
+	putMany, list, getText                          js.Func
 
 	mu     sync.Mutex
 	next   int
@@ -173,7 +174,8 @@ type api struct {
 func newAPI() *api {
 	a := &api{stores: make(map[int]*handle)}
 	a.put = async(a.putArgs)
-	a.get = async(a.getArgs)
+	a.get = immediate(a.getArgs)
+	a.getText = js.FuncOf(a.getTextCall)
 	a.del = async(a.deleteArgs)
 	a.info = async(a.infoArgs)
 	a.close = async(a.closeArgs)
@@ -266,6 +268,7 @@ type openOptions struct {
 	persist                    js.Value // a storage adapter, or undefined
 	durability                 database.Durability
 	requestTimeout, heartbeat  time.Duration // 0: the client's defaults
+	invalidate                 js.Value      // index.js's read cache: drop(id), or undefined
 }
 
 func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
@@ -306,6 +309,9 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 		return nil, &argError{"openStore: reserve must be a number"}
 	}
 	opts.events = &events{emit: o.Get("emit")}
+	if v := o.Get("invalidate"); v.Type() == js.TypeFunction {
+		opts.invalidate = v
+	}
 	if opts.resolve, err = resolverFor(o.Get("onConflict"), opts.events); err != nil {
 		return nil, err
 	}
@@ -424,6 +430,13 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		}
 		h.journal = j
 	}
+	if o.invalidate.Type() == js.TypeFunction {
+		cj := &cacheJournal{invalidate: o.invalidate}
+		if h.journal != nil {
+			cj.next = h.journal
+		}
+		st.SetJournal(cj)
+	}
 	h.mu.Lock()
 	h.store = st
 	if h.node != "" && h.node != node {
@@ -454,7 +467,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	for name, fn := range map[string]js.Func{
 		"put": a.put, "get": a.get, "delete": a.del, "info": a.info, "close": a.close,
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
-		"putMany": a.putMany, "list": a.list,
+		"putMany": a.putMany, "list": a.list, "getText": a.getText,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}
@@ -624,6 +637,30 @@ func (a *api) getArgs(args []js.Value) (func() (any, error), error) {
 			return parseJSON(out), nil
 		})
 	}, nil
+}
+
+// getTextCall is get without a Promise: it returns the document's JSON text,
+// or an Error, at once (index.js parses and wraps it). The hot read path:
+// one entry into Go, no goroutine, no call back into JavaScript.
+func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
+	defer func() {
+		if r := recover(); r != nil {
+			ret = toJSError(&panicError{r})
+		}
+	}()
+	id, err := storeNumber(args)
+	if err != nil {
+		return toJSError(err)
+	}
+	docID, err := stringArg(args, 1, "get: id")
+	if err != nil {
+		return toJSError(err)
+	}
+	out, err := a.call(id, func(h *handle) (any, error) { return h.store.GetString(docID) })
+	if err != nil {
+		return toJSError(err)
+	}
+	return out
 }
 
 func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {
@@ -833,6 +870,32 @@ func async(fn func(args []js.Value) (func() (any, error), error)) js.Func {
 			return rejected(err)
 		}
 		return promise(work)
+	})
+}
+
+// immediate wraps fn as a JavaScript function returning a Promise, like
+// async, but runs the work at once on the event loop and returns a Promise
+// already settled: no goroutine, no executor, one entry into Go per call.
+// Only for work that never waits (reads of the in-memory store).
+func immediate(fn func(args []js.Value) (func() (any, error), error)) js.Func {
+	return js.FuncOf(func(_ js.Value, args []js.Value) (ret any) {
+		defer func() {
+			if r := recover(); r != nil {
+				ret = rejected(&panicError{r})
+			}
+		}()
+		work, err := fn(args)
+		if err != nil {
+			return rejected(err)
+		}
+		v, err := protect(work)
+		if err != nil {
+			return rejected(err)
+		}
+		if v == nil {
+			v = js.Undefined()
+		}
+		return jsPromise.Call("resolve", v)
 	})
 }
 

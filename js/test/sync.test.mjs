@@ -447,6 +447,33 @@ describe('persist in Node', () => {
   });
 });
 
+describe('the read cache', () => {
+  test('a get never answers older than the last write, local or remote', async () => {
+    const db = freshDB();
+    const a = await opened(db);
+    const b = await opened(db);
+    const v1 = await a.put('orders', { _key: 'c', v: 1 });
+    assert.equal((await a.get(v1._id)).v, 1); // now cached
+    const mine = await a.get(v1._id);
+    mine.v = 99; // callers get their own copy
+    assert.equal((await a.get(v1._id)).v, 1);
+    await a.put('orders', { _key: 'c', v: 2 });
+    assert.equal((await a.get(v1._id)).v, 2);
+    await a.sync();
+    await b.sync();
+    const fromB = await b.get(v1._id);
+    await b.put('orders', { ...fromB, v: 3 });
+    await b.sync();
+    await a.sync(); // a remote change replaces the cached version
+    assert.equal((await a.get(v1._id)).v, 3);
+    await a.delete(v1._id);
+    await rejectsWith(a.get(v1._id), 'not_found', 1202);
+    await a.close();
+    open = open.filter((s) => s !== a);
+    await rejectsWith(a.get(v1._id), 'closed', 503);
+  });
+});
+
 describe('a server that stops answering', () => {
   test('calls fail in bounded time, status goes offline, writes made meanwhile reach the server when it is back', async () => {
     const frozen = await startServer(bin);

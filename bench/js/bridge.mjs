@@ -1,0 +1,27 @@
+// The cost of one call through the npm package's bridge into the Go core,
+// in Node: sequential awaited get (of documents read before: the read cache;
+// and of documents never read: a call into Go) and put, on a store without a
+// server (ids from _key, so no lease), nothing persisted. Prints one JSON
+// line of microseconds per call. Usage: node bridge.mjs [calls]
+import { openStore } from '../../js/index.js';
+
+const n = Number(process.argv[2] || 20000);
+// Nothing listens on port 9: the store opens offline.
+const store = await openStore({ url: 'ws://127.0.0.1:9/v1/sync', database: 'bench', requestTimeout: 1000 });
+const keys = 1000;
+for (let i = 0; i < keys; i++) await store.put('orders', { _key: `k${i}`, total: i, item: 'widget' });
+
+// time runs fn(0…1999) to warm up, then times fn(2000…2000+calls-1).
+const warm = 2000;
+const time = async (calls, fn) => {
+  for (let i = 0; i < warm; i++) await fn(i);
+  const t0 = performance.now();
+  for (let i = warm; i < warm + calls; i++) await fn(i);
+  return ((performance.now() - t0) * 1000) / calls;
+};
+const getUs = await time(n, (i) => store.get(`orders/k${i % keys}`));
+const putUs = await time(n / 4, (i) => store.put('orders', { _key: `p${i}`, total: i, item: 'widget' }));
+// Documents never read before: each get enters Go.
+const coldUs = await time(n / 4, (i) => store.get(`orders/p${i}`));
+await store.close();
+console.log(JSON.stringify({ calls: n, getCachedUs: +getUs.toFixed(2), getUncachedUs: +coldUs.toFixed(2), putUs: +putUs.toFixed(2) }));
