@@ -254,6 +254,29 @@ func NewHiLoWith(tag string, src RangeSource, opts Options) *HiLo {
 // Tag returns the HiLo tag this generator leases ranges for.
 func (h *HiLo) Tag() string { return h.tag }
 
+// ErrWouldWait is returned, under NoWait, by a call that would have to wait
+// for a lease or a journal write. Nothing was taken: call again without
+// NoWait.
+var ErrWouldWait = errors.New("would wait for a lease or the journal")
+
+type noWaitKey struct{}
+
+// NoWait returns a context under which NextID and NextNumber answer only
+// from numbers at hand and fail with ErrWouldWait otherwise, never waiting:
+// for callers that must not block (a JavaScript event loop).
+func NoWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+func noWait(ctx context.Context) bool { return IsNoWait(ctx) }
+
+// IsNoWait reports whether ctx was made by NoWait, for other sources of
+// numbers that must honour it.
+func IsNoWait(ctx context.Context) bool {
+	v, _ := ctx.Value(noWaitKey{}).(bool)
+	return v
+}
+
 // NextID returns the next id, e.g. "orders/1-A". It leases a new range only
 // when the current one is spent and no reserved range is left; that lease's
 // error (wrapping the RangeSource's) is returned when it fails.
@@ -276,8 +299,19 @@ func (h *HiLo) NextNumber(ctx context.Context) (int64, string, error) {
 }
 
 func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
+	quick := noWait(ctx)
 	for {
 		w := h.cur.Load()
+		if quick {
+			// Only a number the current range holds, already journaled.
+			if w == nil {
+				return nil, 0, ErrWouldWait
+			}
+			next := w.next.Load() + 1
+			if next > w.r.High || h.opts.Journal != nil && next > w.mark.Load() {
+				return nil, 0, ErrWouldWait
+			}
+		}
 		if w != nil {
 			if n := w.next.Add(1); n <= w.r.High {
 				if n == w.prefetchAt {
@@ -287,12 +321,18 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 					h.retryTopUp()
 				}
 				if h.opts.Journal != nil && n > w.mark.Load() {
+					if quick {
+						return nil, 0, ErrWouldWait // n is skipped, never reused
+					}
 					if err := h.journal(w, n); err != nil {
 						return nil, 0, err
 					}
 				}
 				return w, n, nil
 			}
+		}
+		if quick {
+			return nil, 0, ErrWouldWait
 		}
 		if err := h.refill(ctx, w); err != nil {
 			return nil, 0, err

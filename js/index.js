@@ -95,7 +95,17 @@ export class Store {
     } catch (err) {
       return Promise.reject(hiloError('bad_json', 600, `put: document cannot be turned into JSON: ${err.message}`));
     }
-    return this.#raw.put(collection, text === undefined ? '' : text);
+    if (text === undefined) text = '';
+    // At once when Go needs nothing to wait for (an id at hand, no durable
+    // write); undefined means it must wait, so the asynchronous put runs.
+    const r = typeof collection === 'string' ? this.#raw.putText(collection, text) : undefined;
+    if (typeof r === 'string') {
+      const stored = JSON.parse(r);
+      this.#cache.set(stored._id, r);
+      return Promise.resolve(stored);
+    }
+    if (r !== undefined) return Promise.reject(r);
+    return this.#raw.put(collection, text);
   }
 
   /** Resolves to the document with the given _id. */

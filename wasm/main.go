@@ -19,6 +19,8 @@
 //	clearConflicts(id)    → Promise<undefined>
 //	flush()               → Promise<undefined>: wait until every write is durable (persist)
 //	getText(id)           → the document's JSON text, or an Error (no Promise)
+//	putText(collection, text) → the stored document's JSON text, an Error, or
+//	                        undefined when the put must wait (call put then)
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>
@@ -164,7 +166,7 @@ type api struct {
 
 	put, get, del, info, close                      js.Func
 	sync, pending, conflicts, clearConflicts, flush js.Func
-	putMany, list, getText                          js.Func
+	putMany, list, getText, putText                 js.Func
 
 	mu     sync.Mutex
 	next   int
@@ -176,6 +178,7 @@ func newAPI() *api {
 	a.put = async(a.putArgs)
 	a.get = immediate(a.getArgs)
 	a.getText = js.FuncOf(a.getTextCall)
+	a.putText = js.FuncOf(a.putTextCall)
 	a.del = async(a.deleteArgs)
 	a.info = async(a.infoArgs)
 	a.close = async(a.closeArgs)
@@ -205,6 +208,9 @@ type handle struct {
 	live    bool              // syncer follows the server in a goroutine
 	persist *persister        // nil without the persist option
 	journal *database.Journal // with persist: makes writes durable
+	// quickPut: a put may run on the event loop when it needs no lease
+	// (no persist, or relaxed durability: nothing to wait for).
+	quickPut bool
 	events  *events
 
 	bgCancel context.CancelFunc // stops the goroutines below
@@ -430,6 +436,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		}
 		h.journal = j
 	}
+	h.quickPut = h.journal == nil || o.durability == database.Relaxed
 	if o.invalidate.Type() == js.TypeFunction {
 		cj := &cacheJournal{invalidate: o.invalidate}
 		if h.journal != nil {
@@ -467,7 +474,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	for name, fn := range map[string]js.Func{
 		"put": a.put, "get": a.get, "delete": a.del, "info": a.info, "close": a.close,
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
-		"putMany": a.putMany, "list": a.list, "getText": a.getText,
+		"putMany": a.putMany, "list": a.list, "getText": a.getText, "putText": a.putText,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}
@@ -510,18 +517,27 @@ func (s syncSources) NextNumber(ctx context.Context, tag string) (int64, string,
 
 // NextIdentity implements core.IdentitySource.
 func (s syncSources) NextIdentity(ctx context.Context, name string) (int64, error) {
+	if idgen.IsNoWait(ctx) {
+		return 0, noteCause(ctx, idgen.ErrWouldWait)
+	}
 	v, err := s.client.NextIdentity(ctx, name)
 	return v, noteCause(ctx, err)
 }
 
 // NextIdentities implements core.IdentitySource.
 func (s syncSources) NextIdentities(ctx context.Context, names []string) ([]int64, error) {
+	if idgen.IsNoWait(ctx) {
+		return nil, noteCause(ctx, idgen.ErrWouldWait)
+	}
 	vs, err := s.client.NextIdentities(ctx, names)
 	return vs, noteCause(ctx, err)
 }
 
 // SeedIdentity implements core.IdentitySource.
 func (s syncSources) SeedIdentity(ctx context.Context, name string, value int64, force bool) (int64, error) {
+	if idgen.IsNoWait(ctx) {
+		return 0, noteCause(ctx, idgen.ErrWouldWait)
+	}
 	v, err := s.client.SeedIdentity(ctx, name, value, force)
 	return v, noteCause(ctx, err)
 }
@@ -659,6 +675,59 @@ func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
 	out, err := a.call(id, func(h *handle) (any, error) { return h.store.GetString(docID) })
 	if err != nil {
 		return toJSError(err)
+	}
+	return out
+}
+
+// putTextCall is put without a Promise, on the event loop, for a put that
+// needs nothing to wait for: an id from a range at hand (idgen.NoWait), and
+// no durable write to wait for. It returns the stored document's JSON text
+// or an Error at once, or undefined when the put would have to wait (a
+// lease, an identity, the journal): index.js then calls put, which does.
+// Nothing is stored in that case.
+func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
+	defer func() {
+		if r := recover(); r != nil {
+			ret = toJSError(&panicError{r})
+		}
+	}()
+	id, err := storeNumber(args)
+	if err != nil {
+		return toJSError(err)
+	}
+	coll, err := stringArg(args, 1, "put: collection")
+	if err != nil {
+		return toJSError(err)
+	}
+	text, err := stringArg(args, 2, "put: document")
+	if err != nil {
+		return toJSError(err)
+	}
+	wait := false
+	out, err := a.call(id, func(h *handle) (any, error) {
+		if !h.quickPut {
+			wait = true
+			return nil, nil
+		}
+		var doc []byte
+		err := withCause(idgen.NoWait(h.ctx), func(ctx context.Context) (err error) {
+			doc, err = h.store.Put(ctx, coll, []byte(text))
+			return err
+		})
+		if errors.Is(err, idgen.ErrWouldWait) {
+			wait = true
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return string(doc), nil
+	})
+	switch {
+	case err != nil:
+		return toJSError(err)
+	case wait:
+		return js.Undefined()
 	}
 	return out
 }
