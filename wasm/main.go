@@ -211,7 +211,7 @@ type handle struct {
 	// quickPut: a put may run on the event loop when it needs no lease
 	// (no persist, or relaxed durability: nothing to wait for).
 	quickPut bool
-	events  *events
+	events   *events
 
 	bgCancel context.CancelFunc // stops the goroutines below
 	bg       sync.WaitGroup     // live replication
