@@ -1,0 +1,294 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"syscall/js"
+
+	"github.com/hilodb/hilodb/idgen"
+)
+
+// call runs fn on the store numbered id, counting it as a call under way so
+// that close waits for it.
+func (a *api) call(id int, fn func(h *handle) (any, error)) (any, error) {
+	a.mu.Lock()
+	h := a.stores[id]
+	a.mu.Unlock()
+	if h == nil {
+		return nil, errClosed
+	}
+	if err := h.begin(); err != nil {
+		return nil, err
+	}
+	defer h.calls.Done()
+	return fn(h)
+}
+
+func (a *api) putArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	collection := arg(args, 1)
+	if collection.Type() != js.TypeString {
+		return nil, &argError{"put: collection must be a string"}
+	}
+	coll := collection.String()
+	doc, err := docText(arg(args, 2))
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			var out []byte
+			err := withCause(h.ctx, func(ctx context.Context) (err error) {
+				out, err = h.store.Put(ctx, coll, []byte(doc))
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return parseJSON(out), nil
+		})
+	}, nil
+}
+
+func (a *api) getArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "get: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			out, err := h.store.Get(docID)
+			if err != nil {
+				return nil, err
+			}
+			return parseJSON(out), nil
+		})
+	}, nil
+}
+
+// getTextCall is get without a Promise: it returns the document's JSON text,
+// or an Error, at once (index.js parses and wraps it). The hot read path:
+// one entry into Go, no goroutine, no call back into JavaScript.
+func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
+	defer func() {
+		if r := recover(); r != nil {
+			ret = toJSError(&panicError{r})
+		}
+	}()
+	id, err := storeNumber(args)
+	if err != nil {
+		return toJSError(err)
+	}
+	docID, err := stringArg(args, 1, "get: id")
+	if err != nil {
+		return toJSError(err)
+	}
+	out, err := a.call(id, func(h *handle) (any, error) { return h.store.GetString(docID) })
+	if err != nil {
+		return toJSError(err)
+	}
+	return out
+}
+
+// putTextCall is put without a Promise, on the event loop, for a put that
+// needs nothing to wait for: an id from a range at hand (idgen.NoWait), and
+// no durable write to wait for. It returns the stored document's JSON text
+// or an Error at once, or undefined when the put would have to wait (a
+// lease, an identity, the journal): index.js then calls put, which does.
+// Nothing is stored in that case.
+func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
+	defer func() {
+		if r := recover(); r != nil {
+			ret = toJSError(&panicError{r})
+		}
+	}()
+	id, err := storeNumber(args)
+	if err != nil {
+		return toJSError(err)
+	}
+	coll, err := stringArg(args, 1, "put: collection")
+	if err != nil {
+		return toJSError(err)
+	}
+	text, err := stringArg(args, 2, "put: document")
+	if err != nil {
+		return toJSError(err)
+	}
+	wait := false
+	out, err := a.call(id, func(h *handle) (any, error) {
+		if !h.quickPut {
+			wait = true
+			return nil, nil
+		}
+		var doc []byte
+		err := withCause(idgen.NoWait(h.ctx), func(ctx context.Context) (err error) {
+			doc, err = h.store.Put(ctx, coll, []byte(text))
+			return err
+		})
+		if errors.Is(err, idgen.ErrWouldWait) {
+			wait = true
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return string(doc), nil
+	})
+	switch {
+	case err != nil:
+		return toJSError(err)
+	case wait:
+		return js.Undefined()
+	}
+	return out
+}
+
+func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "delete: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			return nil, h.store.Delete(docID)
+		})
+	}, nil
+}
+
+func (a *api) infoArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			return map[string]any{
+				"node":      h.store.Clock().Node(),
+				"serverTag": h.client.ServerTag(),
+				"connected": h.client.Connected(),
+			}, nil
+		})
+	}, nil
+}
+
+func (a *api) syncArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			pushed, pulled, err := h.syncer.round(h.ctx)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"pushed": pushed, "pulled": pulled}, nil
+		})
+	}, nil
+}
+
+func (a *api) pendingArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			return h.store.PendingCount()
+		})
+	}, nil
+}
+
+func (a *api) conflictsArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "conflicts: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			vs, err := h.store.Conflicts(docID)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]versionJSON, len(vs))
+			for i, v := range vs {
+				out[i] = toVersionJSON(v)
+			}
+			b, err := json.Marshal(out)
+			if err != nil {
+				return nil, err
+			}
+			return parseJSON(b), nil
+		})
+	}, nil
+}
+
+func (a *api) clearConflictsArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	docID, err := stringArg(args, 1, "clearConflicts: id")
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			if err := h.store.ClearConflicts(docID); err != nil {
+				return nil, err
+			}
+			h.changed()
+			return nil, nil
+		})
+	}, nil
+}
+
+func (a *api) flushArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		return a.call(id, func(h *handle) (any, error) {
+			if h.journal == nil {
+				return nil, nil
+			}
+			return nil, h.journal.Sync()
+		})
+	}, nil
+}
+
+func (a *api) closeArgs(args []js.Value) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) {
+		a.mu.Lock()
+		h := a.stores[id]
+		delete(a.stores, id)
+		a.mu.Unlock()
+		if h == nil {
+			return nil, nil // closing twice is fine
+		}
+		return nil, h.shutdown()
+	}, nil
+}
