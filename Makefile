@@ -16,7 +16,7 @@ TOOLS   := $(CURDIR)/build/tools
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser bench bench-go bench-sync load fuzz lint clean
+        test-go test-wasm test-js test-edge test-browser bench bench-go bench-bridge bench-sync load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
 run: server web
@@ -75,10 +75,15 @@ test-browser: server web
 	cd playwright-tests && npm test
 
 ## bench: figures for docs/benchmarks.md
-bench: bench-go bench-sync
+bench: bench-go bench-bridge bench-sync
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./idgen/... ./core/...
+
+## bench-bridge: one get and one put through the npm package in Node, beside the same calls in the Go core under wasm
+bench-bridge: wasm
+	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench '^Benchmark(Put|Get)$$' -benchmem -exec="$(WASMEXEC)" ./core/
+	node bench/js/bridge.mjs 20000
 
 ## bench-sync: replicate 10,000 documents with hilodb and with PouchDB 9, side by side
 bench-sync:

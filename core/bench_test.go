@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/tidwall/gjson"
 )
 
 func BenchmarkNextRev(b *testing.B) {
@@ -87,6 +88,24 @@ func BenchmarkSessionSaveChanges100(b *testing.B) {
 			if err := ss.SaveChanges(ctx); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// BenchmarkGet reads one stored document: the peer of the npm package's
+// get in bench/js/bridge.mjs (make bench-bridge runs both).
+func BenchmarkGet(b *testing.B) {
+	s := newTestStore(b)
+	ctx := context.Background()
+	doc, err := s.Put(ctx, "orders", benchDoc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := gjson.GetBytes(doc, "_id").String()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Get(id); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
