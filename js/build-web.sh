@@ -4,6 +4,7 @@
 # It builds the wasm (build.sh) and lays the package out as it is in js/:
 #   OUTDIR/index.html, OUTDIR/demo.js    the demo page
 #   OUTDIR/index.js                      the npm package's entry point
+#   OUTDIR/tabs.js, OUTDIR/shared.js     stores shared by the tabs of an origin
 #   OUTDIR/dist/hilodb.wasm, OUTDIR/dist/wasm_exec.js
 # Run it from any directory.
 set -euo pipefail
@@ -18,6 +19,6 @@ out="$1"
 "$here/build.sh"
 mkdir -p "$out/dist"
 cp -f "$here/demo/index.html" "$here/demo/demo.js" "$here/demo/demo.css" "$out/"
-cp -f "$here/index.js" "$out/"
+cp -f "$here/index.js" "$here/tabs.js" "$here/shared.js" "$out/"
 cp -f "$here/dist/hilodb.wasm" "$here/dist/wasm_exec.js" "$out/dist/"
 echo "web root ready in $out"

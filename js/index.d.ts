@@ -32,8 +32,15 @@ export interface OpenOptions {
    * range, so ids go on without a new lease and are never handed out twice.
    * In browsers and workers it is an IndexedDB database `hilodb:<name>`; in
    * Node it is a file path (beside it: `<path>.log`, `<path>.node`,
-   * `<path>.ranges`, and `<path>.lock` while open). Only one store may use a
-   * name at a time: a second one rejects with `locked` (423).
+   * `<path>.ranges`, and `<path>.lock` while open).
+   *
+   * In a browser page the store is shared by every tab of the origin that
+   * opens the same name: it runs once, in a SharedWorker, off the main
+   * thread, and each tab's store talks to it. A write in one tab is read at
+   * once in every tab and fires `'change'` there; sync runs once per
+   * origin; the store lives while one tab has it open. Elsewhere (Node, a
+   * worker, or `shared: false`) only one store may use a name at a time: a
+   * second one rejects with `locked` (423).
    *
    * A write (`put`, `delete`) resolves only once it is durable there: a
    * killed tab, browser or process cannot take it back. Each write appends a
@@ -49,6 +56,13 @@ export interface OpenOptions {
    * waits for them.
    */
   durability?: 'strict' | 'relaxed';
+  /**
+   * With `persist` in a browser page: `false` opens the store in this page
+   * alone (another tab then gets `locked`) instead of sharing it with every
+   * tab through a SharedWorker (the default). A shared store takes
+   * `onConflict` `'server'` or `'local'`; a merge function needs `false`.
+   */
+  shared?: boolean;
   /**
    * Milliseconds a call waits for the server's reply (default 15,000). A
    * server that stops answering while its socket stays open (a sleeping

@@ -6,6 +6,8 @@
 // wasm/). One Go instance is started per JavaScript realm, on the first
 // openStore call, and shared by every store opened in that realm.
 
+import { canShare, openShared } from './tabs.js';
+
 const runtimeKey = Symbol.for('hilodb.runtime');
 const apiGlobal = '__hilodb';
 const readyHook = '__hilodbOnReady';
@@ -29,7 +31,7 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
-  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat } = options;
+  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
@@ -39,6 +41,13 @@ export async function openStore(options) {
   }
   if (durability !== undefined && durability !== 'strict' && durability !== 'relaxed') {
     throw hiloError('bad_request', 400, "openStore: durability must be 'strict' or 'relaxed'");
+  }
+  if (shared !== undefined && typeof shared !== 'boolean') throw hiloError('bad_request', 400, 'openStore: shared must be true or false');
+  if (persist !== undefined && shared !== false && canShare()) {
+    if (typeof url !== 'string' || typeof database !== 'string') {
+      throw hiloError('bad_request', 400, 'openStore: url and database must be strings');
+    }
+    return openShared(options, { hiloError, Emitter });
   }
   const api = await runtime();
   const emitter = new Emitter();

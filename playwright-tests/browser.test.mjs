@@ -234,17 +234,23 @@ describe('hilodb in Chromium', () => {
       assert.equal(before.pending, 10);
       const leased = await rangesLeased();
 
-      // Another tab cannot open the same persisted store meanwhile.
-      const refused = await other.evaluate(async (database) => {
+      // Another tab opens the same persisted store meanwhile and sees its
+      // documents (the tabs share one store); with shared: false it is
+      // refused, since two stores resuming one HiLo range would repeat ids.
+      const fromOther = await other.evaluate(async ({ database, id }) => {
         const { openStore } = await import('/index.js');
+        let refused = null;
         try {
-          await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
-          return null;
+          await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, shared: false });
         } catch (err) {
-          return { code: err.code, num: err.num };
+          refused = { code: err.code, num: err.num };
         }
-      }, database);
-      assert.deepEqual(refused, { code: 'locked', num: 423 });
+        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+        const doc = await store.get(id);
+        await store.close();
+        return { refused, rev: doc._rev };
+      }, { database, id: before.docs[0]._id });
+      assert.deepEqual(fromOther, { refused: { code: 'locked', num: 423 }, rev: before.docs[0]._rev });
 
       await page.reload(); // no close: as a tab that is reloaded or killed
       await openPersisted(page);

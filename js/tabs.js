@@ -1,0 +1,155 @@
+// A persisted store shared by every tab of an origin: the store runs once,
+// in a SharedWorker (shared.js), and each tab's Store is a proxy that sends
+// it its calls. A write resolves once the worker's store made it durable;
+// the other tabs hear of it as a 'change' event and read it at once.
+
+let worker; // this realm's connection to the shared worker
+let nextRid = 0;
+const waiting = new Map(); // rid → {resolve, reject}
+const listeners = new Map(); // sid → (type, payload) => void
+
+/** canShare reports whether this realm is a page that can share stores. */
+export function canShare() {
+  return typeof SharedWorker === 'function' && typeof window === 'object' && typeof navigator?.locks?.request === 'function';
+}
+
+function connect(hiloError) {
+  if (worker) return worker;
+  const w = new SharedWorker(new URL('./shared.js', import.meta.url), { type: 'module', name: 'hilodb' });
+  w.port.onmessage = (m) => {
+    const msg = m.data;
+    if (msg.t === 'reply') {
+      const p = waiting.get(msg.rid);
+      waiting.delete(msg.rid);
+      if (!p) return;
+      if (msg.ok) p.resolve(msg.value);
+      else p.reject(hiloError(msg.error.code, msg.error.num, msg.error.message));
+    } else if (msg.t === 'event') {
+      listeners.get(msg.sid)?.(msg.type, msg.payload);
+    }
+  };
+  w.onerror = (e) => {
+    for (const p of waiting.values()) p.reject(hiloError('unavailable', 503, `hilodb shared worker failed: ${e.message ?? 'unknown error'}`));
+    waiting.clear();
+  };
+  w.port.start();
+  // The worker learns that this tab is gone when it gets this lock.
+  // Only once this tab holds it: asked for first, the worker would get it.
+  const tab = `hilodb-tab:${crypto.randomUUID()}`;
+  navigator.locks.request(tab, () => {
+    w.port.postMessage({ t: 'tab', tab });
+    return new Promise(() => {});
+  });
+  worker = { port: w.port, tab };
+  return worker;
+}
+
+function request(hiloError, msg) {
+  const { port, tab } = connect(hiloError);
+  return new Promise((resolve, reject) => {
+    const rid = ++nextRid;
+    waiting.set(rid, { resolve, reject });
+    port.postMessage({ ...msg, rid, tab });
+  });
+}
+
+/**
+ * openShared opens options.persist through the shared worker and returns a
+ * Store proxy. helpers are index.js's hiloError and Emitter.
+ */
+export async function openShared(options, { hiloError, Emitter }) {
+  const { onConflict = 'server' } = options;
+  if (typeof onConflict === 'function') {
+    throw hiloError('bad_request', 400, "openStore: a persisted store is shared by the tabs of an origin and runs in a worker, where a merge function cannot go; use onConflict 'server' or 'local', or shared: false");
+  }
+  const plain = {};
+  for (const k of ['url', 'database', 'token', 'node', 'sync', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'onConflict']) {
+    if (options[k] !== undefined) plain[k] = options[k];
+  }
+  const sid = await request(hiloError, { t: 'open', options: plain });
+  const events = new Emitter();
+  listeners.set(sid, (type, payload) => events.emit(type, type === 'error' ? hiloError(payload.code, payload.num, payload.message) : payload));
+  return new SharedStore(sid, events, hiloError);
+}
+
+/** SharedStore is a Store whose work is done by the shared worker. */
+class SharedStore {
+  #sid;
+  #events;
+  #hiloError;
+  #closed = false;
+
+  constructor(sid, events, hiloError) {
+    this.#sid = sid;
+    this.#events = events;
+    this.#hiloError = hiloError;
+  }
+
+  #call(m, ...args) {
+    if (this.#closed) return Promise.reject(this.#hiloError('closed', 503, 'store is closed'));
+    return request(this.#hiloError, { t: 'call', sid: this.#sid, m, args });
+  }
+
+  put(collection, doc) {
+    return this.#call('put', collection, doc);
+  }
+
+  putMany(collection, docs) {
+    const hiloError = this.#hiloError;
+    return this.#call('putMany', collection, docs).then((rs) =>
+      rs.map((r) => (r && r.__hiloError ? hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message) : r)),
+    );
+  }
+
+  get(id) {
+    return this.#call('get', id);
+  }
+
+  list(collection, options) {
+    return this.#call('list', collection, options);
+  }
+
+  delete(id) {
+    return this.#call('delete', id);
+  }
+
+  info() {
+    return this.#call('info');
+  }
+
+  sync() {
+    return this.#call('sync');
+  }
+
+  pending() {
+    return this.#call('pending');
+  }
+
+  conflicts(id) {
+    return this.#call('conflicts', id);
+  }
+
+  clearConflicts(id) {
+    return this.#call('clearConflicts', id);
+  }
+
+  flush() {
+    return this.#call('flush');
+  }
+
+  on(type, fn) {
+    this.#events.on(type, fn);
+    return () => this.#events.off(type, fn);
+  }
+
+  off(type, fn) {
+    this.#events.off(type, fn);
+  }
+
+  async close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    listeners.delete(this.#sid);
+    await request(this.#hiloError, { t: 'close', sid: this.#sid });
+  }
+}
