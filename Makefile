@@ -16,7 +16,7 @@ TOOLS   := $(CURDIR)/build/tools
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser bench bench-go bench-bridge bench-sync load fuzz lint clean
+        test-go test-wasm test-js test-edge test-browser bench bench-go bench-bridge bench-browser bench-sync load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
 run: server web
@@ -84,6 +84,10 @@ bench-go:
 bench-bridge: wasm
 	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench '^Benchmark(Put|Get)$$' -benchmem -exec="$(WASMEXEC)" ./core/
 	node bench/js/bridge.mjs 20000
+
+## bench-browser: hilodb's browser store against PouchDB 9 (idb, indexeddb) in Chromium, side by side
+bench-browser: deps-apt server web
+	cd bench/browser && npm ci --no-audit --no-fund && node run.mjs
 
 ## bench-sync: replicate 10,000 documents with hilodb and with PouchDB 9, side by side
 bench-sync:
