@@ -68,7 +68,7 @@ export async function openStore(options) {
       durability,
       requestTimeout,
       heartbeat,
-      invalidate: (id) => cache.delete(id),
+      invalidate: (ids) => cache.deleteAll(ids),
     });
   } catch (err) {
     await adapter?.close();
@@ -249,6 +249,12 @@ class ReadCache {
 
   delete(id) {
     this.#m.delete(id);
+  }
+
+  // deleteAll drops the ids in text, joined by NUL.
+  deleteAll(text) {
+    if (this.#m.size === 0) return;
+    for (const id of text.split('\0')) this.#m.delete(id);
   }
 
   close() {

@@ -16,7 +16,7 @@ import (
 // that returned. It hands the changes on to next (the durable journal), if
 // any.
 type cacheJournal struct {
-	invalidate js.Value // a function (id), or undefined
+	invalidate js.Value // a function (ids joined by NUL), or undefined
 	next       core.Journal
 }
 
@@ -27,10 +27,19 @@ func noWait() error { return nil }
 // Commit implements core.Journal.
 func (c *cacheJournal) Commit(changes []core.Change) func() error {
 	if c.invalidate.Type() == js.TypeFunction {
+		// One call per transaction (a call into JavaScript costs more than
+		// the ids): the ids joined by NUL, which no id holds.
+		var ids strings.Builder
 		for _, ch := range changes {
 			if id, ok := strings.CutPrefix(ch.Key, "doc/"); ok {
-				c.invalidate.Invoke(id)
+				if ids.Len() > 0 {
+					ids.WriteByte(0)
+				}
+				ids.WriteString(id)
 			}
+		}
+		if ids.Len() > 0 {
+			c.invalidate.Invoke(ids.String())
 		}
 	}
 	if c.next == nil {
