@@ -37,8 +37,8 @@ type IdentitySource interface {
 	SeedIdentity(ctx context.Context, name string, value int64, force bool) (int64, error)
 }
 
-// idKind is how the id a caller gives is turned into the stored id (DESIGN
-// §4).
+// idKind is how the id a caller gives is turned into the stored id (the
+// strategies of docs/ids.md).
 type idKind int
 
 const (

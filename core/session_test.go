@@ -98,7 +98,7 @@ func mustGet(t *testing.T, s *testStore, id string) []byte {
 	return b
 }
 
-// TestSessionIDStrategies has one row per DESIGN §4 row, through the session.
+// TestSessionIDStrategies has one row per id strategy of docs/ids.md, through the session.
 func TestSessionIDStrategies(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -361,7 +361,7 @@ func (w *wrapped) Unwrap() []error { return []error{w.err, w.cause} }
 // Put stores doc, a JSON object, in collection and returns the stored
 // document with _id, _key, _rev and @metadata.@collection set, overwriting
 // any document with that id (RavenDB's put). The id comes from the
-// document's _id (see DESIGN §4: missing or null → the collection's key
+// document's _id (see docs/ids.md: missing or null → the collection's key
 // generator, "" → a UUID, "x/" → this node's sequence, "x|" → an identity,
 // anything else as given), else from its _key.
 func (s *Store) Put(ctx context.Context, collection string, doc []byte) ([]byte, error) {

@@ -72,7 +72,7 @@ func TestPutGetDelete(t *testing.T) {
 	}
 }
 
-// TestIDStrategies has one row per row of DESIGN §4 (and the ways each can
+// TestIDStrategies has one row per id strategy of docs/ids.md (and the ways each can
 // go wrong). want is a regexp the _id must match.
 func TestIDStrategies(t *testing.T) {
 	uuidRe := `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
@@ -384,7 +384,7 @@ func TestAsError(t *testing.T) {
 	}
 }
 
-// TestErrorNumbers checks every number, code and HTTP status of DESIGN §9.
+// TestErrorNumbers checks every number, code and HTTP status of the error table (core/errors.go).
 func TestErrorNumbers(t *testing.T) {
 	tests := []struct {
 		err    error
