@@ -18,22 +18,28 @@ go build -o build/bin/bench-sync ./bench/sync
 go build -o build/bin/hilodb-server ./cmd/hilodb-server
 results=()
 for r in $(seq "$rounds"); do
-  results+=("$(build/bin/bench-sync -docs "$docs")")
-  results+=("$(node bench/js/wasm.mjs build/bin/hilodb-server "$docs")")
-  results+=("$(node bench/pouchdb/pouch.mjs "$docs")")
+  results+=("$(build/bin/bench-sync -docs "$docs" | sed "s/}\$/,\"round\":$r}/")")
+  results+=("$(node bench/js/wasm.mjs build/bin/hilodb-server "$docs" | sed "s/}\$/,\"round\":$r}/")")
+  results+=("$(node bench/pouchdb/pouch.mjs "$docs" 100 | sed "s/}\$/,\"round\":$r}/")")
+  results+=("$(node bench/pouchdb/pouch.mjs "$docs" 1000 | sed "s/}\$/,\"round\":$r}/")")
 done
 printf '%s\n' "${results[@]}" | node -e '
 const lines = require("fs").readFileSync(0, "utf8").trim().split("\n").map(JSON.parse);
-const best = {};
 for (const l of lines) {
-  const b = best[l.system] ||= { push: 0, pull: 0 };
-  b.push = Math.max(b.push, l.pushDocsPerSec);
-  b.pull = Math.max(b.pull, l.pullDocsPerSec);
-  console.log(`${l.system.padEnd(12)} push ${String(l.pushDocsPerSec).padStart(7)} docs/s   pull ${String(l.pullDocsPerSec).padStart(7)} docs/s`);
+  console.log(`round ${l.round} ${l.system.padEnd(20)} push ${String(l.pushDocsPerSec).padStart(7)} docs/s   pull ${String(l.pullDocsPerSec).padStart(7)} docs/s`);
 }
-const p = best.pouchdb;
+// Per round: each hilodb system against the better PouchDB setting of the
+// same round (default batch_size 100, or 1000); then the median of rounds.
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const rounds = [...new Set(lines.map((l) => l.round))];
 for (const s of ["hilodb", "hilodb-wasm"]) {
-  const h = best[s];
-  console.log(`best of each: ${s}/pouchdb push ${(h.push / p.push).toFixed(1)}x, pull ${(h.pull / p.pull).toFixed(1)}x`);
+  const push = [], pull = [];
+  for (const r of rounds) {
+    const h = lines.find((l) => l.round === r && l.system === s);
+    const ps = lines.filter((l) => l.round === r && l.system.startsWith("pouchdb"));
+    push.push(h.pushDocsPerSec / Math.max(...ps.map((p) => p.pushDocsPerSec)));
+    pull.push(h.pullDocsPerSec / Math.max(...ps.map((p) => p.pullDocsPerSec)));
+  }
+  console.log(`${s} against the better PouchDB setting, per round (median of ${rounds.length}): push ${median(push).toFixed(1)}x, pull ${median(pull).toFixed(1)}x`);
 }
 '
