@@ -31,7 +31,7 @@ func BenchmarkPutInto(b *testing.B) {
 			for i := range size {
 				st.Put(ctx, "orders", []byte(fmt.Sprintf(`{"_id":"orders/%d","n":%d}`, i, i)))
 			}
-			if _, err := database.Open(&memStorage{}, st, database.Options{}); err != nil {
+			if _, err := database.OpenJournal(&memStorage{}, st, database.JournalOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()

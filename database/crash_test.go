@@ -59,7 +59,7 @@ func TestKilledProcessKeepsAcknowledgedWrites(t *testing.T) {
 		if len(acked) < target {
 			t.Fatalf("round %d: only %d writes acknowledged before the kill", round, len(acked))
 		}
-		st, _, _ := open(t, dir, database.Options{})
+		st, _, _ := open(t, dir, database.JournalOptions{})
 		for _, id := range acked {
 			if _, err := st.Get(id); err != nil {
 				t.Fatalf("round %d: acknowledged %s lost after SIGKILL (%d acknowledged)", round, id, len(acked))
@@ -77,7 +77,7 @@ func crashWriter(dir string) {
 	if err != nil {
 		panic(err)
 	}
-	if _, err := database.Open(d, st, database.Options{CompactAt: 16 << 10}); err != nil {
+	if _, err := database.OpenJournal(d, st, database.JournalOptions{CompactAt: 16 << 10}); err != nil {
 		panic(err)
 	}
 	var mu sync.Mutex

@@ -17,7 +17,7 @@ import (
 )
 
 // open opens a store over the directory dir.
-func open(t testing.TB, dir string, opts database.Options) (*core.Store, *database.Journal, *database.Dir) {
+func open(t testing.TB, dir string, opts database.JournalOptions) (*core.Store, *database.Journal, *database.Dir) {
 	t.Helper()
 	st, err := core.Open(":memory:", core.Options{Node: "T"})
 	if err != nil {
@@ -27,7 +27,7 @@ func open(t testing.TB, dir string, opts database.Options) (*core.Store, *databa
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := database.Open(d, st, opts)
+	j, err := database.OpenJournal(d, st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestReopenFindsEveryWrite(t *testing.T) {
 	}{{"log only", 1 << 30}, {"compacted often", 2048}} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			st, j, d := open(t, dir, database.Options{CompactAt: tt.compactAt})
+			st, j, d := open(t, dir, database.JournalOptions{CompactAt: tt.compactAt})
 			for i := range 500 {
 				put(t, st, fmt.Sprintf("orders/%d", i), i)
 			}
@@ -65,7 +65,7 @@ func TestReopenFindsEveryWrite(t *testing.T) {
 			st.Close()
 			d.Close()
 
-			st2, _, _ := open(t, dir, database.Options{})
+			st2, _, _ := open(t, dir, database.JournalOptions{})
 			for i := range 500 {
 				_, err := st2.Get(fmt.Sprintf("orders/%d", i))
 				if gone := i%3 == 0; gone != (err != nil) {
@@ -82,7 +82,7 @@ func TestReopenFindsEveryWrite(t *testing.T) {
 
 func TestTornTailIsCut(t *testing.T) {
 	dir := t.TempDir()
-	st, j, d := open(t, dir, database.Options{CompactAt: 1 << 30})
+	st, j, d := open(t, dir, database.JournalOptions{CompactAt: 1 << 30})
 	put(t, st, "orders/1", 1)
 	put(t, st, "orders/2", 2)
 	j.Sync()
@@ -95,7 +95,7 @@ func TestTornTailIsCut(t *testing.T) {
 	f.Write(b[:third])
 	f.Close()
 
-	st2, _, _ := open(t, dir, database.Options{})
+	st2, _, _ := open(t, dir, database.JournalOptions{})
 	for _, id := range []string{"orders/1", "orders/2"} {
 		if _, err := st2.Get(id); err != nil {
 			t.Errorf("%s after a torn tail: %v", id, err)
@@ -105,7 +105,7 @@ func TestTornTailIsCut(t *testing.T) {
 		t.Errorf("log is %d bytes after opening a torn one, want it compacted away", fi.Size())
 	}
 	put(t, st2, "orders/3", 3)
-	st3, _, _ := open(t, dir, database.Options{})
+	st3, _, _ := open(t, dir, database.JournalOptions{})
 	if _, err := st3.Get("orders/3"); err != nil {
 		t.Errorf("a write after the cut: %v", err)
 	}
@@ -136,7 +136,7 @@ func TestConcurrentWritesShareAppends(t *testing.T) {
 	c := &counting{Storage: d}
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	if _, err := database.Open(c, st, database.Options{}); err != nil {
+	if _, err := database.OpenJournal(c, st, database.JournalOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -165,7 +165,7 @@ func TestFailedStorageFailsWrites(t *testing.T) {
 	c := &counting{Storage: d}
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	if _, err := database.Open(c, st, database.Options{}); err != nil {
+	if _, err := database.OpenJournal(c, st, database.JournalOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	put(t, st, "orders/1", 1)
@@ -181,12 +181,12 @@ func TestFailedStorageFailsWrites(t *testing.T) {
 
 func TestRelaxedAnswersBeforeDurable(t *testing.T) {
 	dir := t.TempDir()
-	st, j, _ := open(t, dir, database.Options{Durability: database.Relaxed})
+	st, j, _ := open(t, dir, database.JournalOptions{Durability: database.Relaxed})
 	put(t, st, "orders/1", 1)
 	if err := j.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	st2, _, _ := open(t, dir, database.Options{})
+	st2, _, _ := open(t, dir, database.JournalOptions{})
 	if _, err := st2.Get("orders/1"); err != nil {
 		t.Errorf("relaxed write after Sync: %v", err)
 	}

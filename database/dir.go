@@ -6,13 +6,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
-// Dir is the Storage of a directory on the host: files "snapshot" and
-// "log", each fsynced before a method returns.
+// Dir is the Storage (and Meta) of a directory on the host: files
+// "snapshot", "log", "node" and "ranges", each fsynced before a method
+// returns. One process at a time may use a directory.
 type Dir struct {
 	path string
 	log  *os.File
+
+	metaMu sync.Mutex
+	ranges map[string][]byte
 }
 
 var _ Storage = (*Dir)(nil)

@@ -35,8 +35,8 @@ const (
 	Relaxed
 )
 
-// Options tune a Journal.
-type Options struct {
+// JournalOptions tune a Journal.
+type JournalOptions struct {
 	Durability Durability
 	// CompactAt is the log size in bytes past which the log is compacted
 	// into a new snapshot (and at least the last snapshot's size). Default
@@ -55,7 +55,7 @@ var ErrFailed = errors.New("storage failed; reopen the store")
 type Journal struct {
 	st    Storage
 	store *core.Store
-	opts  Options
+	opts  JournalOptions
 
 	mu       sync.Mutex
 	seq      uint64 // last frame handed a sequence
@@ -76,12 +76,12 @@ type batch struct {
 
 var _ core.Journal = (*Journal)(nil)
 
-// Open loads what st holds into store (which must be empty and new) and
+// OpenJournal loads what st holds into store (which must be empty and new) and
 // returns the journal that keeps store's later writes durable in st; it is
 // installed with store.SetJournal. A log that ends in an unfinished frame
 // (a write cut off by a crash, never acknowledged) is compacted away at
 // once, so new frames never follow a damaged one.
-func Open(st Storage, store *core.Store, opts Options) (*Journal, error) {
+func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, error) {
 	if opts.CompactAt <= 0 {
 		opts.CompactAt = 4 << 20
 	}

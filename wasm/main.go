@@ -432,7 +432,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		return nil, err
 	}
 	if h.persist != nil {
-		j, err := database.Open(h.persist, st, database.Options{Durability: o.durability})
+		j, err := database.OpenJournal(h.persist, st, database.JournalOptions{Durability: o.durability})
 		if err != nil {
 			_ = cl.Close()
 			_ = st.Close()

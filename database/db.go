@@ -1,0 +1,391 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/replica"
+)
+
+// Config configures Open. URL and Database are required.
+type Config struct {
+	// URL is the sync server's websocket endpoint (ws://host/v1/sync).
+	URL string
+	// Database and Token name the database on the server and authorize
+	// the client for it.
+	Database, Token string
+	// Node is the node tag given before; empty: the one Storage kept, or a
+	// new one from the server.
+	Node string
+	// Storage keeps the store: its documents, and with Meta its node tag
+	// and HiLo ranges. Nil: in memory only, and unused HiLo numbers go back
+	// to the server on Close.
+	Storage Storage
+	// Durability says when a write returns (with Storage).
+	Durability Durability
+	// Reserve is how many whole HiLo ranges to hold leased beyond the one
+	// in use, for offline periods (idgen.Options.Reserve).
+	Reserve int
+	// Resolve settles conflicts; nil means core.ServerWins.
+	Resolve core.Resolver
+	// Live replicates for the DB's lifetime: local writes are pushed as they
+	// are made and the server's changes are followed (replica.Run).
+	Live bool
+	// RequestTimeout and Heartbeat are the client's (client.Options).
+	RequestTimeout, Heartbeat time.Duration
+	// DialTimeout bounds the first dial in Open; past it (or when nothing
+	// answers) the DB opens offline and dials on its first call that needs
+	// the server. Default 5 seconds.
+	DialTimeout time.Duration
+	// PullLimit and PingEvery are the replicator's (replica.Options).
+	PullLimit int
+	PingEvery time.Duration
+
+	// OnStatus is called with true once a connection is up and false once it
+	// is lost. OnNode is called with the node tag once the server gives or
+	// confirms it. Neither may call back into the DB's client.
+	OnStatus func(connected bool)
+	OnNode   func(node string)
+	// OnConflict, OnApply, OnAck and OnError are the replicator's hooks.
+	OnConflict func(core.Conflict)
+	OnApply    func(core.ApplyResult)
+	OnAck      func([]core.Ack)
+	OnError    func(error)
+	// OnSourceError is called with every error of the id sources (a lease,
+	// an identity) in the context of the call that met it.
+	OnSourceError func(ctx context.Context, err error)
+	// Observe, if set, is called with the changes of every write
+	// transaction while the store still holds its write lock, before the
+	// write returns: for caches of documents that must never be older than
+	// the last write.
+	Observe func(changes []core.Change)
+}
+
+// DB is an offline-first store: a core.Store whose writes are made durable
+// in a Storage, with ids from HiLo ranges leased from the sync server and
+// replication with it. It is what the browser build, the npm package and Go
+// programs open.
+//
+// A DB is safe for concurrent use.
+type DB struct {
+	cfg     Config
+	store   *core.Store
+	client  *client.Client
+	gen     *idgen.Generator
+	rep     *replica.Replicator
+	journal *Journal // nil without Storage
+	meta    Meta     // nil unless Storage keeps it
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the DB cfg describes: it loads what cfg.Storage holds, dials
+// the server (opening offline when it cannot be reached) and, with
+// cfg.Live, starts replicating. A server that answers and refuses the
+// client (a wrong token, say) is an error.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	if cfg.URL == "" || cfg.Database == "" {
+		return nil, errors.New("open database: URL and Database are required")
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	db := &DB{cfg: cfg}
+	db.ctx, db.cancel = context.WithCancel(context.Background())
+	ok := false
+	defer func() {
+		if !ok {
+			db.cancel()
+		}
+	}()
+
+	var savedRanges map[string][]byte
+	node := cfg.Node
+	if m, isMeta := cfg.Storage.(Meta); isMeta {
+		n, ranges, err := m.LoadMeta()
+		if err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+		db.meta, savedRanges = m, ranges
+		if node == "" {
+			node = n
+		}
+	}
+	copts := client.Options{Database: cfg.Database, Token: cfg.Token, Node: node, OnNode: db.setNode,
+		RequestTimeout: cfg.RequestTimeout, Heartbeat: cfg.Heartbeat, OnStatus: cfg.OnStatus}
+	dctx, dcancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	cl, err := client.Dial(dctx, cfg.URL, copts)
+	dcancel()
+	var refused *client.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &refused):
+		return nil, fmt.Errorf("open database: %w", err)
+	case errors.Is(err, client.ErrDisconnected) || errors.Is(err, context.DeadlineExceeded):
+		// Offline: documents with their own keys can be stored now, HiLo ids
+		// from a kept range or once the server is back.
+		cl = client.New(cfg.URL, copts)
+	default:
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.client = cl
+	if db.meta != nil {
+		rj, err := newRangeJournal(db.meta, savedRanges)
+		if err != nil {
+			_ = cl.Close()
+			return nil, err
+		}
+		// Kept for the next session rather than given back on close.
+		db.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: rj, JournalStep: journalStep, Reserve: cfg.Reserve})
+	} else {
+		db.gen = idgen.NewGeneratorWith(cl, idgen.Options{Reserve: cfg.Reserve})
+	}
+	src := sources{gen: db.gen, client: cl, onErr: cfg.OnSourceError}
+	if cl.Node() != "" {
+		node = cl.Node()
+	}
+	st, err := core.Open(":memory:", core.Options{Node: node, IDs: src, Numbers: src, Identities: src})
+	if err != nil {
+		_ = cl.Close()
+		return nil, err
+	}
+	db.store = st
+	var durable core.Journal
+	if cfg.Storage != nil {
+		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability})
+		if err != nil {
+			_ = cl.Close()
+			_ = st.Close()
+			return nil, err
+		}
+		db.journal, durable = j, j
+	}
+	if cfg.Observe != nil {
+		st.SetJournal(observer{observe: cfg.Observe, next: durable})
+	}
+	if n := cl.Node(); n != "" && n != st.Clock().Node() {
+		st.Clock().SetNode(n) // the tag arrived while the store was opening
+	}
+	db.rep = replica.New(st, cl, replica.Options{
+		Resolve: cfg.Resolve, OnConflict: cfg.OnConflict, OnApply: cfg.OnApply, OnAck: cfg.OnAck,
+		OnError: cfg.OnError, PullLimit: cfg.PullLimit, PingEvery: cfg.PingEvery,
+	})
+	if cfg.Live {
+		db.bg.Add(1)
+		go func() {
+			defer db.bg.Done()
+			_ = db.rep.Run(db.ctx)
+		}()
+	}
+	ok = true
+	return db, nil
+}
+
+// journalStep is how many HiLo numbers one range journal write covers
+// (idgen.Options.JournalStep): a crash skips at most this many.
+const journalStep = 8
+
+// setNode records the node tag the server gave this client. The client
+// calls it while holding its own lock: it must not call back into it.
+func (db *DB) setNode(node string) {
+	if st := db.store; st != nil {
+		st.Clock().SetNode(node)
+	}
+	if db.meta != nil {
+		// Kept for the next session, not waited for: losing it costs only a
+		// new tag.
+		db.bg.Add(1) // Close waits for it
+		go func() {
+			defer db.bg.Done()
+			if err := db.meta.SaveNode(node); err != nil && db.cfg.OnError != nil {
+				db.cfg.OnError(fmt.Errorf("keep node tag: %w", err))
+			}
+		}()
+	}
+	if db.cfg.OnNode != nil {
+		db.cfg.OnNode(node)
+	}
+}
+
+// Store returns the document store.
+func (db *DB) Store() *core.Store { return db.store }
+
+// Client returns the sync client.
+func (db *DB) Client() *client.Client { return db.client }
+
+// Replicator returns the replicator (Push, Pull, Sync).
+func (db *DB) Replicator() *replica.Replicator { return db.rep }
+
+// IDs returns the HiLo id generator.
+func (db *DB) IDs() *idgen.Generator { return db.gen }
+
+// QuickWrites reports whether a write has nothing durable to wait for (no
+// Storage, or relaxed durability), so one whose id is at hand
+// (idgen.NoWait) returns without waiting.
+func (db *DB) QuickWrites() bool {
+	return db.journal == nil || db.cfg.Durability == Relaxed
+}
+
+// Sync pushes every pending write, then pulls every change: one round.
+func (db *DB) Sync(ctx context.Context) (pushed, pulled int, err error) {
+	pushed, err = db.rep.Push(ctx)
+	if err != nil {
+		return pushed, 0, fmt.Errorf("sync: %w", err)
+	}
+	pulled, err = db.rep.Pull(ctx)
+	if err != nil {
+		return pushed, pulled, fmt.Errorf("sync: %w", err)
+	}
+	return pushed, pulled, nil
+}
+
+// Flush returns once every write made so far is durable (a no-op without
+// Storage).
+func (db *DB) Flush() error {
+	if db.journal == nil {
+		return nil
+	}
+	return db.journal.Sync()
+}
+
+// Bounds of Close's courtesies to the server.
+const (
+	finalPushTimeout = 3 * time.Second
+	returnTimeout    = 2 * time.Second
+)
+
+// Close stops replication (pushing what is pending, for at most a few
+// seconds, when connected), compacts the log into one snapshot, gives
+// unused HiLo numbers back to the server unless Storage keeps them, and
+// closes the connection and the store. The Storage is the caller's to
+// close. Calling Close again returns the first call's result.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() { db.closeErr = db.close() })
+	return db.closeErr
+}
+
+func (db *DB) close() error {
+	db.cancel()
+	db.bg.Wait()
+	var errs []error
+	if db.cfg.Live && db.client.Connected() {
+		pctx, pcancel := context.WithTimeout(context.Background(), finalPushTimeout)
+		_, _ = db.rep.Push(pctx) // what is left stays pending
+		pcancel()
+	}
+	if db.journal != nil {
+		if err := db.journal.Compact(); err != nil {
+			errs = append(errs, fmt.Errorf("close database: %w", err))
+		}
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), returnTimeout)
+	_ = db.gen.Close(rctx)
+	rcancel()
+	_ = db.client.Close()
+	if err := db.store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close database: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// observer hands a transaction's changes to a cache's observe function,
+// then to the durable journal, if any.
+type observer struct {
+	observe func([]core.Change)
+	next    core.Journal
+}
+
+func noWait() error { return nil }
+
+// Commit implements core.Journal.
+func (o observer) Commit(changes []core.Change) func() error {
+	o.observe(changes)
+	if o.next == nil {
+		return noWait
+	}
+	return o.next.Commit(changes)
+}
+
+// leaseOnly is a range source that cannot take ranges back. A DB whose
+// Storage keeps its ranges keeps them for the next session instead of
+// returning them on close; a journaled idgen.HiLo already never returns
+// them, and leaseOnly makes sure of it (idgen.HiLo.Close returns ranges only
+// to a RangeReturner).
+type leaseOnly struct{ cli *client.Client }
+
+// NextRange implements idgen.RangeSource.
+func (l leaseOnly) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	return l.cli.NextRange(ctx, tag, last)
+}
+
+// sources gives core its HiLo ids and numbers (from the generator) and its
+// identities (from the client). Under idgen.NoWait, identities fail at once
+// with idgen.ErrWouldWait: they need the server.
+type sources struct {
+	gen    *idgen.Generator
+	client *client.Client
+	onErr  func(ctx context.Context, err error)
+}
+
+var (
+	_ core.IDSource       = sources{}
+	_ core.NumberSource   = sources{}
+	_ core.IdentitySource = sources{}
+)
+
+func (s sources) note(ctx context.Context, err error) error {
+	if err != nil && s.onErr != nil {
+		s.onErr(ctx, err)
+	}
+	return err
+}
+
+// NextID implements core.IDSource.
+func (s sources) NextID(ctx context.Context, tag string) (string, error) {
+	id, err := s.gen.NextID(ctx, tag)
+	return id, s.note(ctx, err)
+}
+
+// NextNumber implements core.NumberSource.
+func (s sources) NextNumber(ctx context.Context, tag string) (int64, string, error) {
+	n, serverTag, err := s.gen.NextNumber(ctx, tag)
+	return n, serverTag, s.note(ctx, err)
+}
+
+// NextIdentity implements core.IdentitySource.
+func (s sources) NextIdentity(ctx context.Context, name string) (int64, error) {
+	if idgen.IsNoWait(ctx) {
+		return 0, s.note(ctx, idgen.ErrWouldWait)
+	}
+	v, err := s.client.NextIdentity(ctx, name)
+	return v, s.note(ctx, err)
+}
+
+// NextIdentities implements core.IdentitySource.
+func (s sources) NextIdentities(ctx context.Context, names []string) ([]int64, error) {
+	if idgen.IsNoWait(ctx) {
+		return nil, s.note(ctx, idgen.ErrWouldWait)
+	}
+	vs, err := s.client.NextIdentities(ctx, names)
+	return vs, s.note(ctx, err)
+}
+
+// SeedIdentity implements core.IdentitySource.
+func (s sources) SeedIdentity(ctx context.Context, name string, value int64, force bool) (int64, error) {
+	if idgen.IsNoWait(ctx) {
+		return 0, s.note(ctx, idgen.ErrWouldWait)
+	}
+	v, err := s.client.SeedIdentity(ctx, name, value, force)
+	return v, s.note(ctx, err)
+}
