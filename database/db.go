@@ -82,9 +82,11 @@ type DB struct {
 	journal *Journal // nil without Storage
 	meta    Meta     // nil unless Storage keeps it
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	bg     sync.WaitGroup
+	ctx      context.Context
+	cancel   context.CancelFunc
+	bgMu     sync.Mutex // guards bg.Add against Close's bg.Wait
+	stopping bool
+	bg       sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -205,6 +207,11 @@ func (db *DB) setNode(node string) {
 	if db.meta != nil {
 		// Kept for the next session, not waited for: losing it costs only a
 		// new tag.
+		db.bgMu.Lock()
+		defer db.bgMu.Unlock()
+		if db.stopping {
+			return // closing: the tag is the one kept already
+		}
 		db.bg.Add(1) // Close waits for it
 		go func() {
 			defer db.bg.Done()
@@ -277,6 +284,9 @@ func (db *DB) Close() error {
 
 func (db *DB) close() error {
 	db.cancel()
+	db.bgMu.Lock()
+	db.stopping = true
+	db.bgMu.Unlock()
 	db.bg.Wait()
 	var errs []error
 	if db.cfg.Live && db.client.Connected() {
