@@ -52,10 +52,12 @@ type Config struct {
 	// confirms it. Neither may call back into the DB's client.
 	OnStatus func(connected bool)
 	OnNode   func(node string)
-	// OnConflict, OnApply, OnAck and OnError are the replicator's hooks.
+	// OnConflict, OnApply, OnAck, OnConnect and OnError are the
+	// replicator's hooks (replica.Options).
 	OnConflict func(core.Conflict)
 	OnApply    func(core.ApplyResult)
 	OnAck      func([]core.Ack)
+	OnConnect  func()
 	OnError    func(error)
 	// OnSourceError is called with every error of the id sources (a lease,
 	// an identity) in the context of the call that met it.
@@ -181,7 +183,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	db.rep = replica.New(st, cl, replica.Options{
 		Resolve: cfg.Resolve, OnConflict: cfg.OnConflict, OnApply: cfg.OnApply, OnAck: cfg.OnAck,
-		OnError: cfg.OnError, PullLimit: cfg.PullLimit, PingEvery: cfg.PingEvery,
+		OnConnect: cfg.OnConnect, OnError: cfg.OnError, PullLimit: cfg.PullLimit, PingEvery: cfg.PingEvery,
 	})
 	if cfg.Live {
 		db.bg.Add(1)

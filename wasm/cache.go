@@ -9,24 +9,13 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// cacheJournal tells index.js's read cache which documents a write
-// transaction changed, before the write returns and while the store still
-// holds its write lock: JavaScript runs only between Go's steps, so a get
-// answered from the cache never sees a document older than the last write
-// that returned. It hands the changes on to next (the durable journal), if
-// any.
-type cacheJournal struct {
-	invalidate js.Value // a function (ids joined by NUL), or undefined
-	next       core.Journal
-}
-
-var _ core.Journal = (*cacheJournal)(nil)
-
-func noWait() error { return nil }
-
-// Commit implements core.Journal.
-func (c *cacheJournal) Commit(changes []core.Change) func() error {
-	if c.invalidate.Type() == js.TypeFunction {
+// newInvalidator returns the database.Config.Observe function that tells
+// index.js's read cache which documents a write transaction changed. It is
+// called before the write returns and while the store still holds its write
+// lock: JavaScript runs only between Go's steps, so a get answered from the
+// cache never sees a document older than the last write that returned.
+func newInvalidator(invalidate js.Value) func([]core.Change) {
+	return func(changes []core.Change) {
 		// One call per transaction (a call into JavaScript costs more than
 		// the ids): the ids joined by NUL, which no id holds.
 		var ids strings.Builder
@@ -39,11 +28,7 @@ func (c *cacheJournal) Commit(changes []core.Change) func() error {
 			}
 		}
 		if ids.Len() > 0 {
-			c.invalidate.Invoke(ids.String())
+			invalidate.Invoke(ids.String())
 		}
 	}
-	if c.next == nil {
-		return noWait
-	}
-	return c.next.Commit(changes)
 }

@@ -126,7 +126,7 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 	}
 	wait := false
 	out, err := a.call(id, func(h *handle) (any, error) {
-		if !h.quickPut {
+		if !h.db.QuickWrites() {
 			wait = true
 			return nil, nil
 		}
@@ -268,10 +268,7 @@ func (a *api) flushArgs(args []js.Value) (func() (any, error), error) {
 	}
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
-			if h.journal == nil {
-				return nil, nil
-			}
-			return nil, h.journal.Sync()
+			return nil, h.db.Flush()
 		})
 	}, nil
 }

@@ -92,7 +92,6 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/database"
-	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/wire"
 )
 
@@ -202,50 +201,19 @@ func newAPI() *api {
 // handle is one open store: the document store, its id generator and the
 // sync client it leases ranges from.
 type handle struct {
-	store  *core.Store
-	gen    *idgen.Generator
-	client *client.Client
+	db     *database.DB
+	store  *core.Store     // db.Store()
+	client *client.Client  // db.Client()
 	ctx    context.Context // cancelled when the store closes
 	cancel context.CancelFunc
 
-	syncer  *syncer           // replication
-	live    bool              // syncer follows the server in a goroutine
-	persist *persister        // nil without the persist option
-	journal *database.Journal // with persist: makes writes durable
-	// quickPut: a put may run on the event loop when it needs no lease
-	// (no persist, or relaxed durability: nothing to wait for).
-	quickPut bool
-	events   *events
-
-	bgCancel context.CancelFunc // stops the goroutines below
-	bg       sync.WaitGroup     // live replication
+	syncer  *syncer    // replication rounds and events
+	persist *persister // nil without the persist option
+	events  *events
 
 	mu     sync.Mutex
-	node   string // last node tag the server confirmed
 	closed bool
 	calls  sync.WaitGroup
-}
-
-// setNode records the node tag the server gave this client and moves the
-// store's clock to it, so revisions made here carry it. The client calls it
-// while holding its own lock: it must not call back into the client.
-func (h *handle) setNode(node string) {
-	h.mu.Lock()
-	h.node = node
-	st := h.store
-	h.mu.Unlock()
-	if st != nil {
-		st.Clock().SetNode(node)
-	}
-	if h.persist != nil {
-		// Kept for the next session; not waited for (the client holds its
-		// lock), and losing it costs only a new tag.
-		go func() {
-			if err := h.persist.saveNode(node); err != nil {
-				h.events.error(fmt.Errorf("persist node tag: %w", err))
-			}
-		}()
-	}
 }
 
 // changed is called after every change of the store's replication state;
@@ -368,105 +336,45 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 
 // open connects a new store and returns its JavaScript object.
 func (a *api) open(o openOptions) (_ any, err error) {
-	h := &handle{node: o.node, events: o.events}
+	h := &handle{events: o.events}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			h.cancel()
 		}
 	}()
-	if o.persist.Type() == js.TypeObject {
-		// On failure index.js closes the adapter it made.
-		p, node, err := loadPersister(o.persist)
-		if err != nil {
-			return nil, err
-		}
-		h.persist = p
-		if h.node == "" {
-			h.node = node // the tag this store had before the reload
-		}
-	}
-	copts := client.Options{Database: o.database, Token: o.token, Node: h.node, OnNode: h.setNode,
-		RequestTimeout: o.requestTimeout, Heartbeat: o.heartbeat,
+	cfg := database.Config{URL: o.url, Database: o.database, Token: o.token, Node: o.node,
+		Durability: o.durability, Reserve: o.reserve, Resolve: o.resolve, Live: o.sync,
+		RequestTimeout: o.requestTimeout, Heartbeat: o.heartbeat, DialTimeout: dialTimeout,
+		PullLimit: pullLimit, PingEvery: pingEvery,
 		OnStatus: func(up bool) {
 			if up {
 				h.events.status("online")
 			} else {
 				h.events.status("offline")
 			}
-		}}
-
-	dctx, dcancel := context.WithTimeout(h.ctx, dialTimeout)
-	cl, err := client.Dial(dctx, o.url, copts)
-	dcancel()
-	var refused *client.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &refused):
-		// The server answered and said no (forbidden_origin, unauthorized…).
-		return nil, fmt.Errorf("open store: %w", err)
-	case unreachable(err):
-		// Offline start: documents with their own keys can be stored now,
-		// HiLo ids once the server is reachable again (or at once, from a
-		// persisted range).
-		cl = client.New(o.url, copts)
-	default:
-		return nil, fmt.Errorf("open store: %w", err)
+		},
+		OnSourceError: func(ctx context.Context, err error) { noteCause(ctx, err) },
 	}
-	h.client = cl
-	if h.persist != nil {
-		// The range is journaled and kept for the next session rather than
-		// given back on close.
-		h.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: h.persist, JournalStep: journalStep, Reserve: o.reserve})
-	} else {
-		h.gen = idgen.NewGeneratorWith(cl, idgen.Options{Reserve: o.reserve})
-	}
-
-	h.mu.Lock()
-	node := h.node
-	h.mu.Unlock()
-	src := syncSources{gen: h.gen, client: cl}
-	st, err := core.Open(":memory:", core.Options{Node: node, IDs: src, Numbers: src, Identities: src})
-	if err != nil {
-		_ = cl.Close()
-		return nil, err
-	}
-	if h.persist != nil {
-		j, err := database.OpenJournal(h.persist, st, database.JournalOptions{Durability: o.durability})
+	if o.persist.Type() == js.TypeObject {
+		// On failure index.js closes the adapter it made.
+		p, err := loadPersister(o.persist)
 		if err != nil {
-			_ = cl.Close()
-			_ = st.Close()
 			return nil, err
 		}
-		h.journal = j
+		h.persist, cfg.Storage = p, p
 	}
-	h.quickPut = h.journal == nil || o.durability == database.Relaxed
 	if o.invalidate.Type() == js.TypeFunction {
-		cj := &cacheJournal{invalidate: o.invalidate}
-		if h.journal != nil {
-			cj.next = h.journal
-		}
-		st.SetJournal(cj)
+		cfg.Observe = newInvalidator(o.invalidate)
 	}
-	h.mu.Lock()
-	h.store = st
-	if h.node != "" && h.node != node {
-		st.Clock().SetNode(h.node) // the tag arrived while the store was opening
+	h.syncer = newSyncer(h.events)
+	h.syncer.hook(&cfg)
+	db, err := database.Open(h.ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	h.mu.Unlock()
-
-	h.syncer = newSyncer(st, cl, o.resolve, h.events, h.changed)
-	st.OnWrite(h.changed)
-	bctx, bcancel := context.WithCancel(h.ctx)
-	h.bgCancel = bcancel
-	if o.sync {
-		h.live = true
-		h.bg.Add(1)
-		go func() {
-			defer h.bg.Done()
-			h.syncer.run(bctx)
-		}()
-	}
+	h.db, h.store, h.client = db, db.Store(), db.Client()
+	h.syncer.rep, h.syncer.cli = db.Replicator(), db.Client()
 
 	a.mu.Lock()
 	a.next++
@@ -504,31 +412,11 @@ func (h *handle) shutdown() error {
 		<-drained
 	}
 	t.Stop()
-	h.bgCancel()
-	h.bg.Wait()
-
 	var errs []error
-	if h.live && h.client.Connected() {
-		pctx, pcancel := context.WithTimeout(context.Background(), finalPushTimeout)
-		_, _ = h.syncer.rep.Push(pctx) // what is left stays pending
-		pcancel()
-	}
-	if h.journal != nil {
-		// Into one snapshot, so the next open reads no log.
-		if err := h.journal.Compact(); err != nil {
-			errs = append(errs, fmt.Errorf("close store: %w", err))
-		}
-	}
-	// Returning the rest of a range is a courtesy to the server: offline,
-	// the numbers are simply skipped.
-	rctx, rcancel := context.WithTimeout(context.Background(), returnTimeout)
-	_ = h.gen.Close(rctx)
-	rcancel()
-	h.cancel()
-	_ = h.client.Close()
-	if err := h.store.Close(); err != nil {
+	if err := h.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close store: %w", err))
 	}
+	h.cancel()
 	if h.persist != nil {
 		if err := h.persist.close(); err != nil {
 			errs = append(errs, fmt.Errorf("close store: %w", err))

@@ -402,62 +402,41 @@ func TestRelaxedDurability(t *testing.T) {
 	wantReject(t, a.value.Call("openStore", bad), "bad_request", 400)
 }
 
-func TestJournal(t *testing.T) {
+// TestMeta: the persister keeps the node tag and each HiLo tag's journal
+// entry through the adapter, and a failed save is an error that leaves the
+// previous entry.
+func TestMeta(t *testing.T) {
 	mem := jsObject.New()
 	adapter := js.Global().Get("Function").New(memoryAdapter).Invoke()
-	p, _, err := loadPersister(adapter.Invoke(mem))
+	p, err := loadPersister(adapter.Invoke(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := idgen.Range{Prefix: "orders/", Low: 33, High: 64, LastSize: 32, ServerTag: "A"}
-	reserve := []idgen.Range{
-		{Prefix: "orders/", Low: 65, High: 128, LastSize: 64, ServerTag: "A"},
-		{Prefix: "orders/", Low: 129, High: 256, LastSize: 128, ServerTag: "B"},
+	entry := `{"range":{"Prefix":"orders/","Low":33,"High":64,"LastSize":32,"ServerTag":"A"},"mark":40}`
+	if err := p.SaveRange("orders", []byte(entry)); err != nil {
+		t.Fatalf("SaveRange: %v", err)
 	}
-	if err := p.SaveRanges("orders", idgen.Ranges{Current: r, Mark: 40, Reserve: reserve}); err != nil {
-		t.Fatalf("SaveRanges: %v", err)
+	if err := p.SaveNode("QZ"); err != nil {
+		t.Fatalf("SaveNode: %v", err)
 	}
-	// A new persister (a reload) finds it, reserve and all.
-	p2, _, err := loadPersister(adapter.Invoke(mem))
+	// A new persister (a reload) finds them.
+	p2, err := loadPersister(adapter.Invoke(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, ok, err := p2.LoadRanges("orders")
-	if err != nil || !ok || rs.Mark != 40 || rs.Current.Low != 33 || rs.Current.High != 64 || rs.Current.ServerTag != "A" || rs.Current.Prefix != "orders/" {
-		t.Errorf("LoadRanges = %+v, %v, %v; want the range saved with mark 40", rs, ok, err)
-	}
-	if len(rs.Reserve) != 2 || rs.Reserve[0].Low != 65 || rs.Reserve[1].High != 256 || rs.Reserve[1].ServerTag != "B" {
-		t.Errorf("LoadRanges reserve = %+v, want 65…128 and 129…256", rs.Reserve)
-	}
-	if _, ok, _ := p2.LoadRanges("users"); ok {
-		t.Error("LoadRanges of a tag never saved: ok = true")
+	node, ranges, err := p2.LoadMeta()
+	if err != nil || node != "QZ" || string(ranges["orders"]) != entry || len(ranges) != 1 {
+		t.Errorf("LoadMeta = %q, %q, %v; want QZ and the entry saved", node, ranges, err)
 	}
 	// A failed journal write is an error, so HiLo hands out nothing from it.
 	mem.Set("failRanges", true)
-	err = p2.SaveRanges("orders", idgen.Ranges{Current: r, Mark: 48, Reserve: reserve})
+	err = p2.SaveRange("orders", []byte(`{"mark":48}`))
 	if code, num := describe(err); code != "unavailable" || num != 503 {
-		t.Errorf("SaveRanges on a failing adapter = %v (%s %d), want unavailable 503", err, code, num)
+		t.Errorf("SaveRange on a failing adapter = %v (%s %d), want unavailable 503", err, code, num)
 	}
-	if rs, _, _ := p2.LoadRanges("orders"); rs.Mark != 40 {
-		t.Errorf("mark after a failed save = %d, want 40", rs.Mark)
-	}
-}
-
-// TestJournalOldEntry: an entry saved before there was a reserve (range and
-// mark only) still loads.
-func TestJournalOldEntry(t *testing.T) {
-	mem := jsObject.New()
-	ranges := jsObject.New()
-	ranges.Set("orders", `{"range":{"Prefix":"orders/","Low":1,"High":32,"LastSize":32,"ServerTag":"A","LastRangeAt":"0001-01-01T00:00:00Z"},"mark":16}`)
-	mem.Set("ranges", ranges)
-	adapter := js.Global().Get("Function").New(memoryAdapter).Invoke()
-	p, _, err := loadPersister(adapter.Invoke(mem))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, ok, err := p.LoadRanges("orders")
-	if err != nil || !ok || rs.Mark != 16 || rs.Current.High != 32 || rs.Reserve != nil {
-		t.Errorf("LoadRanges = %+v, %v, %v; want 1…32 at mark 16 and no reserve", rs, ok, err)
+	p3, _ := loadPersister(adapter.Invoke(mem))
+	if _, ranges, _ := p3.LoadMeta(); string(ranges["orders"]) != entry {
+		t.Errorf("entry after a failed save = %s, want the previous one", ranges["orders"])
 	}
 }
 

@@ -3,26 +3,16 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"syscall/js"
 
-	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/database"
-	"github.com/hilodb/hilodb/idgen"
 )
 
-const (
-	// journalStep is how many HiLo numbers one journal write covers. It is
-	// well below the smallest range (32), so a reload usually finds numbers
-	// left in its range; a crash skips at most this many.
-	journalStep = 8
-)
-
-// persister keeps a store durable through a storage adapter that index.js
-// makes (IndexedDB in browsers, files in Node):
+// persister is the database.Storage and database.Meta of a persisted store:
+// a storage adapter that index.js makes (IndexedDB in browsers, files in
+// Node):
 //
 //	load()               → Promise<{snapshot: Uint8Array|null, log: Uint8Array|null, node: string|null, ranges: {tag: text}}>
 //	append(bytes)        → Promise, settled once bytes are durable at the end of the log
@@ -31,13 +21,10 @@ const (
 //	saveRange(tag, text) → Promise, settled once the range is durable
 //	close()              → Promise
 //
-// It is the database.Storage of the store's journal: every write
-// transaction is a frame appended to the log (concurrent ones share an
-// append), and a write resolves once its frame is durable. The log is
-// compacted into a snapshot in the background. The HiLo ranges (each tag's
-// current range with its high-water mark, and its reserved ranges, as one
-// JSON text) are journaled separately and at once, since a number may only
-// be handed out once a journal entry covering it is durable (idgen.Journal).
+// Every write transaction is a frame appended to the log (concurrent ones
+// share an append), and a write resolves once its frame is durable; the log
+// is compacted into a snapshot in the background. Each HiLo tag's journal
+// entry is saved at once, before a number it covers is handed out.
 //
 // # Concurrency
 //
@@ -46,41 +33,33 @@ const (
 type persister struct {
 	adapter js.Value
 
-	mu     sync.Mutex
-	ranges map[string]journalEntry
-	found  persisted // what load found, until the journal takes it
+	mu    sync.Mutex
+	found persisted // what load found, until the DB takes it
 }
 
 var (
-	_ idgen.Journal    = (*persister)(nil)
 	_ database.Storage = (*persister)(nil)
+	_ database.Meta    = (*persister)(nil)
 )
-
-// journalEntry is one tag's journal record (idgen.Ranges): the current
-// range, its high-water mark and the reserved ranges. Entries saved before
-// there was a reserve have none.
-type journalEntry struct {
-	Range   idgen.Range   `json:"range"`
-	Mark    int64         `json:"mark"`
-	Reserve []idgen.Range `json:"reserve,omitempty"`
-}
 
 // persisted is what load found.
 type persisted struct {
 	snapshot []byte // nil for none
 	log      []byte
 	node     string
+	ranges   map[string][]byte
 }
 
 // loadPersister reads what adapter holds.
-func loadPersister(adapter js.Value) (*persister, string, error) {
-	p := &persister{adapter: adapter, ranges: make(map[string]journalEntry)}
+func loadPersister(adapter js.Value) (*persister, error) {
+	p := &persister{adapter: adapter}
 	v, err := awaitPromise(func() js.Value { return adapter.Call("load") })
 	if err != nil {
-		return nil, "", fmt.Errorf("load persisted store: %w", err)
+		return nil, fmt.Errorf("load persisted store: %w", err)
 	}
+	p.found.ranges = map[string][]byte{}
 	if v.Type() != js.TypeObject {
-		return p, "", nil
+		return p, nil
 	}
 	p.found.snapshot = bytesOf(v.Get("snapshot"))
 	p.found.log = bytesOf(v.Get("log"))
@@ -91,14 +70,10 @@ func loadPersister(adapter js.Value) (*persister, string, error) {
 		keys := jsObject.Call("keys", r)
 		for i := range keys.Length() {
 			tag := keys.Index(i).String()
-			var e journalEntry
-			if err := json.Unmarshal([]byte(r.Get(tag).String()), &e); err != nil {
-				return nil, "", fmt.Errorf("load persisted range of %q: %w", tag, err)
-			}
-			p.ranges[tag] = e
+			p.found.ranges[tag] = []byte(r.Get(tag).String())
 		}
 	}
-	return p, p.found.node, nil
+	return p, nil
 }
 
 // bytesOf copies a Uint8Array into Go; anything else is nil.
@@ -138,55 +113,30 @@ func toJS(b []byte) js.Value {
 	return u8
 }
 
-// saveNode keeps the node tag for the next session.
-func (p *persister) saveNode(node string) error {
+// LoadMeta implements database.Meta from what load found.
+func (p *persister) LoadMeta() (string, map[string][]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.found.node, p.found.ranges, nil
+}
+
+// SaveNode implements database.Meta.
+func (p *persister) SaveNode(node string) error {
 	_, err := awaitPromise(func() js.Value { return p.adapter.Call("saveNode", node) })
 	return err
 }
 
-// SaveRanges implements idgen.Journal: it returns once the adapter has made
-// the entry durable. The adapter replaces the tag's entry in one write, so
-// a failed save leaves the previous entry.
-func (p *persister) SaveRanges(tag string, rs idgen.Ranges) error {
-	e := journalEntry{Range: rs.Current, Mark: rs.Mark, Reserve: rs.Reserve}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	if _, err := awaitPromise(func() js.Value { return p.adapter.Call("saveRange", tag, string(b)) }); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	p.ranges[tag] = e
-	p.mu.Unlock()
-	return nil
-}
-
-// LoadRanges implements idgen.Journal from what load found.
-func (p *persister) LoadRanges(tag string) (idgen.Ranges, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e, ok := p.ranges[tag]
-	return idgen.Ranges{Current: e.Range, Mark: e.Mark, Reserve: e.Reserve}, ok, nil
+// SaveRange implements database.Meta: the adapter replaces the tag's entry
+// in one write, so a failed save leaves the previous entry.
+func (p *persister) SaveRange(tag string, entry []byte) error {
+	_, err := awaitPromise(func() js.Value { return p.adapter.Call("saveRange", tag, string(entry)) })
+	return err
 }
 
 // close releases the adapter (in browsers, the lock on its name).
 func (p *persister) close() error {
 	_, err := awaitPromise(func() js.Value { return p.adapter.Call("close") })
 	return err
-}
-
-// leaseOnly is a range source that cannot take ranges back. A persisted
-// store keeps its ranges for the next session instead of returning them on
-// close; a journaled idgen.HiLo already never returns them, and leaseOnly
-// makes sure of it: idgen.HiLo.Close returns ranges only to a RangeReturner.
-type leaseOnly struct{ cli *client.Client }
-
-var _ idgen.RangeSource = leaseOnly{}
-
-// NextRange implements idgen.RangeSource.
-func (l leaseOnly) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
-	return l.cli.NextRange(ctx, tag, last)
 }
 
 var jsUint8Array = js.Global().Get("Uint8Array")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/database"
 	"github.com/hilodb/hilodb/replica"
 )
 
@@ -21,8 +22,6 @@ const (
 	pullLimit = 10000
 	// pingEvery keeps a quiet live connection from the server's idle timeout.
 	pingEvery = 30 * time.Second
-	// finalPushTimeout bounds the push close makes of writes still pending.
-	finalPushTimeout = 3 * time.Second
 )
 
 // Codes of errors reported through the 'error' event.
@@ -48,29 +47,22 @@ func (e *mergeError) Error() string {
 // while run follows the live feed (core.Store.ApplyRemote skips what the
 // other one applied already).
 type syncer struct {
-	store   *core.Store
-	cli     *client.Client
-	rep     *replica.Replicator
-	events  *events
-	changed func() // called after the store's replication state moved
+	rep    *replica.Replicator // set once the store is open
+	cli    *client.Client      // likewise
+	events *events
 
 	errMu   sync.Mutex
 	lastErr string // code of the last error event of the live loop
 }
 
-func newSyncer(st *core.Store, cli *client.Client, resolve core.Resolver, ev *events, changed func()) *syncer {
-	s := &syncer{store: st, cli: cli, events: ev, changed: changed}
-	s.rep = replica.New(st, cli, replica.Options{
-		Resolve:    resolve,
-		OnConflict: ev.conflict,
-		OnApply:    s.applied,
-		OnAck:      func([]core.Ack) { changed() },
-		OnConnect:  s.connected,
-		OnError:    s.liveError,
-		PullLimit:  pullLimit,
-		PingEvery:  pingEvery,
-	})
-	return s
+func newSyncer(ev *events) *syncer { return &syncer{events: ev} }
+
+// hook sets cfg's replication hooks to report through the syncer.
+func (s *syncer) hook(cfg *database.Config) {
+	cfg.OnConflict = s.events.conflict
+	cfg.OnApply = s.applied
+	cfg.OnConnect = s.connected
+	cfg.OnError = s.liveError
 }
 
 // applied reports remote changes that changed the store as a 'change' event
@@ -83,7 +75,6 @@ func (s *syncer) applied(res core.ApplyResult) {
 		}
 		s.events.changes(cs)
 	}
-	s.changed()
 }
 
 // connected forgets the last error: replication works again.
@@ -127,11 +118,6 @@ func (s *syncer) round(ctx context.Context) (pushed, pulled int, err error) {
 	}
 	return pushed, pulled, nil
 }
-
-// run follows the server until ctx ends (replica.Run): the live feed, local
-// writes pushed as they are made, and after a lost connection another try
-// with backoff from the checkpoint.
-func (s *syncer) run(ctx context.Context) { _ = s.rep.Run(ctx) }
 
 // changeEvent is one entry of a 'change' event.
 type changeEvent struct {
