@@ -16,10 +16,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hilodb/hilodb/client"
-	"github.com/hilodb/hilodb/core"
-	"github.com/hilodb/hilodb/idgen"
-	"github.com/hilodb/hilodb/replica"
+	"github.com/hilodb/hilodb/database"
 	"github.com/hilodb/hilodb/syncserver"
 )
 
@@ -56,19 +53,19 @@ func run(n int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	a, aCli, err := open(url)
+	a, err := database.Open(ctx, database.Config{URL: url, Database: "bench"})
 	if err != nil {
 		return err
 	}
-	defer aCli.Close()
+	defer a.Close()
 	for i := range n {
 		doc := fmt.Sprintf(`{"total":%d,"item":"widget"}`, i)
-		if _, err := a.Put(ctx, "orders", []byte(doc)); err != nil {
+		if _, err := a.Store().Put(ctx, "orders", []byte(doc)); err != nil {
 			return err
 		}
 	}
 	t0 := time.Now()
-	pushed, err := replica.New(a, aCli, replica.Options{}).Push(ctx)
+	pushed, err := a.Replicator().Push(ctx)
 	pushDur := time.Since(t0)
 	if err != nil {
 		return err
@@ -77,19 +74,19 @@ func run(n int) error {
 		return fmt.Errorf("pushed %d of %d", pushed, n)
 	}
 
-	b, bCli, err := open(url)
+	b, err := database.Open(ctx, database.Config{URL: url, Database: "bench"})
 	if err != nil {
 		return err
 	}
-	defer bCli.Close()
+	defer b.Close()
 	t0 = time.Now()
-	pulled, err := replica.New(b, bCli, replica.Options{}).Pull(ctx)
+	pulled, err := b.Replicator().Pull(ctx)
 	pullDur := time.Since(t0)
 	if err != nil {
 		return err
 	}
 	count := 0
-	b.ForEach(func(string, []byte) error { count++; return nil })
+	b.Store().ForEach(func(string, []byte) error { count++; return nil })
 	if pulled != n || count != n {
 		return fmt.Errorf("pulled %d, holds %d of %d", pulled, count, n)
 	}
@@ -99,14 +96,4 @@ func run(n int) error {
 		"pushDocsPerSec": int(float64(n) / pushDur.Seconds()),
 		"pullDocsPerSec": int(float64(n) / pullDur.Seconds()),
 	})
-}
-
-// open returns a local store whose ids are leased through a sync client.
-func open(url string) (*core.Store, *client.Client, error) {
-	cli := client.New(url, client.Options{Database: "bench"})
-	st, err := core.Open(":memory:", core.Options{IDs: idgen.NewGenerator(cli)})
-	if err != nil {
-		return nil, nil, err
-	}
-	return st, cli, nil
 }
