@@ -109,8 +109,6 @@ const (
 	// drainTimeout is how long close waits for calls under way before it
 	// cancels them.
 	drainTimeout = 5 * time.Second
-	// returnTimeout bounds giving unused HiLo numbers back on close.
-	returnTimeout = 3 * time.Second
 )
 
 // Error codes and numbers of this layer, beside core's and the server's.
