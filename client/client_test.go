@@ -8,39 +8,20 @@ package client_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/syncserver"
 )
 
-// serve runs a sync server on addr ("127.0.0.1:0" for any port) over dir
-// and returns its address and a stop function.
+// serve runs a sync server on addr over dir; stop ends it.
 func serve(t *testing.T, dir, addr string) (string, func()) {
 	t.Helper()
-	srv, err := syncserver.New(syncserver.Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ln net.Listener
-	for range 50 {
-		if ln, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv}
-	go hs.Serve(ln)
-	return ln.Addr().String(), func() { hs.Close(); srv.Close(context.Background()) }
+	return servertest.Serve(t, syncserver.Config{DataDir: dir}, addr)
 }
 
 func TestOfflineThenOnline(t *testing.T) {

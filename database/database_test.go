@@ -127,18 +127,25 @@ func (c *counting) Append(b []byte) error {
 	return c.Storage.Append(b)
 }
 
-func TestConcurrentWritesShareAppends(t *testing.T) {
+// openCounting opens a store over a directory whose appends are counted.
+func openCounting(t *testing.T) (*core.Store, *counting) {
+	t.Helper()
 	d, err := database.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(func() { d.Close() })
 	c := &counting{Storage: d}
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	if _, err := database.OpenJournal(c, st, database.JournalOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return st, c
+}
+
+func TestConcurrentWritesShareAppends(t *testing.T) {
+	st, c := openCounting(t)
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)
@@ -157,17 +164,7 @@ func TestConcurrentWritesShareAppends(t *testing.T) {
 }
 
 func TestFailedStorageFailsWrites(t *testing.T) {
-	d, err := database.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	c := &counting{Storage: d}
-	st, _ := core.Open(":memory:", core.Options{Node: "T"})
-	defer st.Close()
-	if _, err := database.OpenJournal(c, st, database.JournalOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	st, c := openCounting(t)
 	put(t, st, "orders/1", 1)
 	c.fail.Store(true)
 	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/2"}`)); !errors.Is(err, database.ErrFailed) {

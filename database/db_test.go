@@ -9,15 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/database"
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/syncserver"
 	"github.com/tidwall/gjson"
 )
@@ -25,23 +22,7 @@ import (
 // serve runs a sync server on addr over dir; stop ends it.
 func serve(t *testing.T, dir, addr string) (string, func()) {
 	t.Helper()
-	srv, err := syncserver.New(syncserver.Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ln net.Listener
-	for range 50 {
-		if ln, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv}
-	go hs.Serve(ln)
-	return ln.Addr().String(), func() { hs.Close(); srv.Close(context.Background()) }
+	return servertest.Serve(t, syncserver.Config{DataDir: dir}, addr)
 }
 
 func openDB(t *testing.T, cfg database.Config) *database.DB {
@@ -142,15 +123,8 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestOpenRefused(t *testing.T) {
-	srv, err := syncserver.New(syncserver.Config{DataDir: t.TempDir(), Tokens: map[string]string{"shop": "s3cret"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	hs := &http.Server{Handler: srv}
-	go hs.Serve(ln)
-	defer func() { hs.Close(); srv.Close(context.Background()) }()
-	_, err = database.Open(context.Background(), database.Config{URL: "ws://" + ln.Addr().String() + "/v1/sync", Database: "shop", Token: "wrong"})
+	addr, _ := servertest.Serve(t, syncserver.Config{DataDir: t.TempDir(), Tokens: map[string]string{"shop": "s3cret"}}, "127.0.0.1:0")
+	_, err := database.Open(context.Background(), database.Config{URL: "ws://" + addr + "/v1/sync", Database: "shop", Token: "wrong"})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != "unauthorized" {
 		t.Errorf("wrong token: %v, want unauthorized", err)

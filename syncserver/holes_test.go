@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,18 +16,7 @@ import (
 // hostGet fetches path from ts with the Host header set to host.
 func hostGet(t *testing.T, ts *testServer, path, host string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, ts.hs.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = host
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	return get(t, ts.hs.URL+path, http.Header{"Host": {host}})
 }
 
 // dialHost dials ts's websocket naming host in the Host and Origin headers,

@@ -22,6 +22,10 @@ func get(t *testing.T, url string, h http.Header) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	for k, v := range h {
+		if k == "Host" {
+			req.Host = v[0] // net/http sends req.Host, not a Host header
+			continue
+		}
 		req.Header[k] = v
 	}
 	res, err := http.DefaultClient.Do(req)

@@ -1,0 +1,55 @@
+// Package servertest runs the real sync server on 127.0.0.1 for the tests of
+// other packages.
+package servertest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hilodb/hilodb/syncserver"
+)
+
+// Serve runs a sync server over cfg (its DataDir is required; Logger
+// defaults to discarding) on addr ("127.0.0.1:0" for any port, or an
+// address a stopped server had, retried briefly while it is released). It
+// returns the address and a function that stops the server; the test's
+// cleanup stops it too.
+func Serve(t testing.TB, cfg syncserver.Config, addr string) (string, func()) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	srv, err := syncserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln net.Listener
+	for range 50 {
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		srv.Close(context.Background())
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		hs.Close()
+		srv.Close(context.Background())
+	}
+	t.Cleanup(stop)
+	return ln.Addr().String(), stop
+}
