@@ -358,14 +358,19 @@ type wrapped struct {
 func (w *wrapped) Error() string   { return w.err.Error() }
 func (w *wrapped) Unwrap() []error { return []error{w.err, w.cause} }
 
+// honourRevs makes a _rev in a document a precondition (WriteOptions).
+var honourRevs = false
+
 // Put stores doc, a JSON object, in collection and returns the stored
 // document with _id, _key, _rev and @metadata.@collection set, overwriting
 // any document with that id (RavenDB's put). The id comes from the
 // document's _id (see docs/ids.md: missing or null → the collection's key
 // generator, "" → a UUID, "x/" → this node's sequence, "x|" → an identity,
-// anything else as given), else from its _key.
+// anything else as given), else from its _key. A _rev in doc is a
+// precondition against lost updates: the write is applied only when it is
+// the stored document's _rev, and fails with ErrConflict (1200) otherwise.
 func (s *Store) Put(ctx context.Context, collection string, doc []byte) ([]byte, error) {
-	r, err := s.Insert(ctx, collection, doc, &WriteOptions{OverwriteMode: OverwriteReplace, ReturnNew: true})
+	r, err := s.Insert(ctx, collection, doc, &WriteOptions{OverwriteMode: OverwriteReplace, ReturnNew: true, IgnoreRevs: &honourRevs})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/tidwall/gjson"
 )
 
 // seqIDs hands out prefix/N-A ids from a counter.
@@ -427,4 +428,37 @@ func ExampleStore_Put() {
 	json.Unmarshal(out, &doc)
 	fmt.Println(doc.ID, doc.Key)
 	// Output: users/alice alice
+}
+
+// TestPutRevIsAPrecondition: a _rev in a put is checked against the stored
+// document, so a stale or made-up one cannot overwrite a newer version.
+func TestPutRevIsAPrecondition(t *testing.T) {
+	st, err := core.Open(":memory:", core.Options{Node: "T"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	v1, err := st.Put(ctx, "orders", []byte(`{"_key":"a","n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev1 := gjson.GetBytes(v1, "_rev").String()
+	v2, err := st.Put(ctx, "orders", []byte(`{"_key":"a","n":2,"_rev":"`+rev1+`"}`))
+	if err != nil {
+		t.Fatalf("put with the current _rev: %v", err)
+	}
+	for _, rev := range []string{rev1, "_made-up---"} {
+		_, err := st.Put(ctx, "orders", []byte(`{"_key":"a","n":3,"_rev":"`+rev+`"}`))
+		var e *core.Error
+		if !errors.As(err, &e) || e.Num != 1200 {
+			t.Errorf("put with _rev %q over %s: %v, want conflict 1200", rev, gjson.GetBytes(v2, "_rev"), err)
+		}
+	}
+	if doc, _ := st.Get("orders/a"); gjson.GetBytes(doc, "n").Int() != 2 {
+		t.Errorf("stored %s, want n 2", doc)
+	}
+	if _, err := st.Put(ctx, "orders", []byte(`{"_key":"a","n":4}`)); err != nil {
+		t.Errorf("put without _rev: %v", err)
+	}
 }

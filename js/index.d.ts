@@ -211,6 +211,16 @@ export interface HiloError extends Error {
   num: number;
 }
 
+/** Options of {@link Store.put}. Any other option is an error. */
+export interface PutOptions {
+  /** A precondition on the stored `_rev` (as a `_rev` in the document is). */
+  rev?: string;
+  /** The same as `rev` (ArangoDB's If-Match). */
+  ifMatch?: string;
+  /** `true`: a `_rev` in the document is not checked (the write always applies). */
+  ignoreRevs?: boolean;
+}
+
 /** A document store. Every method returns a Promise that rejects with a {@link HiloError}. */
 export declare class Store {
   private constructor();
@@ -218,9 +228,11 @@ export declare class Store {
    * Stores `doc` in `collection` and resolves to the stored document. Its id
    * comes from `doc._id`, else `doc._key`, else a HiLo id such as
    * `orders/1-A`, handed out locally from a number range leased from the
-   * server.
+   * server. A `_rev` in `doc` (or `options.rev`) is a precondition against
+   * lost updates: a stale or made-up one rejects with `conflict` (1200) and
+   * changes nothing.
    */
-  put<T extends object = Document>(collection: string, doc: T): Promise<Stored<T>>;
+  put<T extends object = Document>(collection: string, doc: T, options?: PutOptions): Promise<Stored<T>>;
   /**
    * Stores many documents of `collection` in one transaction — one durable
    * write, however many documents — and resolves to one entry per document,

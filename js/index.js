@@ -96,12 +96,19 @@ export class Store {
     this.#unwatch = adapter ? adapter.watchPage(() => raw.flush().catch(() => {})) : () => {};
   }
 
-  /** Stores doc in collection and resolves to the stored document. */
-  put(collection, doc) {
+  /**
+   * Stores doc in collection and resolves to the stored document. A _rev in
+   * doc (or options.rev) is a precondition: the write is applied only when
+   * it is the stored document's _rev, else it rejects with conflict (1200).
+   * options.ignoreRevs: true drops that check.
+   */
+  put(collection, doc, options) {
     let text;
     try {
+      doc = withRevOptions(doc, options);
       text = JSON.stringify(doc);
     } catch (err) {
+      if (err.code) return Promise.reject(err);
       return Promise.reject(hiloError('bad_json', 600, `put: document cannot be turned into JSON: ${err.message}`));
     }
     if (text === undefined) text = '';
@@ -230,6 +237,26 @@ const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 // Emitter holds a store's listeners. The Go side calls emit from inside its
 // own work; listeners run later, from a microtask, so a listener that throws
 // or calls the store does so outside Go.
+const putOptions = new Set(['rev', 'ifMatch', 'ignoreRevs']);
+
+// withRevOptions applies put's options to doc: rev (or ifMatch) becomes its
+// _rev, ignoreRevs drops it. Unknown options are an error, never ignored.
+function withRevOptions(doc, options) {
+  if (options === undefined || options === null) return doc;
+  if (typeof options !== 'object') throw hiloError('bad_request', 400, 'put: options must be an object');
+  for (const k of Object.keys(options)) {
+    if (!putOptions.has(k)) throw hiloError('bad_request', 400, `put: unknown option ${JSON.stringify(k)}; want rev, ifMatch or ignoreRevs`);
+  }
+  const rev = options.rev ?? options.ifMatch;
+  if (rev !== undefined && typeof rev !== 'string') throw hiloError('bad_request', 400, 'put: rev must be a string');
+  if (options.ignoreRevs !== undefined && typeof options.ignoreRevs !== 'boolean') throw hiloError('bad_request', 400, 'put: ignoreRevs must be true or false');
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return doc; // rejected as it is
+  const out = { ...doc };
+  if (options.ignoreRevs) delete out._rev;
+  if (rev !== undefined) out._rev = rev;
+  return out;
+}
+
 // ReadCache holds the JSON text of recently read documents, so a get needs
 // no call into Go. It holds at most 10,000 documents of up to 64 KiB each,
 // dropping the oldest first.

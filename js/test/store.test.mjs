@@ -141,6 +141,21 @@ describe('against a server without tokens', () => {
     await rejectsWith(store.delete(doc._id), 'not_found', 1202);
   });
 
+  test('a _rev is a precondition: a stale or made-up one cannot overwrite', async () => {
+    const v1 = await store.put('orders', { _key: 'rev-a', n: 1 });
+    const v2 = await store.put('orders', { ...v1, n: 2 });
+    await rejectsWith(store.put('orders', { ...v1, n: 3 }), 'conflict', 1200);
+    await rejectsWith(store.put('orders', { _key: 'rev-a', _rev: '_made-up---', n: 3 }), 'conflict', 1200);
+    await rejectsWith(store.put('orders', { _key: 'rev-a', n: 3 }, { rev: v1._rev }), 'conflict', 1200);
+    assert.equal((await store.get('orders/rev-a')).n, 2);
+    const v3 = await store.put('orders', { _key: 'rev-a', n: 3 }, { ifMatch: v2._rev });
+    assert.equal(v3.n, 3);
+    const v4 = await store.put('orders', { ...v1, n: 4 }, { ignoreRevs: true });
+    assert.equal(v4.n, 4);
+    await rejectsWith(store.put('orders', { n: 5 }, { overwriteMode: 'conflict' }), 'bad_request', 400);
+    await rejectsWith(store.put('orders', { n: 5 }, { rev: 7 }), 'bad_request', 400);
+  });
+
   test('putMany stores many documents in one call, with per-document results', async () => {
     const docs = [{ i: 0 }, { _key: 'bad key!' }, { _key: 'pm-2', i: 2 }, { i: 3 }];
     const res = await store.putMany('orders', docs);
