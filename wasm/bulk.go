@@ -48,7 +48,9 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var rs []core.Result
 			err := withCause(h.ctx, func(ctx context.Context) (err error) {
-				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true})
+				// A _rev in a document is a precondition, as in put.
+				honour := false
+				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true, IgnoreRevs: &honour})
 				return err
 			})
 			if err != nil {

@@ -154,6 +154,11 @@ describe('against a server without tokens', () => {
     assert.equal(v4.n, 4);
     await rejectsWith(store.put('orders', { n: 5 }, { overwriteMode: 'conflict' }), 'bad_request', 400);
     await rejectsWith(store.put('orders', { n: 5 }, { rev: 7 }), 'bad_request', 400);
+    // putMany too: the stale one fails alone.
+    const [stale, fresh] = await store.putMany('orders', [{ ...v1, n: 9 }, { ...v4, n: 5 }]);
+    assert.ok(stale instanceof Error && stale.code === 'conflict' && stale.num === 1200, `stale in putMany: ${stale}`);
+    assert.equal(fresh.n, 5);
+    assert.equal((await store.get('orders/rev-a')).n, 5);
   });
 
   test('putMany stores many documents in one call, with per-document results', async () => {
