@@ -146,15 +146,16 @@ export class Store {
    */
   putMany(collection, docs) {
     if (!Array.isArray(docs)) return Promise.reject(hiloError('bad_request', 400, 'putMany: docs must be an array'));
+    // One JSON array text: one string crosses into Go, not one per document.
     const texts = new Array(docs.length);
     for (let i = 0; i < docs.length; i++) {
       try {
-        texts[i] = JSON.stringify(docs[i]) ?? '';
+        texts[i] = JSON.stringify(docs[i]) ?? 'null';
       } catch (err) {
         return Promise.reject(hiloError('bad_json', 600, `putMany: document ${i} cannot be turned into JSON: ${err.message}`));
       }
     }
-    return this.#raw.putMany(collection, texts).then((rs) =>
+    return this.#raw.putMany(collection, `[${texts.join(',')}]`).then((rs) =>
       rs.map((r) => (r && r.__hiloError ? hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message) : r)),
     );
   }

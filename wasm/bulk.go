@@ -8,6 +8,7 @@ import (
 	"syscall/js"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/tidwall/gjson"
 )
 
 // maxPutMany bounds the documents of one putMany call.
@@ -28,21 +29,9 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 		return nil, &argError{"putMany: collection must be a string"}
 	}
 	coll := collection.String()
-	list := arg(args, 2)
-	if list.Type() != js.TypeObject || !jsArray.Call("isArray", list).Bool() {
-		return nil, &argError{"putMany: docs must be an array"}
-	}
-	n := list.Length()
-	if n > maxPutMany {
-		return nil, &argError{"putMany: at most 100,000 documents per call"}
-	}
-	docs := make([][]byte, n)
-	for i := range n {
-		text, err := docText(list.Index(i))
-		if err != nil {
-			return nil, err
-		}
-		docs[i] = []byte(text)
+	docs, err := docsArg(arg(args, 2))
+	if err != nil {
+		return nil, err
 	}
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
@@ -73,6 +62,42 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 			return parseJSON(append(out, ']')), nil
 		})
 	}, nil
+}
+
+// docsArg reads putMany's documents: one JSON array text (what index.js
+// sends: one string crosses into Go, not one per document) or an array.
+func docsArg(v js.Value) ([][]byte, error) {
+	if v.Type() == js.TypeString {
+		text := v.String()
+		if !gjson.Valid(text) || !gjson.Parse(text).IsArray() {
+			return nil, &argError{"putMany: docs must be an array"}
+		}
+		var docs [][]byte
+		gjson.Parse(text).ForEach(func(_, d gjson.Result) bool {
+			docs = append(docs, []byte(d.Raw))
+			return len(docs) <= maxPutMany
+		})
+		if len(docs) > maxPutMany {
+			return nil, &argError{"putMany: at most 100,000 documents per call"}
+		}
+		return docs, nil
+	}
+	if v.Type() != js.TypeObject || !jsArray.Call("isArray", v).Bool() {
+		return nil, &argError{"putMany: docs must be an array"}
+	}
+	n := v.Length()
+	if n > maxPutMany {
+		return nil, &argError{"putMany: at most 100,000 documents per call"}
+	}
+	docs := make([][]byte, n)
+	for i := range n {
+		text, err := docText(v.Index(i))
+		if err != nil {
+			return nil, err
+		}
+		docs[i] = []byte(text)
+	}
+	return docs, nil
 }
 
 // listArgs: list(collection, limit, after) resolves to {docs, next}: up to
