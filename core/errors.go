@@ -3,25 +3,28 @@ package core
 import (
 	"errors"
 	"fmt"
+
+	"github.com/hilodb/hilodb/errcode"
 )
 
-// Error numbers. Where the meaning matches, they are ArangoDB's numbers, so a
-// client that knows ArangoDB's errors reads ours the same way.
-const (
-	NumBadParameter        = 10
-	NumBadJSON             = 600
-	NumConflict            = 1200
-	NumDocumentNotFound    = 1202
-	NumCollectionNotFound  = 1203
-	NumDuplicateName       = 1207
-	NumIllegalName         = 1208
-	NumUniqueConstraint    = 1210
-	NumIllegalKey          = 1221
-	NumUnexpectedKey       = 1222
-	NumOutOfKeys           = 1225
-	NumInvalidKeyGenerator = 1232
-	NumNeedsServer         = 1900
-	NumInternal            = 4
+// Error numbers, from the registry (package errcode). Where the meaning
+// matches, they are ArangoDB's numbers, so a client that knows ArangoDB's
+// errors reads ours the same way.
+var (
+	NumBadParameter        = errcode.BadParameter.Num
+	NumBadJSON             = errcode.BadJSON.Num
+	NumConflict            = errcode.Conflict.Num
+	NumDocumentNotFound    = errcode.NotFound.Num
+	NumCollectionNotFound  = errcode.CollectionNotFound.Num
+	NumDuplicateName       = errcode.DuplicateName.Num
+	NumIllegalName         = errcode.IllegalName.Num
+	NumUniqueConstraint    = errcode.UniqueConstraint.Num
+	NumIllegalKey          = errcode.IllegalKey.Num
+	NumUnexpectedKey       = errcode.UnexpectedKey.Num
+	NumOutOfKeys           = errcode.OutOfKeys.Num
+	NumInvalidKeyGenerator = errcode.InvalidKeyGenerator.Num
+	NumNeedsServer         = errcode.NeedsServer.Num
+	NumInternal            = errcode.Internal.Num
 )
 
 // Sentinel errors, one per error number. Every *Error returned by this
@@ -43,25 +46,22 @@ var (
 	ErrInternal            = errors.New("internal error")
 )
 
-// kinds maps each sentinel to its number and stable code word.
-var kinds = map[error]struct {
-	num  int
-	code string
-}{
-	ErrBadParameter:        {NumBadParameter, "bad_parameter"},
-	ErrBadJSON:             {NumBadJSON, "bad_json"},
-	ErrConflict:            {NumConflict, "conflict"},
-	ErrNotFound:            {NumDocumentNotFound, "not_found"},
-	ErrCollectionNotFound:  {NumCollectionNotFound, "collection_not_found"},
-	ErrDuplicateName:       {NumDuplicateName, "duplicate_name"},
-	ErrIllegalName:         {NumIllegalName, "illegal_name"},
-	ErrUniqueConstraint:    {NumUniqueConstraint, "unique_constraint"},
-	ErrIllegalKey:          {NumIllegalKey, "illegal_key"},
-	ErrUnexpectedKey:       {NumUnexpectedKey, "unexpected_key"},
-	ErrOutOfKeys:           {NumOutOfKeys, "out_of_keys"},
-	ErrInvalidKeyGenerator: {NumInvalidKeyGenerator, "invalid_key_generator"},
-	ErrNeedsServer:         {NumNeedsServer, "needs_server"},
-	ErrInternal:            {NumInternal, "internal"},
+// kinds maps each sentinel to its code in the registry.
+var kinds = map[error]errcode.Code{
+	ErrBadParameter:        errcode.BadParameter,
+	ErrBadJSON:             errcode.BadJSON,
+	ErrConflict:            errcode.Conflict,
+	ErrNotFound:            errcode.NotFound,
+	ErrCollectionNotFound:  errcode.CollectionNotFound,
+	ErrDuplicateName:       errcode.DuplicateName,
+	ErrIllegalName:         errcode.IllegalName,
+	ErrUniqueConstraint:    errcode.UniqueConstraint,
+	ErrIllegalKey:          errcode.IllegalKey,
+	ErrUnexpectedKey:       errcode.UnexpectedKey,
+	ErrOutOfKeys:           errcode.OutOfKeys,
+	ErrInvalidKeyGenerator: errcode.InvalidKeyGenerator,
+	ErrNeedsServer:         errcode.NeedsServer,
+	ErrInternal:            errcode.Internal,
 }
 
 // Error is the error type of the document layer. It carries an ArangoDB-style
@@ -90,22 +90,13 @@ func (e *Error) Unwrap() []error {
 	return []error{e.kind, e.cause}
 }
 
-// HTTPStatus returns the HTTP status ArangoDB answers with for e's number:
-// 412 for a failed _rev precondition, 409 for a unique constraint, 404 for
-// a missing document or collection, 400 for bad input, 503 when the sync
+// HTTPStatus returns the HTTP status of e's code (ArangoDB's where it has
+// one): 412 for a failed _rev precondition, 409 for a unique constraint, 404
+// for a missing document or collection, 400 for bad input, 503 when the sync
 // server is needed, 500 otherwise.
 func (e *Error) HTTPStatus() int {
-	switch e.Num {
-	case NumConflict:
-		return 412
-	case NumUniqueConstraint, NumDuplicateName:
-		return 409
-	case NumDocumentNotFound, NumCollectionNotFound:
-		return 404
-	case NumBadParameter, NumBadJSON, NumIllegalName, NumIllegalKey, NumUnexpectedKey, NumInvalidKeyGenerator:
-		return 400
-	case NumNeedsServer:
-		return 503
+	if c, ok := errcode.ByNum(e.Num); ok {
+		return c.Status
 	}
 	return 500
 }
@@ -117,7 +108,7 @@ func newError(kind error, key, rev, format string, args ...any) *Error {
 		k = kinds[ErrInternal]
 		kind = ErrInternal
 	}
-	return &Error{Num: k.num, Code: k.code, Message: fmt.Sprintf(format, args...), Key: key, Rev: rev, kind: kind}
+	return &Error{Num: k.Num, Code: k.Name, Message: fmt.Sprintf(format, args...), Key: key, Rev: rev, kind: kind}
 }
 
 // AsError converts any error into an *Error: an *Error found in its chain is

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
 )
@@ -34,13 +35,10 @@ const (
 
 // Error codes and numbers of the HTTP layer itself; document errors use the
 // codes and numbers of package core.
-const (
-	codeUnknownPath      = "unknown_path"
-	numUnknownPath       = 404
-	codeMethodNotAllowed = "method_not_allowed"
-	numMethodNotAllowed  = 405
-	codeBadRequest       = "bad_request"
-	numBadRequest        = 400
+var (
+	codeUnknownPath, numUnknownPath           = errcode.UnknownPath.Name, errcode.UnknownPath.Num
+	codeMethodNotAllowed, numMethodNotAllowed = errcode.MethodNotAllowed.Name, errcode.MethodNotAllowed.Num
+	codeBadRequest, numBadRequest             = errcode.BadRequest.Name, errcode.BadRequest.Num
 )
 
 // errNoServer is the failure of every write, and of every read the cache

@@ -317,7 +317,7 @@ func TestWriteThroughFailures(t *testing.T) {
 		{"push timed out", fail(fmt.Errorf("push: %w", context.DeadlineExceeded)), 503, "needs_server", 1900},
 		{"refused at hello", fail(fmt.Errorf("push: hello: %w", &client.Error{Code: "unauthorized", Num: 401, Message: "bad token"})), 502, "unauthorized", 401},
 		{"conflict", refuse("conflict", 1200), 409, "conflict", 1200},
-		{"bad document", refuse("bad_document", 600), 502, "bad_document", 600},
+		{"bad document", refuse("bad_document", 1227), 502, "bad_document", 1227},
 		{"no results", func(context.Context, []client.PushItem) (client.PushOutcome, error) {
 			return client.PushOutcome{}, nil
 		}, 500, "internal", 4},

@@ -192,21 +192,98 @@ export interface StoreInfo {
   connected: boolean;
 }
 
+// errcode:begin (from Go's package errcode; its tests check this block)
 /**
- * The error every rejected Promise of this package carries.
+ * Every error code, with its number and HTTP-style status.
  *
- * Codes are stable words, among them: `illegal_key` (1221), `illegal_name`
- * (1208), `not_found` (1202), `bad_json` (600), `conflict` (1200),
- * `unauthorized` (401), `rate_limited` (429), `needs_server` (1900: the
- * server is needed and cannot be reached), `closed` (503: the store was
- * closed), `unavailable` (503), `bad_request` (400), `internal` (4),
- * `locked` (423: the persisted store is open elsewhere), `merge_failed`
- * (1201: the merge function failed; error events only), `rejected` (600:
- * the server refused a local write; it stays pending).
+ * - `internal` (4, 500): a failure inside hilodb; see its log
+ * - `bad_parameter` (10, 400): a parameter out of range or of the wrong kind
+ * - `bad_request` (400, 400): a request of the wrong shape or types, or values out of range
+ * - `unauthorized` (401, 401): a wrong or missing token
+ * - `forbidden_origin` (403, 403): a browser origin the server does not allow
+ * - `unknown_op` (404, 404): no such op
+ * - `method_not_allowed` (405, 405): an HTTP method the route does not take
+ * - `idle_timeout` (408, 408): nothing received for the idle time; the connection closes
+ * - `message_too_big` (413, 413): a message over the size limit; the connection closes
+ * - `forbidden_host` (421, 421): a Host header the server does not answer
+ * - `locked` (423, 423): the persisted store is open elsewhere
+ * - `rate_limited` (429, 429): too many requests on this connection; retry later
+ * - `unavailable` (503, 503): shutting down, or the storage failed
+ * - `timeout` (504, 504): no answer in time
+ * - `bad_json` (600, 400): not JSON, not UTF-8, or not a JSON object
+ * - `conflict` (1200, 412): the _rev does not match the stored document's
+ * - `merge_failed` (1201, 500): the app's merge function failed; the server's version was kept
+ * - `not_found` (1202, 404): no such document
+ * - `collection_not_found` (1203, 404): no such collection
+ * - `duplicate_name` (1207, 409): a collection of that name exists
+ * - `illegal_name` (1208, 400): an illegal collection or database name
+ * - `unique_constraint` (1210, 409): a document with that key exists
+ * - `illegal_key` (1221, 400): an illegal document key
+ * - `unexpected_key` (1222, 400): a key given where the collection makes its own
+ * - `out_of_keys` (1225, 500): a HiLo tag or identity has no numbers left
+ * - `bad_document` (1227, 400): a pushed item with an invalid id, rev or document
+ * - `database_not_found` (1228, 404): a database the server does not serve; the connection closes
+ * - `invalid_key_generator` (1232, 400): invalid keyOptions
+ * - `needs_server` (1900, 503): the sync server is needed and cannot be reached
+ * - `hello_required` (1901, 400): a request before hello
+ * - `closed` (1902, 503): the store was closed
+ * - `rejected` (1903, 422): the server refused a local write; it stays pending
+ * - `too_deep` (1904, 400): JSON nested more than 128 levels
+ * - `batch_too_big` (1905, 413): more items in one request than the server's batch limit
+ * - `reply_too_big` (1906, 413): a reply would pass the server's bound; ask for less
+ * - `forbidden` (1907, 403): an op the server does not allow
+ * - `hello_timeout` (1908, 408): no hello within the hello deadline; the connection closes
+ * - `server_busy` (1909, 503): the server holds as many incoming bytes as it allows; the connection closes
+ * - `too_many_connections` (1910, 503): over the server's total or per-address connection limit
+ * - `unknown_path` (1911, 404): no such route
  */
+export type ErrorCode =
+  | 'internal'
+  | 'bad_parameter'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden_origin'
+  | 'unknown_op'
+  | 'method_not_allowed'
+  | 'idle_timeout'
+  | 'message_too_big'
+  | 'forbidden_host'
+  | 'locked'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'timeout'
+  | 'bad_json'
+  | 'conflict'
+  | 'merge_failed'
+  | 'not_found'
+  | 'collection_not_found'
+  | 'duplicate_name'
+  | 'illegal_name'
+  | 'unique_constraint'
+  | 'illegal_key'
+  | 'unexpected_key'
+  | 'out_of_keys'
+  | 'bad_document'
+  | 'database_not_found'
+  | 'invalid_key_generator'
+  | 'needs_server'
+  | 'hello_required'
+  | 'closed'
+  | 'rejected'
+  | 'too_deep'
+  | 'batch_too_big'
+  | 'reply_too_big'
+  | 'forbidden'
+  | 'hello_timeout'
+  | 'server_busy'
+  | 'too_many_connections'
+  | 'unknown_path';
+// errcode:end
+
+/** The error every rejected Promise of this package carries: a {@link ErrorCode} and its number. */
 export interface HiloError extends Error {
   /** A stable word naming the error, e.g. `"illegal_key"`. */
-  code: string;
+  code: ErrorCode;
   /** The error number, e.g. 1221. */
   num: number;
 }

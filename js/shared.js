@@ -55,7 +55,7 @@ async function handle(port, msg) {
       return;
     case 'call': {
       const s = sessions.get(msg.sid);
-      if (!s) return fail(msg.rid, { code: 'closed', num: 503, message: 'store is closed' });
+      if (!s) return fail(msg.rid, { code: 'closed', num: 1902, message: 'store is closed' });
       if (!methods.has(msg.m)) return fail(msg.rid, { code: 'bad_request', num: 400, message: `unknown method ${msg.m}` });
       try {
         let value = await s.entry.store[msg.m](...(msg.args ?? []));

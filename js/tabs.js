@@ -86,7 +86,7 @@ class SharedStore {
   }
 
   #call(m, ...args) {
-    if (this.#closed) return Promise.reject(this.#hiloError('closed', 503, 'store is closed'));
+    if (this.#closed) return Promise.reject(this.#hiloError('closed', 1902, 'store is closed'));
     return request(this.#hiloError, { t: 'call', sid: this.#sid, m, args });
   }
 

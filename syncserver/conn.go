@@ -126,7 +126,7 @@ func (c *conn) serve(ctx context.Context) {
 			switch {
 			case errors.Is(err, errBusy):
 				c.srv.log.Warn("refused: server holds its most buffered bytes", "remote", c.remote, "limit", c.srv.cfg.MaxBufferedBytes)
-				c.refuse(ctx, 0, &protoError{code: wire.CodeServerBusy, num: wire.NumUnavailable,
+				c.refuse(ctx, 0, &protoError{code: wire.CodeServerBusy, num: wire.NumServerBusy,
 					msg: "the server is holding as many incoming bytes as it allows; try again later", close: websocket.StatusTryAgainLater})
 			case errors.Is(err, websocket.ErrMessageTooBig) || websocket.CloseStatus(err) == websocket.StatusMessageTooBig:
 				c.srv.metrics.countError(wire.CodeTooBig)
@@ -215,7 +215,7 @@ func (c *conn) helloExpired(ctx context.Context) {
 	}
 	c.srv.metrics.countError(wire.CodeHelloTimeout)
 	c.srv.log.Debug("closing connection that sent no hello", "remote", c.remote)
-	c.send(ctx, wire.ErrorReply{ID: 0, OK: false, Error: &wire.Error{Code: wire.CodeHelloTimeout, Num: wire.NumIdleTimeout,
+	c.send(ctx, wire.ErrorReply{ID: 0, OK: false, Error: &wire.Error{Code: wire.CodeHelloTimeout, Num: wire.NumHelloTimeout,
 		Message: "no hello within " + c.srv.cfg.HelloTimeout.String() + "; closing"}})
 	c.ws.Close(websocket.StatusPolicyViolation, wire.CodeHelloTimeout)
 }
@@ -294,7 +294,7 @@ func requestID(data []byte) int64 {
 func (c *conn) handle(ctx context.Context, data []byte) {
 	// Check the depth before anything recursive looks at the frame.
 	if !depthWithin(data, maxJSONDepth) {
-		c.replyError(ctx, 0, &protoError{code: wire.CodeTooDeep, num: wire.NumBadRequest, msg: "JSON nested too deeply"})
+		c.replyError(ctx, 0, &protoError{code: wire.CodeTooDeep, num: wire.NumTooDeep, msg: "JSON nested too deeply"})
 		return
 	}
 	// Text frames must be UTF-8; encoding/json would quietly turn bad bytes

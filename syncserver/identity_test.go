@@ -116,8 +116,8 @@ func TestClientNextIdentitiesErrors(t *testing.T) {
 	defer c.Close()
 	_, err := c.NextIdentities(context.Background(), []string{"a", "b", "c"})
 	var e *client.Error
-	if !errors.As(err, &e) || e.Code != "batch_too_big" || e.Num != 413 {
-		t.Fatalf("got %v, want batch_too_big 413", err)
+	if !errors.As(err, &e) || e.Code != "batch_too_big" || e.Num != 1905 {
+		t.Fatalf("got %v, want batch_too_big 1905", err)
 	}
 	if !strings.Contains(err.Error(), "identity.nextBatch") {
 		t.Errorf("error %q does not name the op", err)

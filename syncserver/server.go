@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
 )
 
@@ -263,7 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hostAllowed(r.Host) {
 		s.metrics.countError(wire.CodeForbiddenHost)
 		s.log.Warn("refused request for a host name not served here", "host", truncate(r.Host, 100), "path", truncate(r.URL.Path, 100), "remote", r.RemoteAddr)
-		httpError(w, http.StatusMisdirectedRequest, wire.CodeForbiddenHost, "host "+quote(truncate(r.Host, 100))+" is not served here; the operator lists allowed names with -allowed-hosts")
+		httpError(w, errcode.ForbiddenHost, "host "+quote(truncate(r.Host, 100))+" is not served here; the operator lists allowed names with -allowed-hosts")
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -294,13 +295,13 @@ func (s *Server) hostAllowed(host string) bool {
 	return false
 }
 
-// httpError answers a plain HTTP request with a JSON error carrying a
-// stable code, as websocket replies do.
-func httpError(w http.ResponseWriter, status int, code, msg string) {
+// httpError answers a plain HTTP request with a JSON error carrying the
+// code's stable word and number, as websocket replies do, and its status.
+func httpError(w http.ResponseWriter, c errcode.Code, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"ok":false,"error":{"code":%s,"num":%d,"message":%s}}`+"\n", quote(code), status, quote(msg))
+	w.WriteHeader(c.Status)
+	fmt.Fprintf(w, `{"ok":false,"error":{"code":%s,"num":%d,"message":%s}}`+"\n", quote(c.Name), c.Num, quote(msg))
 }
 
 // Close ends every connection and closes the data file.
@@ -390,7 +391,7 @@ func (s *Server) serveSync(w http.ResponseWriter, r *http.Request) {
 	c := newConn(s, ws, r)
 	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
 		s.log.Warn("refused browser connection from origin not allowed", "origin", origin, "remote", c.remote)
-		c.refuse(s.ctx, 0, &protoError{code: wire.CodeForbiddenOrigin, num: wire.NumForbidden,
+		c.refuse(s.ctx, 0, &protoError{code: wire.CodeForbiddenOrigin, num: wire.NumForbiddenOrigin,
 			msg: "origin " + quote(origin) + " is not allowed on this server", close: websocket.StatusPolicyViolation})
 		ws.CloseNow()
 		return
@@ -416,7 +417,7 @@ func (s *Server) refuseConn(w http.ResponseWriter, r *http.Request, why string) 
 	s.metrics.countError(wire.CodeTooManyConnections)
 	s.log.Warn("refused connection", "code", wire.CodeTooManyConnections, "remote", r.RemoteAddr, "reason", why)
 	w.Header().Set("Retry-After", "5")
-	httpError(w, http.StatusServiceUnavailable, wire.CodeTooManyConnections, why+"; try again later")
+	httpError(w, errcode.TooManyConnections, why+"; try again later")
 }
 
 // clientIP is the IP address of r's peer, without the port.

@@ -92,7 +92,7 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/database"
-	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/errcode"
 )
 
 // globalName is the property of globalThis that holds the API.
@@ -111,16 +111,14 @@ const (
 	drainTimeout = 5 * time.Second
 )
 
-// Error codes and numbers of this layer, beside core's and the server's.
-const (
-	codeClosed = "closed" // the store was closed
-	numClosed  = 503
-	codePanic  = "internal"
-	numPanic   = core.NumInternal
+// Error codes and numbers of this layer, from the registry (package
+// errcode), beside core's and the server's.
+var (
+	codeClosed, numClosed = errcode.Closed.Name, errcode.Closed.Num // the store was closed
+	codePanic, numPanic   = errcode.Internal.Name, errcode.Internal.Num
 	// codeRejected is a local write the server refused for a reason other
 	// than a conflict; it stays pending.
-	codeRejected = "rejected"
-	numRejected  = wire.NumBadDoc
+	codeRejected, numRejected = errcode.Rejected.Name, errcode.Rejected.Num
 )
 
 // errClosed is returned for calls on a closed store.

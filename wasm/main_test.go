@@ -122,9 +122,9 @@ func TestDescribe(t *testing.T) {
 		{"server error behind a core wrap", fmt.Errorf("generate id: %w", fmt.Errorf("lease range: %w", &client.Error{Code: "rate_limited", Num: 429})), "rate_limited", 429},
 		{"unreachable", fmt.Errorf("dial: %w: refused", client.ErrDisconnected), "needs_server", 1900},
 		{"dial timeout", fmt.Errorf("dial: %w", context.DeadlineExceeded), "needs_server", 1900},
-		{"closed store", errClosed, "closed", 503},
-		{"closed client", fmt.Errorf("hilo.next: %w", client.ErrClosed), "closed", 503},
-		{"closed generator", fmt.Errorf("lease: %w", idgen.ErrClosed), "closed", 503},
+		{"closed store", errClosed, "closed", 1902},
+		{"closed client", fmt.Errorf("hilo.next: %w", client.ErrClosed), "closed", 1902},
+		{"closed generator", fmt.Errorf("lease: %w", idgen.ErrClosed), "closed", 1902},
 		{"bad argument", &argError{"x"}, "bad_request", 400},
 		{"host without WebSocket", &hostError{"x"}, "unavailable", 503},
 		{"panic", &panicError{"boom"}, "internal", core.NumInternal},
@@ -274,8 +274,8 @@ func TestClose(t *testing.T) {
 	wantResolve(t, st.Call("put", "orders", `{"_key":"k"}`))
 	wantResolve(t, st.Call("close"))
 	wantResolve(t, st.Call("close"))
-	wantReject(t, st.Call("get", "orders/k"), "closed", 503)
-	wantReject(t, st.Call("put", "orders", `{"_key":"k"}`), "closed", 503)
+	wantReject(t, st.Call("get", "orders/k"), "closed", 1902)
+	wantReject(t, st.Call("put", "orders", `{"_key":"k"}`), "closed", 1902)
 	a.mu.Lock()
 	n := len(a.stores)
 	a.mu.Unlock()

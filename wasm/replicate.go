@@ -14,6 +14,7 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/database"
+	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/replica"
 )
 
@@ -25,10 +26,7 @@ const (
 )
 
 // Codes of errors reported through the 'error' event.
-const (
-	codeMergeFailed = "merge_failed" // the app's merge function failed
-	numMergeFailed  = 1201
-)
+var codeMergeFailed, numMergeFailed = errcode.MergeFailed.Name, errcode.MergeFailed.Num // the app's merge function failed
 
 // mergeError is an app merge function that threw, returned a Promise or
 // returned something that is not a document.

@@ -1,6 +1,10 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/hilodb/hilodb/errcode"
+)
 
 // Replication ops of protocol v1.
 const (
@@ -11,12 +15,10 @@ const (
 	OpChanges   = "changes" // server-initiated, no id
 )
 
-// Replication error codes.
-const (
-	CodeConflict = "conflict"
-	NumConflict  = 1200
-	CodeBadDoc   = "bad_document"
-	NumBadDoc    = 600
+// Replication error codes, from the registry (package errcode).
+var (
+	CodeConflict, NumConflict = errcode.Conflict.Name, errcode.Conflict.Num
+	CodeBadDoc, NumBadDoc     = errcode.BadDocument.Name, errcode.BadDocument.Num
 )
 
 // PushItem is one write sent by a client: the document's new revision Rev,

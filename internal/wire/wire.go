@@ -2,6 +2,8 @@
 // shared by the sync server and the sync client so the two cannot drift.
 package wire
 
+import "github.com/hilodb/hilodb/errcode"
+
 // Ops of protocol v1.
 const (
 	OpHello        = "hello"
@@ -15,74 +17,33 @@ const (
 	OpPing = "ping"
 )
 
-// Stable error codes of the sync layer. Document-layer errors use the codes
-// of package core.
-const (
-	CodeBadJSON       = "bad_json"
-	CodeBadRequest    = "bad_request"
-	CodeUnknownOp     = "unknown_op"
-	CodeHelloRequired = "hello_required"
-	CodeUnauthorized  = "unauthorized"
-	CodeRateLimited   = "rate_limited"
-	CodeTooBig        = "message_too_big"
-	CodeIllegalName   = "illegal_name"
-	CodeInternal      = "internal"
-	CodeNeedsServer   = "needs_server"
-	CodeBadHiloReturn = "bad_hilo_return"
-	CodeUnavailable   = "unavailable"
-	CodeOutOfKeys     = "out_of_keys"
-	// CodeBatchTooBig refuses a request with more items than the server's
-	// batch limit.
-	CodeBatchTooBig = "batch_too_big"
-	// CodeForbiddenOrigin refuses a browser whose Origin is not allowed.
-	CodeForbiddenOrigin = "forbidden_origin"
-	// CodeDatabaseNotFound refuses a database the server is not configured
-	// to serve.
-	CodeDatabaseNotFound = "database_not_found"
-	// CodeIdleTimeout is sent before an idle connection is closed.
-	CodeIdleTimeout = "idle_timeout"
-	// CodeTooDeep refuses JSON nested deeper than the server accepts.
-	CodeTooDeep = "too_deep"
-	// CodeForbiddenHost refuses a request whose Host header names a host
-	// the server does not answer (DNS rebinding).
-	CodeForbiddenHost = "forbidden_host"
-	// CodeTooManyConnections refuses a connection over the server's total
-	// or per-address limit.
-	CodeTooManyConnections = "too_many_connections"
-	// CodeHelloTimeout closes a connection that did not complete hello in
-	// time.
-	CodeHelloTimeout = "hello_timeout"
-	// CodeServerBusy closes a connection whose message would take the
-	// server past its bound on buffered bytes.
-	CodeServerBusy = "server_busy"
-	// CodeReplyTooBig refuses a request whose reply would pass the
-	// server's bound on reply bytes; ask for less.
-	CodeReplyTooBig = "reply_too_big"
-	// CodeForbidden refuses an op the server does not allow (lowering an
-	// identity, say).
-	CodeForbidden = "forbidden"
-)
-
-// Error numbers for the sync layer's own codes.
-const (
-	NumBadJSON          = 600
-	NumBadRequest       = 400
-	NumUnknownOp        = 404
-	NumHelloRequired    = 1901
-	NumUnauthorized     = 401
-	NumRateLimited      = 429
-	NumTooBig           = 413
-	NumIllegalName      = 1208
-	NumInternal         = 4
-	NumNeedsServer      = 1900
-	NumUnavailable      = 503
-	NumOutOfKeys        = 1225
-	NumBatchTooBig      = 413
-	NumForbidden        = 403
-	NumDatabaseNotFound = 1228
-	NumIdleTimeout      = 408
-	NumMisdirected      = 421
-	NumReplyTooBig      = 413
+// Error codes and numbers of the sync layer, from the registry (package
+// errcode): CodeX is the stable word, NumX its number. Document-layer
+// errors use the codes of package core, from the same registry.
+var (
+	CodeBadJSON, NumBadJSON                       = errcode.BadJSON.Name, errcode.BadJSON.Num
+	CodeBadRequest, NumBadRequest                 = errcode.BadRequest.Name, errcode.BadRequest.Num
+	CodeUnknownOp, NumUnknownOp                   = errcode.UnknownOp.Name, errcode.UnknownOp.Num
+	CodeHelloRequired, NumHelloRequired           = errcode.HelloRequired.Name, errcode.HelloRequired.Num
+	CodeUnauthorized, NumUnauthorized             = errcode.Unauthorized.Name, errcode.Unauthorized.Num
+	CodeRateLimited, NumRateLimited               = errcode.RateLimited.Name, errcode.RateLimited.Num
+	CodeTooBig, NumTooBig                         = errcode.TooBig.Name, errcode.TooBig.Num
+	CodeIllegalName, NumIllegalName               = errcode.IllegalName.Name, errcode.IllegalName.Num
+	CodeInternal, NumInternal                     = errcode.Internal.Name, errcode.Internal.Num
+	CodeNeedsServer, NumNeedsServer               = errcode.NeedsServer.Name, errcode.NeedsServer.Num
+	CodeUnavailable, NumUnavailable               = errcode.Unavailable.Name, errcode.Unavailable.Num
+	CodeOutOfKeys, NumOutOfKeys                   = errcode.OutOfKeys.Name, errcode.OutOfKeys.Num
+	CodeBatchTooBig, NumBatchTooBig               = errcode.BatchTooBig.Name, errcode.BatchTooBig.Num
+	CodeForbiddenOrigin, NumForbiddenOrigin       = errcode.ForbiddenOrigin.Name, errcode.ForbiddenOrigin.Num
+	CodeDatabaseNotFound, NumDatabaseNotFound     = errcode.DatabaseNotFound.Name, errcode.DatabaseNotFound.Num
+	CodeIdleTimeout, NumIdleTimeout               = errcode.IdleTimeout.Name, errcode.IdleTimeout.Num
+	CodeTooDeep, NumTooDeep                       = errcode.TooDeep.Name, errcode.TooDeep.Num
+	CodeForbiddenHost, NumForbiddenHost           = errcode.ForbiddenHost.Name, errcode.ForbiddenHost.Num
+	CodeTooManyConnections, NumTooManyConnections = errcode.TooManyConnections.Name, errcode.TooManyConnections.Num
+	CodeHelloTimeout, NumHelloTimeout             = errcode.HelloTimeout.Name, errcode.HelloTimeout.Num
+	CodeServerBusy, NumServerBusy                 = errcode.ServerBusy.Name, errcode.ServerBusy.Num
+	CodeReplyTooBig, NumReplyTooBig               = errcode.ReplyTooBig.Name, errcode.ReplyTooBig.Num
+	CodeForbidden, NumForbidden                   = errcode.Forbidden.Name, errcode.Forbidden.Num
 )
 
 // Error is the error object of a failed reply.

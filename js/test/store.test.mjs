@@ -217,8 +217,8 @@ describe('against a server without tokens', () => {
     const doc = await s.put('orders', {});
     await s.close();
     await s.close(); // closing twice is fine
-    await rejectsWith(s.get(doc._id), 'closed', 503);
-    await rejectsWith(s.put('orders', {}), 'closed', 503);
+    await rejectsWith(s.get(doc._id), 'closed', 1902);
+    await rejectsWith(s.put('orders', {}), 'closed', 1902);
   });
 
   test('the Go instance is shared by every store in the realm', async () => {

@@ -470,7 +470,7 @@ describe('the read cache', () => {
     await rejectsWith(a.get(v1._id), 'not_found', 1202);
     await a.close();
     open = open.filter((s) => s !== a);
-    await rejectsWith(a.get(v1._id), 'closed', 503);
+    await rejectsWith(a.get(v1._id), 'closed', 1902);
   });
 });
 
