@@ -94,17 +94,18 @@ func TestDocumentedCodes(t *testing.T) {
 }
 
 // TestJavaScriptCodes checks that every code the JavaScript sources make
-// (hiloError('code', num, …) and {code: 'x', num: n}) is in the registry
+// (hiloError('code', num, …), {code: 'x', num: n}, and the edge glue's
+// errorResponse(status, "code", num, …)) is in the registry
 // with that number.
 func TestJavaScriptCodes(t *testing.T) {
-	re := regexp.MustCompile(`(?:hiloError\('([a-z_]+)', (\d+)|code: '([a-z_]+)', num: (\d+))`)
-	for _, path := range []string{"../js/index.js", "../js/tabs.js", "../js/shared.js"} {
+	re := regexp.MustCompile(`(?:hiloError\('([a-z_]+)', (\d+)|code: '([a-z_]+)', num: (\d+)|errorResponse\(\d+, "([a-z_]+)", (\d+))`)
+	for _, path := range []string{"../js/index.js", "../js/tabs.js", "../js/shared.js", "../edge/worker.mjs"} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-			name, num := m[1]+m[3], m[2]+m[4]
+			name, num := m[1]+m[3]+m[5], m[2]+m[4]+m[6]
 			n, _ := strconv.Atoi(num)
 			c, ok := errcode.ByName(name)
 			if !ok || c.Num != n {
