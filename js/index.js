@@ -710,7 +710,18 @@ async function instantiateURL(url, imports) {
     return WebAssembly.instantiateStreaming(response, imports);
   }
   // Compiling while downloading needs application/wasm; otherwise use bytes.
-  return WebAssembly.instantiate(await response.arrayBuffer(), imports);
+  const bytes = await response.arrayBuffer();
+  const magic = new Uint8Array(bytes, 0, Math.min(4, bytes.byteLength));
+  if (magic.length < 4 || magic[0] !== 0 || magic[1] !== 0x61 || magic[2] !== 0x73 || magic[3] !== 0x6d) {
+    // A dev server answered with a page (its fallback) where the file
+    // should be: the package was moved away from its dist/ directory.
+    throw hiloError(
+      'unavailable',
+      503,
+      `hilodb: ${url} is not WebAssembly (served as ${type || 'unknown type'}). A bundler moved the package away from its dist/ files: exclude 'hilodb' from its dependency optimizer (Vite: optimizeDeps: { exclude: ['hilodb'] })`,
+    );
+  }
+  return WebAssembly.instantiate(bytes, imports);
 }
 
 function hiloError(code, num, message) {
