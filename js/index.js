@@ -707,7 +707,11 @@ async function instantiateURL(url, imports) {
   if (!response.ok) throw new Error(`hilodb: fetching ${url} failed: HTTP ${response.status}`);
   const type = response.headers.get('content-type') || '';
   if (typeof WebAssembly.instantiateStreaming === 'function' && type.startsWith('application/wasm')) {
-    return WebAssembly.instantiateStreaming(response, imports);
+    try {
+      return await WebAssembly.instantiateStreaming(response.clone(), imports);
+    } catch {
+      // Read the bytes below, which tell what is wrong with them.
+    }
   }
   // Compiling while downloading needs application/wasm; otherwise use bytes.
   const bytes = await response.arrayBuffer();

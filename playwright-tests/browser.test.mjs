@@ -123,6 +123,33 @@ describe('hilodb in Chromium', () => {
     }
   });
 
+  test('a wasm file answered with a page (a dev server\'s fallback) is a clear error', async () => {
+    const { cp, writeFile } = await import('node:fs/promises');
+    const moved = await mkdtemp(join(tmpdir(), 'hilodb-moved-'));
+    await cp(webRoot, moved, { recursive: true });
+    await writeFile(join(moved, 'dist', 'hilodb.wasm'), '<!doctype html><title>app</title><div id="root"></div>');
+    const other = await startServer(await (async () => (await buildServer()).bin)(), ['-static', moved]);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${other.base}/`);
+      const err = await page.evaluate(async () => {
+        const { openStore } = await import('/index.js');
+        try {
+          await openStore({ url: `ws://${location.host}/v1/sync`, database: 'e2e' });
+          return null;
+        } catch (e) {
+          return { code: e.code, num: e.num, message: e.message };
+        }
+      });
+      assert.equal(err?.code, 'unavailable', JSON.stringify(err));
+      assert.match(err.message, /not WebAssembly.*optimizeDeps/s);
+    } finally {
+      await page.close();
+      await other.stop();
+      await rm(moved, { recursive: true, force: true });
+    }
+  });
+
   test('a store opens offline when the server cannot be reached', async () => {
     const page = await newPage();
     try {
