@@ -60,3 +60,23 @@ func (s *Store) List(collection, after string, limit int) (Page, error) {
 	}
 	return page, nil
 }
+
+// Count returns how many documents collection holds (those List pages
+// through).
+func (s *Store) Count(collection string) (int, error) {
+	if err := validateCollection(collection); err != nil {
+		return 0, err
+	}
+	start := docPrefix + s.Prefix(collection) + s.sep
+	n := 0
+	err := s.view(func(tx *txn) error {
+		return tx.AscendRange("", start, start+"\xff", func(string, string) bool {
+			n++
+			return true
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count documents: %w", err)
+	}
+	return n, nil
+}

@@ -49,6 +49,12 @@ func TestList(t *testing.T) {
 			t.Fatalf("not in key order: %v", got)
 		}
 	}
+	if n, err := st.Count("orders"); err != nil || n != 25 {
+		t.Errorf("Count(orders) = %d, %v; want 25", n, err)
+	}
+	if n, _ := st.Count("nothing"); n != 0 {
+		t.Errorf("Count(nothing) = %d", n)
+	}
 	// An exact page leaves no cursor.
 	if p, _ := st.List("users", "", 1); len(p.Docs) != 1 || p.Next != "" {
 		t.Errorf("users: %d docs, next %q", len(p.Docs), p.Next)

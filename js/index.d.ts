@@ -298,6 +298,72 @@ export interface PutOptions {
   ignoreRevs?: boolean;
 }
 
+/** ArangoDB's document result: the document's header, and new/old as asked. */
+export interface DocumentResult<T extends object = Document> {
+  _id: string;
+  _key: string;
+  _rev: string;
+  /** The revision before a replace, an update or an overwrite. */
+  _oldRev?: string;
+  /** The stored document, with `returnNew`. */
+  new?: Stored<T>;
+  /** The previous document, with `returnOld`. */
+  old?: Stored<T>;
+}
+
+/** A failed item of a multi-document call, in place of its result. */
+export interface DocumentError {
+  error: true;
+  errorNum: number;
+  errorMessage: string;
+  errorCode: ErrorCode;
+}
+
+/** Options of collection writes (ArangoDB's); each call takes its own, any other is an error. */
+export interface CollectionWriteOptions {
+  returnNew?: boolean;
+  returnOld?: boolean;
+  /** Resolve to `{}` instead of the result header. */
+  silent?: boolean;
+  /** save: what to do with an existing key (default `'conflict'`). */
+  overwriteMode?: 'ignore' | 'replace' | 'update' | 'conflict';
+  /** update: `false` removes attributes set to null. */
+  keepNull?: boolean;
+  /** update: `false` replaces nested objects instead of merging them. */
+  mergeObjects?: boolean;
+  /** `false`: a `_rev` in the document is a precondition (ArangoDB's default is `true`). */
+  ignoreRevs?: boolean;
+  /** A precondition on the stored `_rev` (ArangoDB's If-Match). */
+  ifMatch?: string;
+  /** The same as `ifMatch`. */
+  rev?: string;
+}
+
+/** Key generation of a created collection (ArangoDB's keyOptions). */
+export interface KeyOptions {
+  type?: 'traditional' | 'autoincrement' | 'padded' | 'uuid';
+  allowUserKeys?: boolean;
+  increment?: number;
+  offset?: number;
+}
+
+/** An ArangoDB-style collection of a store: arangojs's method names and result shapes. */
+export declare class Collection<T extends object = Document> {
+  private constructor();
+  readonly name: string;
+  save(doc: T, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
+  saveAll(docs: T[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
+  document(selector: string): Promise<Stored<T>>;
+  documents(selectors: string[]): Promise<(Stored<T> | DocumentError)[]>;
+  replace(selector: string | { _key?: string; _id?: string }, doc: T, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
+  replaceAll(docs: (T & ({ _key: string } | { _id: string }))[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
+  update(selector: string | { _key?: string; _id?: string }, patch: Partial<T>, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
+  updateAll(patches: (Partial<T> & ({ _key: string } | { _id: string }))[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
+  remove(selector: string | { _key?: string; _id?: string }, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
+  removeAll(selectors: (string | { _key?: string; _id?: string })[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
+  count(): Promise<{ count: number }>;
+}
+
 /** A document store. Every method returns a Promise that rejects with a {@link HiloError}. */
 export declare class Store {
   private constructor();
@@ -318,6 +384,10 @@ export declare class Store {
    * documents per call.
    */
   putMany<T extends object = Document>(collection: string, docs: T[]): Promise<(Stored<T> | HiloError)[]>;
+  /** The ArangoDB-style collection `name` (it need not be created first). */
+  collection<T extends object = Document>(name: string): Collection<T>;
+  /** Defines collection `name` with `{keyOptions}` and resolves to it; `duplicate_name` (1207) if it exists. */
+  createCollection<T extends object = Document>(name: string, options?: { keyOptions?: KeyOptions }): Promise<Collection<T>>;
   /**
    * Resolves to up to `limit` (1 to 10,000, default 100) documents of
    * `collection` — those whose `_id` is the collection's prefix, `/` and a

@@ -6,6 +6,7 @@
 // wasm/). One Go instance is started per JavaScript realm, on the first
 // openStore call, and shared by every store opened in that realm.
 
+import { Collection } from './collection.js';
 import { canShare, openShared } from './tabs.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
@@ -166,6 +167,31 @@ export class Store {
    */
   list(collection, { limit, after } = {}) {
     return this.#raw.list(collection, limit, after);
+  }
+
+  /** @internal The shared worker runs tabs' collection operations through this. */
+  _collectionOp(op, name, payload, options) {
+    return this.#raw.collection(op, name, payload, options);
+  }
+
+  /** Returns the ArangoDB-style collection name of this store. */
+  collection(name) {
+    return new Collection(this.#raw, name, hiloError);
+  }
+
+  /**
+   * Defines collection name with {keyOptions} (traditional, autoincrement
+   * with increment and offset, padded, uuid; allowUserKeys) and resolves to
+   * its Collection.
+   */
+  createCollection(name, options = {}) {
+    let text;
+    try {
+      text = JSON.stringify(options);
+    } catch (err) {
+      return Promise.reject(hiloError('bad_json', 600, `createCollection: options cannot be turned into JSON: ${err.message}`));
+    }
+    return this.#raw.collection('create', name, text).then(() => this.collection(name));
   }
 
   /** Removes the document with the given _id. */

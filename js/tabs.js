@@ -3,6 +3,8 @@
 // it its calls. A write resolves once the worker's store made it durable;
 // the other tabs hear of it as a 'change' event and read it at once.
 
+import { Collection } from './collection.js';
+
 let worker; // this realm's connection to the shared worker
 let nextRid = 0;
 const waiting = new Map(); // rid → {resolve, reject}
@@ -111,6 +113,14 @@ class SharedStore {
 
   delete(id) {
     return this.#call('delete', id);
+  }
+
+  collection(name) {
+    return new Collection({ collection: (op, n, payload, options) => this.#call('_collectionOp', op, n, payload, options) }, name, this.#hiloError);
+  }
+
+  createCollection(name, options = {}) {
+    return this.#call('_collectionOp', 'create', name, JSON.stringify(options)).then(() => this.collection(name));
   }
 
   info() {

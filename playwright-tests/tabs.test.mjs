@@ -83,6 +83,14 @@ test('three pages write into one persisted store at once: ids distinct, every pa
       const others = written.filter((_, q) => q !== p).flat().map((d) => d.id);
       for (const id of others) assert.ok(heard.includes(id), `page ${p} heard no 'change' for ${id}`);
     }
+    // Collections go through the shared store too.
+    const saved = await pages[0].evaluate(async () => {
+      const users = await window.store.createCollection('users', { keyOptions: { type: 'autoincrement' } });
+      return users.save({ name: 'ann' });
+    });
+    const read = await pages[2].evaluate((key) => window.store.collection('users').document(key), saved._key);
+    assert.equal(read.name, 'ann');
+    assert.deepEqual(await pages[1].evaluate(() => window.store.collection('users').count()), { count: 1 });
     // One store per origin: it synced once, and the server has every write.
     await pages[0].evaluate(() => window.store.sync());
     const reader = await context.newPage();

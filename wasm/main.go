@@ -19,6 +19,7 @@
 //	clearConflicts(id)    → Promise<undefined>
 //	flush()               → Promise<undefined>: wait until every write is durable (persist)
 //	getText(id)           → the document's JSON text, or an Error (no Promise)
+//	collection(op, name, payload, options) → ArangoDB-style operations (collections.go)
 //	putText(collection, text) → the stored document's JSON text, an Error, or
 //	                        undefined when the put must wait (call put then)
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
@@ -165,7 +166,7 @@ type api struct {
 
 	put, get, del, info, close                      js.Func
 	sync, pending, conflicts, clearConflicts, flush js.Func
-	putMany, list, getText, putText                 js.Func
+	putMany, list, getText, putText, collection     js.Func
 
 	mu     sync.Mutex
 	next   int
@@ -187,6 +188,7 @@ func newAPI() *api {
 	a.clearConflicts = async(a.clearConflictsArgs)
 	a.flush = async(a.flushArgs)
 	a.putMany = async(a.putManyArgs)
+	a.collection = async(a.collectionArgs)
 	a.list = async(a.listArgs)
 	a.value = jsObject.New()
 	a.value.Set("openStore", async(a.openArgs))
@@ -383,6 +385,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		"put": a.put, "get": a.get, "delete": a.del, "info": a.info, "close": a.close,
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
 		"putMany": a.putMany, "list": a.list, "getText": a.getText, "putText": a.putText,
+		"collection": a.collection,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}

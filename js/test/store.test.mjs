@@ -178,6 +178,49 @@ describe('against a server without tokens', () => {
     await rejectsWith(store.putMany('bad name!', [{}]), 'illegal_name', 1208);
   });
 
+  test('ArangoDB-style collections: save, document, replace, update, remove, the *All calls and count', async () => {
+    const users = await store.createCollection('users', { keyOptions: { type: 'autoincrement', increment: 5, offset: 10, allowUserKeys: false } });
+    await rejectsWith(store.createCollection('users'), 'duplicate_name', 1207);
+    const a = await users.save({ name: 'ann' }, { returnNew: true });
+    assert.equal(a._key, '10');
+    assert.equal(a.new.name, 'ann');
+    const b = await users.save({ name: 'bob' });
+    assert.equal(b._key, '15');
+    await rejectsWith(users.save({ _key: 'x', name: 'x' }), 'unexpected_key', 1222); // allowUserKeys: false
+    assert.equal((await users.document('10')).name, 'ann');
+    assert.equal((await users.document('users/15')).name, 'bob');
+    const r = await users.replace('10', { name: 'anna' }, { returnOld: true });
+    assert.equal(r._oldRev, a._rev);
+    assert.equal(r.old.name, 'ann');
+    const u = await users.update(b, { age: 30 }, { returnNew: true });
+    assert.deepEqual([u.new.name, u.new.age], ['bob', 30]);
+    // A stale _rev is a precondition with ignoreRevs: false, and ifMatch always.
+    await rejectsWith(users.update('10', { _rev: a._rev, age: 1 }, { ignoreRevs: false }), 'conflict', 1200);
+    await rejectsWith(users.update('10', { age: 1 }, { ifMatch: a._rev }), 'conflict', 1200);
+    await rejectsWith(users.save({ name: 'c' }, { overwrite: true }), 'bad_request', 400); // not an option: refused
+    const many = await users.saveAll([{ name: 'c' }, { name: 'd' }]);
+    assert.equal(many.length, 2);
+    const docs = await users.documents(['10', 'nope', many[0]._key]);
+    assert.equal(docs[0].name, 'anna');
+    assert.equal(docs[1].error, true);
+    assert.equal(docs[1].errorNum, 1202);
+    assert.equal(docs[2].name, 'c');
+    assert.deepEqual(await users.count(), { count: 4 });
+    const removed = await users.removeAll([many[0]._key, 'nope']);
+    assert.equal(removed[0]._key, many[0]._key);
+    assert.equal(removed[1].errorNum, 1202);
+    await users.remove('10');
+    await rejectsWith(users.document('10'), 'not_found', 1202);
+    assert.deepEqual(await users.count(), { count: 2 });
+    // Any collection works without being created, with the default keys.
+    const notes = store.collection('notes');
+    const n = await notes.save({ _key: 'n1', text: 'hi' }, { silent: true });
+    assert.deepEqual(n, {});
+    const again = await notes.save({ _key: 'n1', text: 'again' }, { overwriteMode: 'update', returnNew: true });
+    assert.equal(again.new.text, 'again');
+    await rejectsWith(notes.save({ _key: 'n1' }), 'unique_constraint', 1210);
+  });
+
   test('list pages through a collection in key order', async () => {
     await store.putMany('pages', Array.from({ length: 25 }, (_, i) => ({ _key: `k${String(i).padStart(2, '0')}`, i })));
     const seen = [];
