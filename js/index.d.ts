@@ -298,6 +298,53 @@ export interface PutOptions {
   ignoreRevs?: boolean;
 }
 
+/** A class of entities (anything with a constructor). */
+export type EntityType = abstract new (...args: never[]) => object;
+
+/** Maps entities to documents (the ravendb package's DocumentConventions). */
+export declare class Conventions {
+  private constructor();
+  /** The name of an entity's id property (default `'id'`). */
+  identityProperty: string;
+  /** The identity parts separator (`'/'`). */
+  readonly identityPartsSeparator: string;
+  /** The collection of a class: its name, pluralized (`Order` → `Orders`). */
+  findCollectionName(type: EntityType): string;
+  /** A collection's id prefix: one upper-case letter made lower case (`Orders` → `orders`); more stay (`HRDepts`). */
+  transformClassCollectionNameToDocumentIdPrefix(collection: string): string;
+  /** The name stored in `Raven-Node-Type` (default: the class's name). */
+  findJsTypeName(type: EntityType): string;
+  /** The registered class of a `Raven-Node-Type`. */
+  findJsType(name: string): EntityType | undefined;
+  /** The collection of an object literal; `undefined` → `@empty` with a UUID id. */
+  findCollectionNameForObjectLiteral: (entity: object) => string | undefined;
+  /** Registers a class, so its documents load back as its instances. */
+  registerEntityType(type: EntityType): this;
+}
+
+/** A RavenDB-style unit of work: `saveChanges()` writes everything in one transaction, all or nothing. */
+export declare class Session {
+  private constructor();
+  /**
+   * Tracks `entity` under `id`, its identity property, or a new id: a HiLo
+   * id at once (`orders/1-A`); `"prefix|"` (identity), `"prefix/"` (node
+   * sequence) and `""` (UUID) are resolved when saved.
+   */
+  store(entity: object, id?: string): Promise<void>;
+  /** Loads a document as an entity (an instance of its registered class), or `null`. */
+  load<T extends object = Document>(id: string): Promise<T | null>;
+  load<T extends object = Document>(ids: string[]): Promise<Record<string, T | null>>;
+  /** Marks an entity, or the document with an id, for deletion. */
+  delete(entityOrId: object | string): void;
+  /** Writes every new, changed and deleted entity in one transaction. */
+  saveChanges(): Promise<void>;
+  readonly advanced: {
+    getDocumentId(entity: object): string | null;
+    getChangeVectorFor(entity: object): string | null;
+    isLoaded(id: string): boolean;
+  };
+}
+
 /** ArangoDB's document result: the document's header, and new/old as asked. */
 export interface DocumentResult<T extends object = Document> {
   _id: string;
@@ -384,6 +431,14 @@ export declare class Store {
    * documents per call.
    */
   putMany<T extends object = Document>(collection: string, docs: T[]): Promise<(Stored<T> | HiloError)[]>;
+  /** The conventions that map entities to documents. Not in a store shared by tabs (use `shared: false`). */
+  readonly conventions: Conventions;
+  /** Opens a RavenDB-style session. `useOptimisticConcurrency`: stale writes fail with `conflict`. */
+  openSession(options?: { useOptimisticConcurrency?: boolean }): Session;
+  /** The next value of the cluster-wide identity `prefix` (1, 2, …), from the server. */
+  nextIdentityFor(prefix: string): Promise<number>;
+  /** Sets identity `prefix` to `value` (only upwards unless `force`); resolves to its value then. */
+  seedIdentityFor(prefix: string, value: number, force?: boolean): Promise<number>;
   /** The ArangoDB-style collection `name` (it need not be created first). */
   collection<T extends object = Document>(name: string): Collection<T>;
   /** Defines collection `name` with `{keyOptions}` and resolves to it; `duplicate_name` (1207) if it exists. */

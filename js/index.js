@@ -7,6 +7,7 @@
 // openStore call, and shared by every store opened in that realm.
 
 import { Collection } from './collection.js';
+import { Conventions, Session } from './session.js';
 import { canShare, openShared } from './tabs.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
@@ -167,6 +168,35 @@ export class Store {
    */
   list(collection, { limit, after } = {}) {
     return this.#raw.list(collection, limit, after);
+  }
+
+  #conventions;
+
+  /** The conventions that map entities to documents (ravendb's DocumentConventions). */
+  get conventions() {
+    this.#conventions ??= new Conventions(this.#raw, hiloError);
+    return this.#conventions;
+  }
+
+  /**
+   * Opens a RavenDB-style session: store, load, delete, then saveChanges()
+   * in one transaction. options.useOptimisticConcurrency makes stale writes
+   * fail with conflict (1200).
+   */
+  openSession(options = {}) {
+    const raw = this.#raw;
+    const store = { get: (id) => this.get(id), generateId: (c) => raw.generateId(c), saveBatch: (t) => raw.saveBatch(t) };
+    return new Session(store, this.conventions, hiloError, options);
+  }
+
+  /** Resolves to the next value of the cluster-wide identity prefix (1, 2, …), from the server. */
+  nextIdentityFor(prefix) {
+    return this.#raw.identity('next', prefix);
+  }
+
+  /** Sets the identity prefix to value (only upwards unless force) and resolves to its value then. */
+  seedIdentityFor(prefix, value, force = false) {
+    return this.#raw.identity('seed', prefix, value, force);
   }
 
   /** @internal The shared worker runs tabs' collection operations through this. */

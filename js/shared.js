@@ -16,7 +16,7 @@ const stores = new Map(); // persist name → shared entry
 const sessions = new Map(); // sid → {port, tab, entry}
 let nextSid = 0;
 
-const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp']);
+const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor']);
 const writes = new Set(['put', 'putMany', 'delete']);
 
 globalThis.onconnect = (e) => {

@@ -119,6 +119,22 @@ class SharedStore {
     return new Collection({ collection: (op, n, payload, options) => this.#call('_collectionOp', op, n, payload, options) }, name, this.#hiloError);
   }
 
+  get conventions() {
+    throw this.#hiloError('bad_request', 400, 'conventions and sessions run in the page: open the store with shared: false to use them');
+  }
+
+  openSession() {
+    throw this.#hiloError('bad_request', 400, 'sessions run in the page: open the store with shared: false to use them');
+  }
+
+  nextIdentityFor(prefix) {
+    return this.#call('nextIdentityFor', prefix);
+  }
+
+  seedIdentityFor(prefix, value, force) {
+    return this.#call('seedIdentityFor', prefix, value, force);
+  }
+
   createCollection(name, options = {}) {
     return this.#call('_collectionOp', 'create', name, JSON.stringify(options)).then(() => this.collection(name));
   }

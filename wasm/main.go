@@ -20,6 +20,7 @@
 //	flush()               → Promise<undefined>: wait until every write is durable (persist)
 //	getText(id)           → the document's JSON text, or an Error (no Promise)
 //	collection(op, name, payload, options) → ArangoDB-style operations (collections.go)
+//	saveBatch(items), generateId(collection), names(kind, name) → sessions (sessions.go)
 //	putText(collection, text) → the stored document's JSON text, an Error, or
 //	                        undefined when the put must wait (call put then)
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
@@ -167,6 +168,7 @@ type api struct {
 	put, get, del, info, close                      js.Func
 	sync, pending, conflicts, clearConflicts, flush js.Func
 	putMany, list, getText, putText, collection     js.Func
+	saveBatch, generateID, names, identity          js.Func
 
 	mu     sync.Mutex
 	next   int
@@ -189,6 +191,10 @@ func newAPI() *api {
 	a.flush = async(a.flushArgs)
 	a.putMany = async(a.putManyArgs)
 	a.collection = async(a.collectionArgs)
+	a.saveBatch = async(a.saveBatchArgs)
+	a.generateID = async(a.generateIDArgs)
+	a.names = js.FuncOf(a.namesCall)
+	a.identity = async(a.identityArgs)
 	a.list = async(a.listArgs)
 	a.value = jsObject.New()
 	a.value.Set("openStore", async(a.openArgs))
@@ -385,7 +391,8 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		"put": a.put, "get": a.get, "delete": a.del, "info": a.info, "close": a.close,
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
 		"putMany": a.putMany, "list": a.list, "getText": a.getText, "putText": a.putText,
-		"collection": a.collection,
+		"collection": a.collection, "saveBatch": a.saveBatch, "generateId": a.generateID, "names": a.names,
+		"identity": a.identity,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}

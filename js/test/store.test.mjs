@@ -221,6 +221,72 @@ describe('against a server without tokens', () => {
     await rejectsWith(notes.save({ _key: 'n1' }), 'unique_constraint', 1210);
   });
 
+  test('RavenDB-style sessions: store, load, delete, saveChanges, conventions, identities', async () => {
+    class Order {
+      constructor(item, qty) {
+        this.item = item;
+        this.qty = qty;
+      }
+
+      total(price) {
+        return this.qty * price;
+      }
+    }
+    class HRDept {}
+    store.conventions.registerEntityType(Order);
+    assert.equal(store.conventions.findCollectionName(Order), 'Orders');
+    assert.equal(store.conventions.transformClassCollectionNameToDocumentIdPrefix('Orders'), 'orders');
+    assert.equal(store.conventions.transformClassCollectionNameToDocumentIdPrefix('HRDepts'), 'HRDepts');
+    assert.equal(store.conventions.findCollectionName(HRDept), 'HRDepts');
+    assert.equal(store.conventions.identityPartsSeparator, '/');
+
+    const session = store.openSession();
+    const order = new Order('apple', 3);
+    await session.store(order);
+    assert.match(order.id, hiloID, 'a HiLo id is given at store time');
+    const company = { name: 'acme' };
+    await session.store(company, 'companies|'); // an identity, resolved when saved
+    assert.equal(session.advanced.getDocumentId(company), 'companies|');
+    const literal = { note: 'no collection' };
+    await session.store(literal); // @empty and a UUID
+    await session.saveChanges();
+    assert.match(company.id, /^companies\/\d+$/);
+    assert.match(literal.id, /^[0-9a-f-]{36}$/);
+
+    const stored = await store.get(order.id);
+    assert.equal(stored['@metadata']['@collection'], 'Orders');
+    assert.equal(stored['@metadata']['Raven-Node-Type'], 'Order');
+    assert.equal(stored.id, undefined, 'the identity property is the document id, not a field');
+
+    const s2 = store.openSession({ useOptimisticConcurrency: true });
+    const loaded = await s2.load(order.id);
+    assert.ok(loaded instanceof Order, 'loads back as its class');
+    assert.equal(loaded.total(2), 6);
+    assert.equal(await s2.load('orders/none'), null);
+    loaded.qty = 4;
+    // Someone else changes it meanwhile: the optimistic session fails, all of it.
+    await store.put('Orders', { ...stored, qty: 9 });
+    const extra = new Order('pear', 1);
+    await s2.store(extra);
+    await rejectsWith(s2.saveChanges(), 'conflict', 1200);
+    await rejectsWith(store.get(extra.id), 'not_found', 1202);
+
+    // Deletes, and nothing written when nothing changed.
+    const s3 = store.openSession();
+    const again = await s3.load(order.id);
+    s3.delete(again);
+    s3.delete(company.id);
+    await s3.saveChanges();
+    await rejectsWith(store.get(order.id), 'not_found', 1202);
+    await rejectsWith(store.get(company.id), 'not_found', 1202);
+
+    const first = await store.nextIdentityFor('invoices');
+    assert.equal(await store.nextIdentityFor('invoices'), first + 1);
+    assert.equal(await store.seedIdentityFor('invoices', 1000), 1000);
+    assert.equal(await store.nextIdentityFor('invoices'), 1001);
+    assert.equal(await store.seedIdentityFor('invoices', 5), 1001, 'only upwards without force');
+  });
+
   test('list pages through a collection in key order', async () => {
     await store.putMany('pages', Array.from({ length: 25 }, (_, i) => ({ _key: `k${String(i).padStart(2, '0')}`, i })));
     const seen = [];

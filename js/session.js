@@ -1,0 +1,260 @@
+// RavenDB-style sessions and conventions (the ravendb npm package's names):
+// store.openSession() tracks entities and saveChanges() writes them in one
+// transaction; store.conventions maps classes to collections and ids.
+
+const METADATA = '@metadata';
+const NODE_TYPE = 'Raven-Node-Type';
+
+/**
+ * Conventions map entities to documents, as the ravendb package's
+ * DocumentConventions do. Every function may be replaced before the first
+ * session is opened.
+ */
+export class Conventions {
+  #raw;
+  #types = new Map(); // js type name → class
+
+  /** @internal */
+  constructor(raw, hiloError) {
+    this.#raw = raw;
+    this.hiloError = hiloError;
+    /** The name of an entity's id property. */
+    this.identityProperty = 'id';
+    /** The collection of an object literal; undefined → '@empty' and a UUID id. */
+    this.findCollectionNameForObjectLiteral = () => undefined;
+  }
+
+  #names(kind, name) {
+    const r = this.#raw.names(kind, name);
+    if (typeof r !== 'string') throw r;
+    return r;
+  }
+
+  /** Joins an id prefix and a key ("/"). */
+  get identityPartsSeparator() {
+    return this.#names('separator', '');
+  }
+
+  /** The collection of entities of a class: its name, pluralized (Order → Orders). */
+  findCollectionName(type) {
+    return this.#names('collection', this.findJsTypeName(type));
+  }
+
+  /**
+   * The id prefix of a collection: one upper-case letter is made lower case
+   * (Orders → orders); a name with more stays as it is (HRDepts).
+   */
+  transformClassCollectionNameToDocumentIdPrefix(collection) {
+    return this.#names('prefix', collection);
+  }
+
+  /** The name a class is stored under in Raven-Node-Type. */
+  findJsTypeName(type) {
+    return type.name;
+  }
+
+  /** The class registered under name, if any. */
+  findJsType(name) {
+    return this.#types.get(name);
+  }
+
+  /** Registers a class, so documents of it load back as its instances. */
+  registerEntityType(type) {
+    this.#types.set(this.findJsTypeName(type), type);
+    return this;
+  }
+
+  /** @internal The collection of an entity. */
+  collectionOf(entity) {
+    if (entity.constructor === Object || entity.constructor === undefined) {
+      return this.findCollectionNameForObjectLiteral(entity) ?? '@empty';
+    }
+    return this.findCollectionName(entity.constructor);
+  }
+}
+
+/**
+ * Session is a unit of work: entities stored, loaded and deleted are written
+ * by saveChanges() in one transaction, all or nothing. Not for concurrent
+ * use; open one per unit of work.
+ */
+export class Session {
+  #raw;
+  #conv;
+  #hiloError;
+  #optimistic;
+  #byEntity = new Map(); // entity → tracked
+  #byId = new Map(); // id → tracked
+  #deletes = new Set(); // ids deleted without their entity
+
+  /** @internal Use store.openSession(). */
+  constructor(raw, conventions, hiloError, { useOptimisticConcurrency = false } = {}) {
+    this.#raw = raw;
+    this.#conv = conventions;
+    this.#hiloError = hiloError;
+    this.#optimistic = useOptimisticConcurrency;
+    this.advanced = {
+      /** The id of a tracked entity (final, or pending as "prefix|" until saveChanges). */
+      getDocumentId: (entity) => this.#byEntity.get(entity)?.id ?? null,
+      /** The stored _rev of a tracked entity, null before it is saved. */
+      getChangeVectorFor: (entity) => this.#byEntity.get(entity)?.rev ?? null,
+      /** Whether the entity is tracked by this session. */
+      isLoaded: (id) => this.#byId.has(id),
+    };
+  }
+
+  /**
+   * Tracks entity for saveChanges under id, or its identity property, or a
+   * new id: a HiLo id given at once, as RavenDB does ("orders/1-A"); an id
+   * ending in "/" or "|" or "" is resolved when saved.
+   */
+  async store(entity, id) {
+    if (entity === null || typeof entity !== 'object' || Array.isArray(entity)) {
+      throw this.#hiloError('bad_request', 400, 'store: entity must be an object');
+    }
+    const known = this.#byEntity.get(entity);
+    if (known) {
+      if (id !== undefined && id !== known.id) throw this.#hiloError('bad_request', 400, `store: entity is tracked as ${known.id}`);
+      return;
+    }
+    const collection = this.#conv.collectionOf(entity);
+    const prop = this.#conv.identityProperty;
+    if (id === undefined && typeof entity[prop] === 'string' && entity[prop] !== '') id = entity[prop];
+    if (id === undefined) {
+      id = collection === '@empty' ? '' : await this.#raw.generateId(collection);
+    }
+    if (typeof id !== 'string') throw this.#hiloError('bad_request', 400, 'store: id must be a string');
+    if (this.#byId.has(id) && !pending(id)) throw this.#hiloError('bad_request', 400, `store: another entity is tracked as ${id}`);
+    const t = { entity, id, collection, typeName: typeNameOf(entity, this.#conv), isNew: true, rev: null, snapshot: null, deleted: false };
+    this.#track(t);
+    if (!pending(id)) setId(entity, prop, id);
+  }
+
+  /** Loads the document id (or each of ids) as an entity, tracked. */
+  async load(idOrIds) {
+    if (Array.isArray(idOrIds)) {
+      const out = {};
+      for (const id of idOrIds) out[id] = await this.load(id);
+      return out;
+    }
+    const id = idOrIds;
+    const known = this.#byId.get(id);
+    if (known) return known.deleted ? null : known.entity;
+    let doc;
+    try {
+      doc = await this.#raw.get(id);
+    } catch (err) {
+      if (err.code === 'not_found') return null;
+      throw err;
+    }
+    const meta = doc[METADATA] ?? {};
+    const Type = meta[NODE_TYPE] ? this.#conv.findJsType(meta[NODE_TYPE]) : undefined;
+    const entity = Type ? Object.create(Type.prototype) : {};
+    const { _id, _key, _rev, [METADATA]: _meta, ...fields } = doc;
+    Object.assign(entity, fields);
+    setId(entity, this.#conv.identityProperty, id);
+    const t = { entity, id, collection: meta['@collection'], typeName: meta[NODE_TYPE], isNew: false, rev: _rev, snapshot: null, deleted: false };
+    t.snapshot = bodyOf(t, this.#conv);
+    this.#track(t);
+    return entity;
+  }
+
+  /** Marks an entity, or the document with an id, for deletion. */
+  delete(entityOrId) {
+    if (typeof entityOrId === 'string') {
+      const t = this.#byId.get(entityOrId);
+      if (t) t.deleted = true;
+      else this.#deletes.add(entityOrId);
+      return;
+    }
+    const t = this.#byEntity.get(entityOrId);
+    if (!t) throw this.#hiloError('bad_request', 400, 'delete: entity is not tracked by this session');
+    t.deleted = true;
+  }
+
+  /**
+   * Writes every new, changed and deleted entity in one transaction: all or
+   * nothing. With useOptimisticConcurrency, a document changed since it was
+   * loaded (or a new one whose id exists) fails it with conflict (1200).
+   */
+  async saveChanges() {
+    const items = [];
+    const tracked = [];
+    for (const id of this.#deletes) {
+      items.push({ delete: true, id });
+      tracked.push(null);
+    }
+    for (const t of this.#byEntity.values()) {
+      if (t.deleted) {
+        if (t.isNew) continue;
+        items.push({ delete: true, id: t.id, ifRev: this.#optimistic ? t.rev : '' });
+        tracked.push(t);
+        continue;
+      }
+      const body = bodyOf(t, this.#conv);
+      if (!t.isNew && body === t.snapshot) continue;
+      const item = { id: t.id, collection: t.collection, body: JSON.parse(body), typeName: t.typeName ?? '' };
+      if (this.#optimistic) {
+        if (t.isNew) item.mustBeNew = true;
+        else item.ifRev = t.rev;
+      }
+      items.push(item);
+      tracked.push(t);
+    }
+    const dropped = [...this.#byEntity.values()].filter((t) => t.deleted && t.isNew);
+    if (items.length > 0) {
+      const results = await this.#raw.saveBatch(JSON.stringify(items));
+      for (const [i, t] of tracked.entries()) {
+        if (!t) continue;
+        if (t.deleted) {
+          this.#untrack(t);
+          continue;
+        }
+        const r = results[i];
+        if (t.id !== r._id) {
+          this.#byId.delete(t.id);
+          t.id = r._id;
+          this.#byId.set(t.id, t);
+          setId(t.entity, this.#conv.identityProperty, t.id);
+        }
+        t.rev = r._rev;
+        t.isNew = false;
+        t.snapshot = bodyOf(t, this.#conv);
+      }
+    }
+    for (const t of dropped) this.#untrack(t);
+    this.#deletes.clear();
+  }
+
+  #track(t) {
+    this.#byEntity.set(t.entity, t);
+    this.#byId.set(t.id, t);
+  }
+
+  #untrack(t) {
+    this.#byEntity.delete(t.entity);
+    if (this.#byId.get(t.id) === t) this.#byId.delete(t.id);
+  }
+}
+
+// pending reports whether id is resolved only when saved.
+function pending(id) {
+  return id === '' || id.endsWith('|') || id.endsWith('/');
+}
+
+function typeNameOf(entity, conv) {
+  if (entity.constructor === Object || entity.constructor === undefined) return undefined;
+  return conv.findJsTypeName(entity.constructor);
+}
+
+// setId sets the entity's identity property, if it has or may have one.
+function setId(entity, prop, id) {
+  if (prop) entity[prop] = id;
+}
+
+// bodyOf is the document of a tracked entity as JSON text: its fields
+// without the identity property.
+function bodyOf(t, conv) {
+  const { [conv.identityProperty]: _id, ...fields } = t.entity;
+  return JSON.stringify(fields);
+}
