@@ -11,6 +11,39 @@ import (
 	"github.com/hilodb/hilodb/idgen"
 )
 
+// onStore reads the store number of a call and returns the work that runs
+// fn on that store.
+func (a *api) onStore(args []js.Value, fn func(h *handle) (any, error)) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) { return a.call(id, fn) }, nil
+}
+
+// withString is onStore for calls that take one string after the store
+// number (what names it in errors).
+func (a *api) withString(args []js.Value, what string, fn func(h *handle, s string) (any, error)) (func() (any, error), error) {
+	id, err := storeNumber(args)
+	if err != nil {
+		return nil, err
+	}
+	s, err := stringArg(args, 1, what)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) { return a.call(id, func(h *handle) (any, error) { return fn(h, s) }) }, nil
+}
+
+// jsonValue turns v into a JavaScript value through JSON.
+func jsonValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return parseJSON(b), nil
+}
+
 // call runs fn on the store numbered id, counting it as a call under way so
 // that close waits for it.
 func (a *api) call(id int, fn func(h *handle) (any, error)) (any, error) {
@@ -57,23 +90,13 @@ func (a *api) putArgs(args []js.Value) (func() (any, error), error) {
 }
 
 func (a *api) getArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	docID, err := stringArg(args, 1, "get: id")
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			out, err := h.store.Get(docID)
-			if err != nil {
-				return nil, err
-			}
-			return parseJSON(out), nil
-		})
-	}, nil
+	return a.withString(args, "get: id", func(h *handle, docID string) (any, error) {
+		out, err := h.store.Get(docID)
+		if err != nil {
+			return nil, err
+		}
+		return parseJSON(out), nil
+	})
 }
 
 // getTextCall is get without a Promise: it returns the document's JSON text,
@@ -154,123 +177,57 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 }
 
 func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	docID, err := stringArg(args, 1, "delete: id")
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			return nil, h.store.Delete(docID)
-		})
-	}, nil
+	return a.withString(args, "delete: id", func(h *handle, docID string) (any, error) {
+		return nil, h.store.Delete(docID)
+	})
 }
 
 func (a *api) infoArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			return map[string]any{
-				"node":      h.store.Clock().Node(),
-				"serverTag": h.client.ServerTag(),
-				"connected": h.client.Connected(),
-			}, nil
-		})
-	}, nil
+	return a.onStore(args, func(h *handle) (any, error) {
+		return map[string]any{
+			"node":      h.store.Clock().Node(),
+			"serverTag": h.client.ServerTag(),
+			"connected": h.client.Connected(),
+		}, nil
+	})
 }
 
 func (a *api) syncArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			pushed, pulled, err := h.syncer.round(h.ctx)
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"pushed": pushed, "pulled": pulled}, nil
-		})
-	}, nil
+	return a.onStore(args, func(h *handle) (any, error) {
+		pushed, pulled, err := h.syncer.round(h.ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"pushed": pushed, "pulled": pulled}, nil
+	})
 }
 
 func (a *api) pendingArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			return h.store.PendingCount()
-		})
-	}, nil
+	return a.onStore(args, func(h *handle) (any, error) { return h.store.PendingCount() })
 }
 
 func (a *api) conflictsArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	docID, err := stringArg(args, 1, "conflicts: id")
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			vs, err := h.store.Conflicts(docID)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]versionJSON, len(vs))
-			for i, v := range vs {
-				out[i] = toVersionJSON(v)
-			}
-			b, err := json.Marshal(out)
-			if err != nil {
-				return nil, err
-			}
-			return parseJSON(b), nil
-		})
-	}, nil
+	return a.withString(args, "conflicts: id", func(h *handle, docID string) (any, error) {
+		vs, err := h.store.Conflicts(docID)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]versionJSON, len(vs))
+		for i, v := range vs {
+			out[i] = toVersionJSON(v)
+		}
+		return jsonValue(out)
+	})
 }
 
 func (a *api) clearConflictsArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	docID, err := stringArg(args, 1, "clearConflicts: id")
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			if err := h.store.ClearConflicts(docID); err != nil {
-				return nil, err
-			}
-			h.changed()
-			return nil, nil
-		})
-	}, nil
+	return a.withString(args, "clearConflicts: id", func(h *handle, docID string) (any, error) {
+		return nil, h.store.ClearConflicts(docID)
+	})
 }
 
 func (a *api) flushArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			return nil, h.db.Flush()
-		})
-	}, nil
+	return a.onStore(args, func(h *handle) (any, error) { return nil, h.db.Flush() })
 }
 
 func (a *api) closeArgs(args []js.Value) (func() (any, error), error) {

@@ -220,9 +220,6 @@ type handle struct {
 	calls  sync.WaitGroup
 }
 
-// changed is called after every change of the store's replication state;
-// the journal has made it durable already.
-func (h *handle) changed() {}
 
 // begin registers a call on h; the caller must call h.calls.Done after it.
 // It fails once the store is closing.

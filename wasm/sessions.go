@@ -54,11 +54,7 @@ func (a *api) saveBatchArgs(args []js.Value) (func() (any, error), error) {
 			if err != nil {
 				return nil, err
 			}
-			b, err := json.Marshal(rs)
-			if err != nil {
-				return nil, err
-			}
-			return parseJSON(b), nil
+			return jsonValue(rs)
 		})
 	}, nil
 }
@@ -66,24 +62,14 @@ func (a *api) saveBatchArgs(args []js.Value) (func() (any, error), error) {
 // generateIDArgs: generateId(collection) resolves to a new id for a
 // document of collection (a HiLo id by default), as a session's store does.
 func (a *api) generateIDArgs(args []js.Value) (func() (any, error), error) {
-	id, err := storeNumber(args)
-	if err != nil {
-		return nil, err
-	}
-	coll, err := stringArg(args, 1, "store: collection")
-	if err != nil {
-		return nil, err
-	}
-	return func() (any, error) {
-		return a.call(id, func(h *handle) (any, error) {
-			var out string
-			err := withCause(h.ctx, func(ctx context.Context) (err error) {
-				out, err = h.store.GenerateID(ctx, coll)
-				return err
-			})
-			return out, err
+	return a.withString(args, "store: collection", func(h *handle, coll string) (any, error) {
+		var out string
+		err := withCause(h.ctx, func(ctx context.Context) (err error) {
+			out, err = h.store.GenerateID(ctx, coll)
+			return err
 		})
-	}, nil
+		return out, err
+	})
 }
 
 // namesCall: names(kind, name) answers the conventions' defaults at once,
