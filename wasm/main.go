@@ -220,7 +220,6 @@ type handle struct {
 	calls  sync.WaitGroup
 }
 
-
 // begin registers a call on h; the caller must call h.calls.Done after it.
 // It fails once the store is closing.
 func (h *handle) begin() error {
