@@ -60,11 +60,16 @@ func (t *txn) Delete(key string) (string, error) {
 func (s *Store) update(fn func(tx *txn) error) error {
 	var wait func() error
 	err := s.db.Update(func(btx *buntdb.Tx) error {
-		tx := &txn{Tx: btx, record: s.journal != nil}
+		tx := &txn{Tx: btx, record: s.journal != nil || s.feed}
 		if err := fn(tx); err != nil {
 			return err
 		}
-		if len(tx.changes) > 0 {
+		if s.feed {
+			if err := recordFeed(tx); err != nil {
+				return err
+			}
+		}
+		if len(tx.changes) > 0 && s.journal != nil {
 			// Under the write lock: the journal sees commits in their order.
 			wait = s.journal.Commit(tx.changes)
 		}

@@ -34,6 +34,10 @@ type Options struct {
 	Separator string
 	// Conventions map entities to documents. Default DefaultConventions().
 	Conventions *Conventions
+	// ChangeFeed keeps the local change feed (Changes): every document
+	// written gets a local sequence number. It costs a few keys per write,
+	// so it is off unless asked for.
+	ChangeFeed bool
 }
 
 // Store is a JSON document store over buntdb. Documents are addressed by
@@ -58,6 +62,7 @@ type Store struct {
 	watchers []func() // called after local writes (OnWrite)
 
 	journal Journal // makes writes durable; nil: memory or buntdb's own file
+	feed    bool    // Options.ChangeFeed
 }
 
 // Storage layout inside buntdb.
@@ -90,6 +95,7 @@ func Open(path string, opts Options) (*Store, error) {
 		conv:   conv,
 		sep:    conv.Separator(),
 		cols:   make(map[string]keyGen),
+		feed:   opts.ChangeFeed,
 	}
 	if s.nums == nil {
 		s.nums, _ = opts.IDs.(NumberSource)

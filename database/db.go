@@ -34,6 +34,8 @@ type Config struct {
 	Reserve int
 	// Resolve settles conflicts; nil means core.ServerWins.
 	Resolve core.Resolver
+	// ChangeFeed keeps the store's local change feed (core.Options).
+	ChangeFeed bool
 	// Live replicates for the DB's lifetime: local writes are pushed as they
 	// are made and the server's changes are followed (replica.Run).
 	Live bool
@@ -159,7 +161,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cl.Node() != "" {
 		node = cl.Node()
 	}
-	st, err := core.Open(":memory:", core.Options{Node: node, IDs: src, Numbers: src, Identities: src})
+	st, err := core.Open(":memory:", core.Options{Node: node, IDs: src, Numbers: src, Identities: src, ChangeFeed: cfg.ChangeFeed})
 	if err != nil {
 		_ = cl.Close()
 		return nil, err

@@ -57,6 +57,12 @@ export interface OpenOptions {
    */
   durability?: 'strict' | 'relaxed';
   /**
+   * Keep the local change feed, so {@link Store.changes} can tell what was
+   * written (locally or by others) since a point. Off by default: it costs a
+   * few keys per write.
+   */
+  changeFeed?: boolean;
+  /**
    * With `persist` in a browser page: `false` opens the store in this page
    * alone (another tab then gets `locked`) instead of sharing it with every
    * tab through a SharedWorker (the default). A shared store takes
@@ -463,6 +469,16 @@ export declare class Store {
    * the server cannot be reached (the writes stay pending).
    */
   sync(): Promise<SyncResult>;
+  /**
+   * With `changeFeed`: the documents written after the local sequence
+   * number `since` (0: all), local writes and remote changes alike, each
+   * once at its latest write, in that order; pass `last` as `since` next
+   * time. At most `limit` (1 to 10,000; default 1,000).
+   */
+  changes<T extends object = Document>(options?: { since?: number; limit?: number }): Promise<{
+    results: { seq: number; id: string; rev: string; deleted: boolean; doc: Stored<T> | null }[];
+    last: number;
+  }>;
   /** Resolves to the number of documents with local writes the server has not acknowledged. */
   pending(): Promise<number>;
   /** Resolves to the losing versions kept for `id`, oldest first. */

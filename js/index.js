@@ -33,7 +33,7 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
-  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared } = options;
+  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
@@ -71,6 +71,7 @@ export async function openStore(options) {
       requestTimeout,
       heartbeat,
       invalidate: (ids) => cache.deleteAll(ids),
+      changeFeed,
     });
   } catch (err) {
     await adapter?.close();
@@ -237,6 +238,16 @@ export class Store {
   /** Pushes every pending local write, then pulls every remote change: resolves to {pushed, pulled}. */
   sync() {
     return this.#raw.sync();
+  }
+
+  /**
+   * With changeFeed: resolves to {results: [{seq, id, rev, deleted, doc}],
+   * last}: the documents written after the local sequence number since (0:
+   * all), local writes and remote changes alike, each once at its latest
+   * write; pass last as since next time.
+   */
+  changes({ since = 0, limit } = {}) {
+    return this.#raw.changes(since, limit);
   }
 
   /** Resolves to the number of documents with local writes the server has not acknowledged. */

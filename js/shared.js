@@ -16,7 +16,7 @@ const stores = new Map(); // persist name → shared entry
 const sessions = new Map(); // sid → {port, tab, entry}
 let nextSid = 0;
 
-const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor']);
+const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes']);
 const writes = new Set(['put', 'putMany', 'delete']);
 
 globalThis.onconnect = (e) => {
@@ -78,7 +78,7 @@ async function handle(port, msg) {
 // if no tab has it open.
 async function openSession(port, tab, options) {
   const name = options.persist;
-  const key = JSON.stringify([options.url, options.database, options.token ?? '']);
+  const key = JSON.stringify([options.url, options.database, options.token ?? '', options.changeFeed ?? false]);
   for (;;) {
     let entry = stores.get(name);
     if (entry?.closing) {

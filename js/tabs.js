@@ -151,6 +151,10 @@ class SharedStore {
     return this.#call('pending');
   }
 
+  changes(options) {
+    return this.#call('changes', options);
+  }
+
   conflicts(id) {
     return this.#call('conflicts', id);
   }

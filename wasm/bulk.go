@@ -162,4 +162,45 @@ func (a *api) listArgs(args []js.Value) (func() (any, error), error) {
 	}, nil
 }
 
+// changesArgs: changes(since, limit) resolves to {results: [{seq, id, rev,
+// deleted, doc}], last}: the documents written after the local sequence
+// number since, in the order of their latest writes (changeFeed stores).
+func (a *api) changesArgs(args []js.Value) (func() (any, error), error) {
+	nums := [2]int64{}
+	for i, what := range []string{"since", "limit"} {
+		switch v := arg(args, i+1); v.Type() {
+		case js.TypeNumber:
+			f := v.Float()
+			if f != float64(int64(f)) || f < 0 {
+				return nil, &argError{"changes: " + what + " must be a whole number of 0 or more"}
+			}
+			nums[i] = int64(f)
+		case js.TypeUndefined, js.TypeNull:
+		default:
+			return nil, &argError{"changes: " + what + " must be a number"}
+		}
+	}
+	return a.onStore(args, func(h *handle) (any, error) {
+		es, last, err := h.store.Changes(nums[0], int(nums[1]))
+		if err != nil {
+			return nil, err
+		}
+		type entry struct {
+			Seq     int64           `json:"seq"`
+			ID      string          `json:"id"`
+			Rev     string          `json:"rev"`
+			Deleted bool            `json:"deleted"`
+			Doc     json.RawMessage `json:"doc"`
+		}
+		out := make([]entry, len(es))
+		for i, e := range es {
+			out[i] = entry{Seq: e.Seq, ID: e.ID, Rev: e.Rev, Deleted: e.Deleted, Doc: e.Doc}
+			if e.Deleted {
+				out[i].Doc = json.RawMessage("null")
+			}
+		}
+		return jsonValue(map[string]any{"results": out, "last": last})
+	})
+}
+
 var jsArray = js.Global().Get("Array")

@@ -169,6 +169,7 @@ type api struct {
 	sync, pending, conflicts, clearConflicts, flush js.Func
 	putMany, list, getText, putText, collection     js.Func
 	saveBatch, generateID, names, identity          js.Func
+	changes                                         js.Func
 
 	mu     sync.Mutex
 	next   int
@@ -195,6 +196,7 @@ func newAPI() *api {
 	a.generateID = async(a.generateIDArgs)
 	a.names = js.FuncOf(a.namesCall)
 	a.identity = async(a.identityArgs)
+	a.changes = immediate(a.changesArgs)
 	a.list = async(a.listArgs)
 	a.value = jsObject.New()
 	a.value.Set("openStore", async(a.openArgs))
@@ -246,7 +248,8 @@ type openOptions struct {
 	persist                    js.Value // a storage adapter, or undefined
 	durability                 database.Durability
 	requestTimeout, heartbeat  time.Duration // 0: the client's defaults
-	invalidate                 js.Value      // index.js's read cache: drop(id), or undefined
+	changeFeed                 bool
+	invalidate                 js.Value // index.js's read cache: drop(id), or undefined
 }
 
 func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
@@ -321,6 +324,13 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 			return nil, &argError{"openStore: " + f.name + " must be a number of milliseconds"}
 		}
 	}
+	switch v := o.Get("changeFeed"); v.Type() {
+	case js.TypeBoolean:
+		opts.changeFeed = v.Bool()
+	case js.TypeUndefined, js.TypeNull:
+	default:
+		return nil, &argError{"openStore: changeFeed must be true or false"}
+	}
 	switch v := o.Get("durability"); {
 	case v.Type() == js.TypeUndefined || v.Type() == js.TypeNull || v.Type() == js.TypeString && v.String() == "strict":
 	case v.Type() == js.TypeString && v.String() == "relaxed":
@@ -344,7 +354,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		}
 	}()
 	cfg := database.Config{URL: o.url, Database: o.database, Token: o.token, Node: o.node,
-		Durability: o.durability, Reserve: o.reserve, Resolve: o.resolve, Live: o.sync,
+		Durability: o.durability, Reserve: o.reserve, Resolve: o.resolve, Live: o.sync, ChangeFeed: o.changeFeed,
 		RequestTimeout: o.requestTimeout, Heartbeat: o.heartbeat, DialTimeout: dialTimeout,
 		PullLimit: pullLimit, PingEvery: pingEvery,
 		OnStatus: func(up bool) {
@@ -388,7 +398,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
 		"putMany": a.putMany, "list": a.list, "getText": a.getText, "putText": a.putText,
 		"collection": a.collection, "saveBatch": a.saveBatch, "generateId": a.generateID, "names": a.names,
-		"identity": a.identity,
+		"identity": a.identity, "changes": a.changes,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}

@@ -474,6 +474,31 @@ describe('the read cache', () => {
   });
 });
 
+describe('the change feed', () => {
+  test('changes({since}) lists local writes and remote changes, each once at its latest write', async () => {
+    const db = freshDB();
+    const a = await opened(db, { changeFeed: true });
+    const b = await opened(db);
+    await rejectsWith(b.changes(), 'bad_parameter', 10); // no feed kept
+    await a.put('orders', { _key: 'x', v: 1 });
+    await a.put('orders', { _key: 'y', v: 1 });
+    const first = await a.changes();
+    assert.deepEqual(first.results.map((r) => [r.seq, r.id, r.deleted]), [[1, 'orders/x', false], [2, 'orders/y', false]]);
+    assert.equal(first.results[0].doc.v, 1);
+    assert.equal(first.last, 2);
+    // A remote change and a local delete.
+    await b.put('orders', { _key: 'z', v: 9 });
+    await b.sync();
+    await a.sync();
+    await a.delete('orders/x');
+    const next = await a.changes({ since: first.last });
+    assert.deepEqual(next.results.map((r) => [r.id, r.deleted]), [['orders/z', false], ['orders/x', true]]);
+    assert.equal(next.results[1].doc, null);
+    assert.deepEqual((await a.changes({ since: next.last })).results, []);
+    assert.equal((await a.changes({ limit: 1 })).results.length, 1);
+  });
+});
+
 describe('a server that stops answering', () => {
   test('calls fail in bounded time, status goes offline, writes made meanwhile reach the server when it is back', async () => {
     const frozen = await startServer(bin);
