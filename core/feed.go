@@ -15,9 +15,9 @@ import (
 // changed since a point (Changes) to build its views on. Each document is
 // in the feed once, at its latest write, as in the server's feed.
 const (
-	feedSeqKey    = "sys/lseq"  // the last local sequence number
-	feedPrefix    = "lseq/"     // lseq/<20 digits> → document id
-	feedIDsPrefix = "lseqid/"   // lseqid/<id> → its sequence number
+	feedSeqKey    = "sys/lseq" // the last local sequence number
+	feedPrefix    = "lseq/"    // lseq/<20 digits> → document id
+	feedIDsPrefix = "lseqid/"  // lseqid/<id> → its sequence number
 )
 
 func feedKey(seq int64) string { return feedPrefix + fmt.Sprintf("%020d", seq) }
