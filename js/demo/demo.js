@@ -1,5 +1,8 @@
-// The hilodb demo page: store JSON documents and see the ids and revisions
-// they get. It talks to the sync server that serves the page.
+// The hilodb demo: an offline-first document board. The store is persisted
+// in this browser and shared by every tab of the page, synced live with the
+// server that serves the page; every write is durable when it is shown.
+// The status line, the pending count and the conflicts it shows are what the
+// store reports, never a guess.
 
 import { openStore } from './index.js';
 
@@ -7,26 +10,27 @@ const $ = (id) => document.getElementById(id);
 
 const form = $('form');
 const storeButton = $('store');
-const statusLine = $('status');
-const errorLine = $('error');
 const rows = $('docs').querySelector('tbody');
 
-// The documents stored in this page, newest first, by _id.
-const stored = new Map();
+// Every document the board shows, latest write first, by _id.
+const shown = new Map();
+let store;
+let since = 0; // the change feed's checkpoint
+let editing = null; // the document loaded into the editor
 
 function setStatus(state, text) {
-  statusLine.dataset.state = state;
-  statusLine.textContent = text;
+  $('status').dataset.state = state;
+  $('status').textContent = text;
 }
 
 function showError(err) {
-  errorLine.hidden = false;
-  errorLine.textContent = err.code ? `${err.code} (${err.num}): ${err.message}` : String(err.message || err);
+  $('error').hidden = false;
+  $('error').textContent = err.code ? `${err.code} (${err.num}): ${err.message}` : String(err.message || err);
 }
 
 function clearError() {
-  errorLine.hidden = true;
-  errorLine.textContent = '';
+  $('error').hidden = true;
+  $('stale').hidden = true;
 }
 
 function showDocument(doc) {
@@ -35,18 +39,26 @@ function showDocument(doc) {
   $('result').textContent = JSON.stringify(doc, null, 2);
 }
 
-// body returns a document's own fields, without the ones hilodb sets.
-function body(doc) {
+// fields returns a document's own fields, without the ones hilodb sets.
+function fields(doc) {
   const { _id, _key, _rev, '@metadata': _meta, ...rest } = doc;
-  return JSON.stringify(rest);
+  return rest;
+}
+
+function edit(doc) {
+  editing = doc;
+  $('collection').value = doc['@metadata']?.['@collection'] ?? $('collection').value;
+  $('doc').value = JSON.stringify({ _key: doc._key, ...fields(doc) }, null, 2);
+  showDocument(doc);
 }
 
 function renderList() {
   rows.replaceChildren(
-    ...[...stored.values()].map((doc) => {
+    ...[...shown.values()].map((d) => {
       const tr = document.createElement('tr');
-      tr.dataset.id = doc._id;
-      for (const text of [doc._id, doc._rev, body(doc)]) {
+      tr.dataset.id = d.id;
+      tr.classList.toggle('deleted', d.deleted);
+      for (const text of [d.id, d.rev, d.deleted ? '(deleted)' : JSON.stringify(fields(d.doc))]) {
         const td = document.createElement('td');
         td.textContent = text;
         tr.append(td);
@@ -54,67 +66,153 @@ function renderList() {
       return tr;
     }),
   );
-  $('count').textContent = String(stored.size);
-  $('empty').hidden = stored.size > 0;
+  const live = [...shown.values()].filter((d) => !d.deleted).length;
+  $('count').textContent = String(live);
+  $('empty').hidden = live > 0;
+}
+
+// refresh reads what changed since the last look (local writes, other
+// tabs' and other clients') from the store's change feed.
+let refreshing = Promise.resolve();
+function refresh() {
+  refreshing = refreshing.then(async () => {
+    const { results, last } = await store.changes({ since });
+    since = last;
+    for (const r of results) {
+      shown.delete(r.id);
+      shown.set(r.id, r);
+    }
+    const newest = [...shown.values()].reverse();
+    shown.clear();
+    for (const r of newest) shown.set(r.id, r);
+    renderList();
+    await updatePending();
+  });
+  return refreshing;
+}
+
+async function updatePending() {
+  const n = await store.pending();
+  $('pending').dataset.count = String(n);
+  $('pending').textContent = n === 0 ? 'All changes are on the server.' : `${n} change${n === 1 ? '' : 's'} waiting for the server.`;
+}
+
+function statusFrom(state) {
+  const text = {
+    online: 'Online: changes sync as you make them.',
+    syncing: 'Syncing…',
+    offline: 'Offline: changes are kept in this browser and sync when the server is back.',
+  }[state];
+  setStatus(state, text);
+}
+
+// showConflict lists a document whose local version lost to the server's.
+async function showConflict({ id, kept }) {
+  const versions = await store.conflicts(id);
+  const mine = versions.at(-1);
+  if (!mine) return;
+  const li = document.createElement('li');
+  li.dataset.id = id;
+  li.textContent = `${id}: kept the ${kept === 'remote' ? "server's" : 'merged'} version; yours was ${JSON.stringify(mine.doc && fields(mine.doc))}.`;
+  const restore = document.createElement('button');
+  restore.textContent = 'Restore mine';
+  restore.addEventListener('click', async () => {
+    const current = await store.get(id);
+    await store.put(current['@metadata']['@collection'], { ...mine.doc, _id: id, _rev: current._rev });
+    await dismiss();
+  });
+  const dismissButton = document.createElement('button');
+  dismissButton.textContent = 'Keep theirs';
+  const dismiss = async () => {
+    await store.clearConflicts(id);
+    li.remove();
+    $('conflicts').hidden = $('conflict-list').children.length === 0;
+    await refresh();
+  };
+  dismissButton.addEventListener('click', dismiss);
+  li.append(restore, dismissButton);
+  $('conflict-list').append(li);
+  $('conflicts').hidden = false;
+  // The editor shows what the store holds now.
+  if (editing?._id === id) edit(await store.get(id));
+}
+
+async function save(body) {
+  const saved = await store.put($('collection').value.trim(), body);
+  showDocument(saved);
+  editing = saved;
+  await refresh();
 }
 
 async function main() {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  let store;
-  let info;
   try {
-    store = await openStore({ url: `${scheme}://${location.host}/v1/sync`, database: 'demo' });
-    info = await store.info();
+    store = await openStore({ url: `${scheme}://${location.host}/v1/sync`, database: 'demo', persist: 'demo', sync: true, changeFeed: true });
+    store.on('status', ({ state }) => statusFrom(state));
+    store.on('change', () => refresh());
+    store.on('conflict', (c) => showConflict(c).then(refresh));
+    store.on('error', (err) => showError(err));
+    const info = await store.info();
+    statusFrom(info.connected ? 'online' : 'offline');
+    await refresh();
   } catch (err) {
     setStatus('error', 'Could not open the store.');
     showError(err);
     return;
   }
-  setStatus(
-    info.connected ? 'online' : 'offline',
-    info.connected
-      ? `Connected to server ${info.serverTag} as node ${info.node}, database "demo".`
-      : 'Offline: documents with a _key can be stored; HiLo ids need the server.',
-  );
   storeButton.disabled = false;
+  setInterval(() => updatePending().catch(() => {}), 1000);
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearError();
-    let doc;
+    let body;
     try {
-      doc = JSON.parse($('doc').value);
+      body = JSON.parse($('doc').value);
     } catch (err) {
       showError({ code: 'bad_json', num: 600, message: `not JSON: ${err.message}` });
       return;
     }
+    // Editing a stored document: its _rev guards against lost updates.
+    if (editing && body._key === editing._key && body._rev === undefined) body._rev = editing._rev;
     storeButton.disabled = true;
     try {
-      const saved = await store.put($('collection').value.trim(), doc);
-      stored.delete(saved._id);
-      const rest = [...stored.values()];
-      stored.clear();
-      for (const d of [saved, ...rest]) stored.set(d._id, d);
-      showDocument(saved);
-      renderList();
+      await save(body);
     } catch (err) {
       showError(err);
+      if (err.code === 'conflict') {
+        $('error').textContent = 'Someone changed this document after you loaded it. Load the newer version, or store yours over it.';
+        $('stale').hidden = false;
+      }
     } finally {
       storeButton.disabled = false;
     }
   });
 
+  $('new').addEventListener('click', () => {
+    editing = null;
+    clearError();
+    $('doc').value = '{\n  "item": "apple",\n  "qty": 3\n}';
+  });
+  $('load-theirs').addEventListener('click', async () => {
+    clearError();
+    edit(await store.get(editing._id));
+  });
+  $('keep-mine').addEventListener('click', async () => {
+    clearError();
+    const current = await store.get(editing._id);
+    await save({ ...JSON.parse($('doc').value), _rev: current._rev });
+  });
   rows.addEventListener('click', async (event) => {
     const tr = event.target.closest('tr');
-    if (!tr) return;
+    if (!tr || shown.get(tr.dataset.id)?.deleted) return;
     clearError();
     try {
-      showDocument(await store.get(tr.dataset.id));
+      edit(await store.get(tr.dataset.id));
     } catch (err) {
       showError(err);
     }
   });
-
   addEventListener('pagehide', () => store.close());
 }
 

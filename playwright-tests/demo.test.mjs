@@ -1,0 +1,152 @@
+// The demo served by make run, used as a person would in Debian's Chromium:
+// two tabs of one browser sharing a persisted, synced store, a second
+// client in another browser profile, a stale edit refused and resolved, a
+// sync conflict shown and resolved. Screenshots of each step go to
+// HILODB_SCREENSHOTS (default: a temporary directory) and are checked to be
+// real pictures.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+import { buildServer, repoRoot, startServer } from '../js/test/server.mjs';
+
+const run = promisify(execFile);
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+
+let cleanupBin = async () => {};
+let webRoot;
+let shots;
+let server;
+let browser;
+const pageErrors = [];
+
+before(async () => {
+  const built = await buildServer();
+  cleanupBin = built.cleanup;
+  webRoot = await mkdtemp(join(tmpdir(), 'hilodb-web-'));
+  shots = process.env.HILODB_SCREENSHOTS || (await mkdtemp(join(tmpdir(), 'hilodb-shots-')));
+  await run('bash', [join(repoRoot, 'js', 'build-web.sh'), webRoot], { maxBuffer: 16 << 20 });
+  server = await startServer(built.bin, ['-static', webRoot]);
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+});
+
+after(async () => {
+  try {
+    await browser?.close();
+  } finally {
+    await server?.stop();
+    await cleanupBin();
+    if (webRoot) await rm(webRoot, { recursive: true, force: true });
+    if (!process.env.HILODB_SCREENSHOTS && shots) await rm(shots, { recursive: true, force: true });
+  }
+});
+
+async function open(context) {
+  const page = await context.newPage();
+  page.on('pageerror', (err) => pageErrors.push(err));
+  await page.goto(`${server.base}/`);
+  await page.waitForSelector('#status[data-state="online"]');
+  return page;
+}
+
+// shot saves a screenshot and checks that it is a PNG of a real page.
+async function shot(page, name) {
+  const path = join(shots, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  const b = await readFile(path);
+  assert.equal(b.subarray(1, 4).toString(), 'PNG', `${name} is not a PNG`);
+  assert.ok(b.length > 10000, `${name} is ${b.length} bytes: an empty page?`);
+}
+
+async function store(page, json) {
+  await page.fill('#doc', json);
+  await page.click('#store');
+}
+
+const row = (id) => `#docs tbody tr[data-id="${id}"]`;
+
+// edit clicks the row of id and waits until the editor holds that document.
+async function edit(page, id) {
+  await page.evaluate(() => {
+    document.getElementById('result-id').textContent = '';
+  });
+  await page.click(row(id));
+  await page.waitForFunction((id) => document.getElementById('result-id').textContent === id, id);
+}
+
+test('the demo: two tabs and a second client, a stale edit and a sync conflict resolved', async () => {
+  const size = { viewport: { width: 1100, height: 900 } };
+  const browserA = await browser.newContext(size);
+  const browserB = await browser.newContext(size);
+  try {
+    const [tab1, tab2] = [await open(browserA), await open(browserA)];
+    const other = await open(browserB);
+
+    // A document stored in one tab shows in the other tab and the other client.
+    await store(tab1, '{"_key":"desk","item":"desk","qty":1}');
+    for (const p of [tab2, other]) await p.waitForSelector(row('orders/desk'));
+    await tab1.waitForSelector('#pending[data-count="0"]');
+    assert.match(await tab1.textContent('#pending'), /All changes are on the server/);
+    await shot(tab2, '1-two-tabs');
+
+    // A stale edit: tab1 loads it, the other client changes it, tab1 stores.
+    await edit(tab1, 'orders/desk');
+    await edit(other, 'orders/desk');
+    await store(other, '{"_key":"desk","item":"desk","qty":5}');
+    await tab1.waitForFunction(() => document.querySelector('#docs tbody tr[data-id="orders/desk"]').textContent.includes('"qty":5'));
+    await store(tab1, '{"_key":"desk","item":"desk","qty":2}');
+    await tab1.waitForSelector('#stale:not([hidden])');
+    assert.match(await tab1.textContent('#error'), /changed this document after you loaded it/);
+    await shot(tab1, '2-stale-edit');
+    await tab1.click('#load-theirs');
+    await tab1.waitForFunction(() => JSON.parse(document.getElementById('doc').value).qty === 5);
+    await store(tab1, '{"_key":"desk","item":"desk","qty":6}');
+    for (const p of [tab2, other]) {
+      await p.waitForFunction(() => document.querySelector('#docs tbody tr[data-id="orders/desk"]').textContent.includes('"qty":6'));
+    }
+
+    // A sync conflict: both clients edit while the server is frozen; the
+    // one that reaches it second is shown the conflict and resolves it.
+    await edit(tab1, 'orders/desk');
+    await edit(other, 'orders/desk');
+    process.kill(server.pid, 'SIGSTOP');
+    try {
+      await store(tab1, '{"_key":"desk","item":"desk","qty":7}');
+      await store(other, '{"_key":"desk","item":"desk","qty":8}');
+      await new Promise((ok) => setTimeout(ok, 300));
+    } finally {
+      process.kill(server.pid, 'SIGCONT');
+    }
+    const loser = await Promise.race([tab1, other].map((p) => p.waitForSelector('#conflicts:not([hidden])', { timeout: 30000 }).then(() => p)));
+    assert.match(await loser.textContent('#conflict-list'), /orders\/desk: kept the server's version/);
+    await shot(loser, '3-sync-conflict');
+    assert.match(await loser.textContent('#conflict-list'), loser === tab1 ? /"qty":7/ : /"qty":8/);
+    await loser.click('#conflict-list button:has-text("Restore mine")');
+    await loser.waitForSelector('#conflicts', { state: 'hidden' });
+    // Every page converges on the restored version.
+    const mine = loser === tab1 ? 7 : 8;
+    const text = (p) => p.evaluate(() => document.querySelector('#docs tbody tr[data-id="orders/desk"]').textContent);
+    const deadline = Date.now() + 10000;
+    for (;;) {
+      const seen = await Promise.all([tab1, tab2, other].map(text));
+      if (new Set(seen).size === 1 && seen[0].includes(`"qty":${mine}`)) break;
+      if (Date.now() > deadline) assert.fail(`pages did not converge: ${seen}`);
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    await shot(loser, '4-resolved');
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await browserA.close();
+    await browserB.close();
+  }
+});
