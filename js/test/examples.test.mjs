@@ -1,0 +1,50 @@
+// The runnable examples in js/examples (js/README.md walks through them),
+// each run against the real sync server and checked against the output its
+// "// Output:" comment shows, as Go checks its examples.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdir, readFile, symlink, mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { buildServer, startServer } from './server.mjs';
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+const examples = join(here, '..', 'examples');
+let server;
+let cleanupBin = async () => {};
+
+before(async () => {
+  const built = await buildServer();
+  cleanupBin = built.cleanup;
+  server = await startServer(built.bin);
+  // The examples import 'hilodb' as users do: the package itself.
+  await mkdir(join(examples, 'node_modules'), { recursive: true });
+  await rm(join(examples, 'node_modules', 'hilodb'), { force: true });
+  await symlink(join(here, '..'), join(examples, 'node_modules', 'hilodb'));
+});
+
+after(async () => {
+  await rm(join(examples, 'node_modules'), { recursive: true, force: true });
+  await server?.stop();
+  await cleanupBin();
+});
+
+for (const name of (await readdir(examples)).filter((f) => f.endsWith('.mjs')).sort()) {
+  test(`example ${name}`, async () => {
+    const src = await readFile(join(examples, name), 'utf8');
+    const want = src
+      .slice(src.indexOf('// Output:\n') + '// Output:\n'.length)
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n');
+    assert.ok(src.includes('// Output:\n'), `${name} has no // Output: block`);
+    const { stdout } = await run(process.execPath, [join(examples, name)], { env: { ...process.env, HILODB_URL: server.wsURL }, timeout: 60000 });
+    assert.equal(stdout.trimEnd(), want);
+  });
+}
