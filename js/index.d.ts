@@ -196,6 +196,8 @@ export interface StoreInfo {
   serverTag: string;
   /** Whether a connection to the server is up now. */
   connected: boolean;
+  /** Whether the store runs in the worker shared by the origin's tabs (a persisted store in a page). */
+  shared: boolean;
 }
 
 // errcode:begin (from Go's package errcode; its tests check this block)

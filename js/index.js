@@ -230,9 +230,9 @@ export class Store {
     return this.#raw.delete(id).then(() => undefined);
   }
 
-  /** Resolves to this store's node tag, the server's tag and the connection state. */
+  /** Resolves to this store's node tag, the server's tag, the connection state and whether tabs share it. */
   info() {
-    return this.#raw.info();
+    return this.#raw.info().then((i) => ({ ...i, shared: false }));
   }
 
   /** Pushes every pending local write, then pulls every remote change: resolves to {pushed, pulled}. */

@@ -140,7 +140,7 @@ class SharedStore {
   }
 
   info() {
-    return this.#call('info');
+    return this.#call('info').then((i) => ({ ...i, shared: true }));
   }
 
   sync() {
