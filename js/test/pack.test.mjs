@@ -47,4 +47,64 @@ await store.close();
   );
   const out = await run(process.execPath, ['main.mjs'], { cwd: app });
   assert.deepEqual(JSON.parse(out.stdout.trim()), { id: 'orders/a', qty: 1 });
+
+  // The same project in TypeScript, strict: the declarations the tarball
+  // ships type-check a program that uses the API, the program runs, and a
+  // program that misuses it does not compile.
+  await writeFile(join(app, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+  await run('mkdir', ['-p', join(app, 'src')]);
+  await writeFile(join(app, 'src', 'main.ts'), typedMain);
+  await run(process.execPath, [tsc, '-p', app], { cwd: app });
+  const typed = await run(process.execPath, [join('out', 'main.js')], { cwd: app });
+  assert.deepEqual(JSON.parse(typed.stdout.trim()), { id: 'orders/b', qty: 2, session: 'LineItems', code: 'conflict', key: 'k1' });
+
+  await writeFile(join(app, 'src', 'main.ts'), misusedMain);
+  await assert.rejects(run(process.execPath, [tsc, '-p', app], { cwd: app }), (err) => {
+    assert.match(err.stdout, /main\.ts\(\d+,\d+\): error TS\d+/);
+    return true;
+  });
 });
+
+const tsc = join(pkgDir, 'node_modules', 'typescript', 'bin', 'tsc');
+
+const tsconfig = {
+  compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', outDir: 'out', rootDir: 'src', types: [], lib: ['es2022', 'dom'] },
+  include: ['src'],
+};
+
+const typedMain = `import { openStore, type HiloError, type Stored } from 'hilodb';
+
+interface Order {
+  item: string;
+  qty: number;
+}
+
+class LineItem {
+  constructor(public item: string) {}
+}
+
+const store = await openStore({ url: 'ws://127.0.0.1:9/v1/sync', database: 'app', requestTimeout: 500 });
+const doc: Stored<Order> = await store.put<Order>('orders', { _key: 'b', item: 'pen', qty: 2 } as Order & { _key: string });
+const again = await store.get<Order>(doc._id);
+let code: string = '';
+try {
+  await store.put<Order>('orders', { ...again, qty: 3 }, { rev: '_stale_' });
+} catch (err) {
+  code = (err as HiloError).code;
+}
+const session = store.openSession();
+const o = new LineItem('ink');
+await session.store(o, 'lineItems/x');
+await session.saveChanges();
+const users = await store.createCollection<{ name: string }>('users', { keyOptions: { type: 'traditional' } });
+const saved = await users.save({ _key: 'k1', name: 'ada' } as { name: string; _key: string });
+console.log(JSON.stringify({ id: again._id, qty: again.qty, session: store.conventions.findCollectionName(LineItem), code, key: saved._key }));
+await store.close();
+`;
+
+const misusedMain = `import { openStore } from 'hilodb';
+
+const store = await openStore({ url: 'ws://127.0.0.1:9/v1/sync', database: 'app' });
+const n: number = (await store.get('orders/1-A'))._rev;
+await store.put('orders', 42);
+`;
