@@ -136,3 +136,40 @@ func (s *Store) Changes(since int64, limit int) ([]FeedEntry, int64, error) {
 	}
 	return out, last, nil
 }
+
+// FeedHead returns the newest local sequence number of the change feed: 0
+// for an empty feed. It needs Options.ChangeFeed (ErrBadParameter
+// otherwise).
+func (s *Store) FeedHead() (int64, error) {
+	if !s.feed {
+		return 0, newError(ErrBadParameter, "", "", "changes: this store keeps no change feed (open it with the change feed on)")
+	}
+	var head int64
+	err := s.view(func(tx *txn) error {
+		head = readInt(tx, feedSeqKey)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read feed head: %w", err)
+	}
+	return head, nil
+}
+
+// FeedHeadOf returns the change feed's newest sequence number after the
+// write transaction whose changes a Journal received, and whether that
+// transaction moved it (it wrote documents of a store with a change feed).
+func FeedHeadOf(changes []Change) (int64, bool) {
+	for i := len(changes) - 1; i >= 0; i-- {
+		if changes[i].Key == feedSeqKey && !changes[i].Deleted {
+			n, err := strconv.ParseInt(changes[i].Value, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// DocIDOf returns the document id a Journal change is about, and whether it
+// is about a document's body at all.
+func DocIDOf(c Change) (string, bool) {
+	return strings.CutPrefix(c.Key, docPrefix)
+}

@@ -50,3 +50,56 @@ func TestChangeFeed(t *testing.T) {
 		t.Errorf("a store without a feed: %v", err)
 	}
 }
+
+// recorder is a Journal that keeps what it is given.
+type recorder struct{ txs [][]core.Change }
+
+func (r *recorder) Commit(cs []core.Change) func() error {
+	r.txs = append(r.txs, cs)
+	return func() error { return nil }
+}
+
+func TestFeedHead(t *testing.T) {
+	st, err := core.Open(":memory:", core.Options{Node: "T", ChangeFeed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := &recorder{}
+	st.SetJournal(rec)
+	if h, err := st.FeedHead(); err != nil || h != 0 {
+		t.Fatalf("empty FeedHead() = %d, %v", h, err)
+	}
+	ctx := context.Background()
+	for i, k := range []string{"a", "b", "a"} {
+		if _, err := st.Put(ctx, "orders", []byte(`{"_key":"`+k+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(i + 1)
+		if h, _ := st.FeedHead(); h != want {
+			t.Errorf("after write %d: FeedHead() = %d, want %d", i+1, h, want)
+		}
+		got, moved := core.FeedHeadOf(rec.txs[len(rec.txs)-1])
+		if !moved || got != want {
+			t.Errorf("write %d: FeedHeadOf = %d, %v; want %d, true", i+1, got, moved, want)
+		}
+		var ids []string
+		for _, c := range rec.txs[len(rec.txs)-1] {
+			if id, ok := core.DocIDOf(c); ok {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) != 1 || ids[0] != "orders/"+k {
+			t.Errorf("write %d: DocIDOf gave %v", i+1, ids)
+		}
+	}
+	if _, moved := core.FeedHeadOf([]core.Change{{Key: "meta/x", Value: "1"}}); moved {
+		t.Error("FeedHeadOf: a transaction without documents moved the head")
+	}
+	plain, _ := core.Open(":memory:", core.Options{})
+	defer plain.Close()
+	var e *core.Error
+	if _, err := plain.FeedHead(); !errors.As(err, &e) {
+		t.Errorf("a store without a feed: %v", err)
+	}
+}

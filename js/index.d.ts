@@ -189,6 +189,17 @@ export type Document = { [key: string]: unknown };
 export type Stored<T extends object = Document> = T & DocumentMeta;
 
 /** Where a store stands with the sync server. */
+/** One entry of the local change feed: a document at its latest write. */
+export interface FeedEntry<T extends object = Document> {
+  /** The local sequence number of this write. */
+  seq: number;
+  id: string;
+  rev: string;
+  deleted: boolean;
+  /** The document as written; null when deleted. */
+  doc: Stored<T> | null;
+}
+
 export interface StoreInfo {
   /** This client's node tag, given by the server; a local stand-in before the first connect. */
   node: string;
@@ -328,6 +339,13 @@ export declare class Conventions {
   findCollectionNameForObjectLiteral: (entity: object) => string | undefined;
   /** Registers a class, so its documents load back as its instances. */
   registerEntityType(type: EntityType): this;
+  /**
+   * Makes the names of these classes known before use. Only a store shared
+   * by tabs needs it: there names come from the worker, and a synchronous
+   * call such as `findCollectionName(Order)` for a class not seen yet
+   * throws `bad_request`. Sessions look names up by themselves.
+   */
+  preload(...types: EntityType[]): Promise<void>;
 }
 
 /** A RavenDB-style unit of work: `saveChanges()` writes everything in one transaction, all or nothing. */
@@ -439,7 +457,7 @@ export declare class Store {
    * documents per call.
    */
   putMany<T extends object = Document>(collection: string, docs: T[]): Promise<(Stored<T> | HiloError)[]>;
-  /** The conventions that map entities to documents. Not in a store shared by tabs (use `shared: false`). */
+  /** The conventions that map entities to documents. */
   readonly conventions: Conventions;
   /** Opens a RavenDB-style session. `useOptimisticConcurrency`: stale writes fail with `conflict`. */
   openSession(options?: { useOptimisticConcurrency?: boolean }): Session;
@@ -478,9 +496,26 @@ export declare class Store {
    * time. At most `limit` (1 to 10,000; default 1,000).
    */
   changes<T extends object = Document>(options?: { since?: number; limit?: number }): Promise<{
-    results: { seq: number; id: string; rev: string; deleted: boolean; doc: Stored<T> | null }[];
+    results: FeedEntry<T>[];
+    /** The sequence number of the last entry returned: `since` for the next page. */
     last: number;
+    /** The feed's newest sequence number now. */
+    head: number;
   }>;
+  /**
+   * With `changeFeed`: calls `listener` with every document written from now
+   * on (or after the sequence number `since`), local writes, other tabs'
+   * writes and remote changes alike, as they are written: in batches of at
+   * most `limit` (default 1,000), in feed order, each document once at its
+   * latest write, none skipped however fast they come. A listener that
+   * returns a Promise is awaited before the next batch. Returns the function
+   * that stops it; closing the store stops it too. Errors of the feed itself
+   * go to the `'error'` event.
+   */
+  watch<T extends object = Document>(
+    listener: (batch: { results: FeedEntry<T>[]; last: number }) => void | Promise<void>,
+    options?: { since?: number; limit?: number },
+  ): () => void;
   /** Resolves to the number of documents with local writes the server has not acknowledged. */
   pending(): Promise<number>;
   /** Resolves to the losing versions kept for `id`, oldest first. */

@@ -9,6 +9,7 @@
 import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { canShare, openShared } from './tabs.js';
+import { Feed } from './watch.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
 const apiGlobal = '__hilodb';
@@ -56,6 +57,7 @@ export async function openStore(options) {
   const cache = new ReadCache();
   const adapter = persist === undefined ? undefined : await openPersistence(persist);
   let raw;
+  const feed = new Feed((since, limit) => raw.changes(since, limit), hiloError);
   try {
     raw = await api.openStore({
       url,
@@ -70,14 +72,19 @@ export async function openStore(options) {
       durability,
       requestTimeout,
       heartbeat,
-      invalidate: (ids) => cache.deleteAll(ids),
+      invalidate: (ids, head) => {
+        if (ids !== '') cache.deleteAll(ids);
+        // Called inside Go's write: the watchers read the feed afterwards.
+        if (head >= 0) queueMicrotask(() => feed.notify(head));
+      },
       changeFeed,
     });
   } catch (err) {
     await adapter?.close();
     throw err;
   }
-  return new Store(raw, emitter, adapter, cache);
+  if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
+  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined);
 }
 
 /**
@@ -92,8 +99,11 @@ export class Store {
   /** @internal Use openStore. */
   #cache;
 
-  constructor(raw, events, adapter, cache) {
+  #feed;
+
+  constructor(raw, events, adapter, cache, feed) {
     this.#cache = cache;
+    this.#feed = feed;
     this.#raw = raw;
     this.#events = events;
     this.#unwatch = adapter ? adapter.watchPage(() => raw.flush().catch(() => {})) : () => {};
@@ -190,6 +200,23 @@ export class Store {
     return new Session(store, this.conventions, hiloError, options);
   }
 
+  /** @internal A conventions name (session.js), for the shared worker. */
+  _names(kind, name) {
+    const r = this.#raw.names(kind, name);
+    if (typeof r !== 'string') throw r;
+    return r;
+  }
+
+  /** @internal A session's new id, for the shared worker. */
+  _generateId(collection) {
+    return this.#raw.generateId(collection);
+  }
+
+  /** @internal A session's saveChanges batch, for the shared worker. */
+  _saveBatch(text) {
+    return this.#raw.saveBatch(text);
+  }
+
   /** Resolves to the next value of the cluster-wide identity prefix (1, 2, …), from the server. */
   nextIdentityFor(prefix) {
     return this.#raw.identity('next', prefix);
@@ -250,6 +277,23 @@ export class Store {
     return this.#raw.changes(since, limit);
   }
 
+  /**
+   * With changeFeed: calls listener with every document written from now
+   * (or after the sequence number since), local writes and remote changes
+   * alike, in batches {results, last} in feed order, as they are written;
+   * each document once at its latest write. Returns the function that stops
+   * it. A listener that returns a Promise is waited for before the next batch.
+   */
+  watch(listener, options) {
+    if (!this.#feed) throw hiloError('bad_request', 400, 'watch: open the store with changeFeed: true');
+    return this.#feed.watch(listener, options, (err) => this.#events.emit('error', err));
+  }
+
+  /** @internal The shared worker forwards the feed's heads to the tabs. */
+  _onFeedHead(fn) {
+    this.#feed?.onHead(fn);
+  }
+
   /** Resolves to the number of documents with local writes the server has not acknowledged. */
   pending() {
     return this.#raw.pending();
@@ -295,6 +339,7 @@ export class Store {
    */
   close() {
     this.#unwatch();
+    this.#feed?.close();
     this.#cache.close(); // later gets reach Go, which rejects them
     return this.#raw.close().then(() => undefined);
   }

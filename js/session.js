@@ -30,6 +30,30 @@ export class Conventions {
     return r;
   }
 
+  /**
+   * Makes the names of these classes known before use. Only a store shared
+   * by tabs needs it, where names come from the worker: there a sync call
+   * such as findCollectionName(Order) for a class not seen yet throws, and
+   * sessions look names up by themselves.
+   */
+  async preload(...types) {
+    for (const type of types) await this.collectionOfAsync(Object.create(type.prototype));
+  }
+
+  /** @internal collectionOf, fetching the names it needs first where they come from a worker. */
+  async collectionOfAsync(entity) {
+    for (let i = 0; ; i++) {
+      try {
+        const collection = this.collectionOf(entity);
+        if (collection !== '@empty') this.transformClassCollectionNameToDocumentIdPrefix(collection);
+        return collection;
+      } catch (err) {
+        if (!err?.missing || !this.#raw.fetch || i >= 8) throw err;
+        await this.#raw.fetch(err.missing.kind, err.missing.name);
+      }
+    }
+  }
+
   /** Joins an id prefix and a key ("/"). */
   get identityPartsSeparator() {
     return this.#names('separator', '');
@@ -117,7 +141,7 @@ export class Session {
       if (id !== undefined && id !== known.id) throw this.#hiloError('bad_request', 400, `store: entity is tracked as ${known.id}`);
       return;
     }
-    const collection = this.#conv.collectionOf(entity);
+    const collection = await this.#conv.collectionOfAsync(entity);
     const prop = this.#conv.identityProperty;
     if (id === undefined && typeof entity[prop] === 'string' && entity[prop] !== '') id = entity[prop];
     if (id === undefined) {

@@ -16,8 +16,8 @@ const stores = new Map(); // persist name → shared entry
 const sessions = new Map(); // sid → {port, tab, entry}
 let nextSid = 0;
 
-const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes']);
-const writes = new Set(['put', 'putMany', 'delete']);
+const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch']);
+const writes = new Set(['put', 'putMany', 'delete', '_saveBatch']);
 
 globalThis.onconnect = (e) => {
   const port = e.ports[0];
@@ -98,6 +98,9 @@ async function openSession(port, tab, options) {
       entry.opening = openStore({ ...options, shared: false }).then(
         (store) => {
           e.store = store;
+          store._onFeedHead((head) => {
+            for (const sid of e.sessions) sessions.get(sid)?.port.postMessage({ t: 'event', sid, type: 'feed', payload: head });
+          });
           for (const type of ['change', 'conflict', 'error', 'status']) {
             store.on(type, (payload) => {
               for (const sid of e.sessions) {
@@ -124,7 +127,13 @@ async function openSession(port, tab, options) {
 // tellOthers reports a tab's write to the other tabs of the store as a
 // 'change' event, as a write from another client would be.
 function tellOthers(from, entry, m, args, value) {
-  const docs = m === 'delete' ? [{ id: args[0], rev: '', deleted: true }] : (m === 'put' ? [value] : value).filter((d) => d && !d.__hiloError);
+  let docs;
+  if (m === '_saveBatch') {
+    const items = JSON.parse(args[0]);
+    docs = value.map((d, i) => (items[i]?.delete ? { id: d?._id ?? items[i].id, rev: '', deleted: true } : d)).filter((d) => d);
+  } else {
+    docs = m === 'delete' ? [{ id: args[0], rev: '', deleted: true }] : (m === 'put' ? [value] : value).filter((d) => d && !d.__hiloError);
+  }
   const changes = docs.map((d) => (d.deleted ? d : { id: d._id, rev: d._rev, deleted: false }));
   if (changes.length === 0) return;
   for (const sid of entry.sessions) {

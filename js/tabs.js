@@ -4,6 +4,8 @@
 // the other tabs hear of it as a 'change' event and read it at once.
 
 import { Collection } from './collection.js';
+import { Conventions, Session } from './session.js';
+import { Feed } from './watch.js';
 
 let worker; // this realm's connection to the shared worker
 let nextRid = 0;
@@ -70,8 +72,14 @@ export async function openShared(options, { hiloError, Emitter }) {
   }
   const sid = await request(hiloError, { t: 'open', options: plain });
   const events = new Emitter();
-  listeners.set(sid, (type, payload) => events.emit(type, type === 'error' ? hiloError(payload.code, payload.num, payload.message) : payload));
-  return new SharedStore(sid, events, hiloError);
+  const feed = options.changeFeed ? new Feed((since, limit) => request(hiloError, { t: 'call', sid, m: 'changes', args: [{ since, limit }] }), hiloError) : undefined;
+  listeners.set(sid, (type, payload) => {
+    if (type === 'feed') feed?.notify(payload);
+    else events.emit(type, type === 'error' ? hiloError(payload.code, payload.num, payload.message) : payload);
+  });
+  const names = new SharedNames((kind, name) => request(hiloError, { t: 'call', sid, m: '_names', args: [kind, name] }), hiloError);
+  await names.fetch('separator', '');
+  return new SharedStore(sid, events, hiloError, feed, names);
 }
 
 /** SharedStore is a Store whose work is done by the shared worker. */
@@ -80,11 +88,16 @@ class SharedStore {
   #events;
   #hiloError;
   #closed = false;
+  #feed;
+  #names;
+  #conventions;
 
-  constructor(sid, events, hiloError) {
+  constructor(sid, events, hiloError, feed, names) {
     this.#sid = sid;
     this.#events = events;
     this.#hiloError = hiloError;
+    this.#feed = feed;
+    this.#names = names;
   }
 
   #call(m, ...args) {
@@ -120,11 +133,19 @@ class SharedStore {
   }
 
   get conventions() {
-    throw this.#hiloError('bad_request', 400, 'conventions and sessions run in the page: open the store with shared: false to use them');
+    this.#conventions ??= new Conventions(this.#names, this.#hiloError);
+    return this.#conventions;
   }
 
-  openSession() {
-    throw this.#hiloError('bad_request', 400, 'sessions run in the page: open the store with shared: false to use them');
+  // A session tracks its entities in this page; ids, names and the
+  // all-or-nothing write come from the worker's store.
+  openSession(options = {}) {
+    const raw = {
+      get: (id) => this.get(id),
+      generateId: (c) => this.#call('_generateId', c),
+      saveBatch: (text) => this.#call('_saveBatch', text),
+    };
+    return new Session(raw, this.conventions, this.#hiloError, options);
   }
 
   nextIdentityFor(prefix) {
@@ -155,6 +176,11 @@ class SharedStore {
     return this.#call('changes', options);
   }
 
+  watch(listener, options) {
+    if (!this.#feed) throw this.#hiloError('bad_request', 400, 'watch: open the store with changeFeed: true');
+    return this.#feed.watch(listener, options, (err) => this.#events.emit('error', err));
+  }
+
   conflicts(id) {
     return this.#call('conflicts', id);
   }
@@ -179,7 +205,36 @@ class SharedStore {
   async close() {
     if (this.#closed) return;
     this.#closed = true;
+    this.#feed?.close();
     listeners.delete(this.#sid);
     await request(this.#hiloError, { t: 'close', sid: this.#sid });
+  }
+}
+
+/**
+ * SharedNames answers the conventions' name lookups in a tab from what the
+ * worker told it: names(kind, name) at once from the cache, fetch(kind,
+ * name) asking the worker.
+ */
+class SharedNames {
+  #ask;
+  #hiloError;
+  #known = new Map();
+
+  constructor(ask, hiloError) {
+    this.#ask = ask;
+    this.#hiloError = hiloError;
+  }
+
+  names(kind, name) {
+    const v = this.#known.get(`${kind}\0${name}`);
+    if (v !== undefined) return v;
+    const err = this.#hiloError('bad_request', 400, `conventions: the ${kind} name of ${JSON.stringify(name)} is not known yet in a store shared by tabs; await store.conventions.preload(Type) first`);
+    err.missing = { kind, name };
+    return err;
+  }
+
+  async fetch(kind, name) {
+    this.#known.set(`${kind}\0${name}`, await this.#ask(kind, name));
   }
 }

@@ -149,3 +149,85 @@ test('the first page closed mid-write: nothing it was told is lost, the others g
     await context.close();
   }
 });
+
+test('sessions and live watches work in shared tabs: a session in one tab, its documents in the other tab\'s watch', async () => {
+  const database = `tabsession${Date.now()}`;
+  const context = await browser.newContext();
+  try {
+    const pages = [];
+    for (let i = 0; i < 2; i++) {
+      const page = await context.newPage();
+      page.on('pageerror', (err) => pageErrors.push(err));
+      await page.goto(`${server.base}/`);
+      await page.evaluate(async (database) => {
+        const { openStore } = await import('/index.js');
+        window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, sync: true, changeFeed: true });
+        window.seen = [];
+        window.store.watch(({ results }) => window.seen.push(...results.map((r) => ({ id: r.id, doc: r.doc, deleted: r.deleted }))));
+      }, database);
+      pages.push(page);
+    }
+    const saved = await pages[0].evaluate(async () => {
+      class Order {
+        constructor(item) {
+          this.item = item;
+        }
+      }
+      const info = await window.store.info();
+      // Before any session: a class's names are not known in this tab yet.
+      let before = '';
+      try {
+        window.store.conventions.findCollectionName(Order);
+      } catch (err) {
+        before = err.code;
+      }
+      await window.store.conventions.preload(Order);
+      const collection = window.store.conventions.findCollectionName(Order);
+      const session = window.store.openSession({ useOptimisticConcurrency: true });
+      const a = new Order('pen');
+      const b = new Order('ink');
+      await session.store(a);
+      await session.store(b);
+      await session.store({ note: 'literal' }, 'notes/1');
+      await session.saveChanges();
+      // A stale session loses against a newer write from another session.
+      const s1 = window.store.openSession({ useOptimisticConcurrency: true });
+      const s2 = window.store.openSession({ useOptimisticConcurrency: true });
+      const x1 = await s1.load(a.id);
+      const x2 = await s2.load(a.id);
+      x1.item = 'pencil';
+      await s1.saveChanges();
+      x2.item = 'quill';
+      let stale = '';
+      try {
+        await s2.saveChanges();
+      } catch (err) {
+        stale = err.code;
+      }
+      return { shared: info.shared, before, collection, ids: [a.id, b.id], stale, sep: window.store.conventions.identityPartsSeparator };
+    });
+    assert.deepEqual(
+      { shared: saved.shared, before: saved.before, collection: saved.collection, stale: saved.stale, sep: saved.sep },
+      { shared: true, before: 'bad_request', collection: 'Orders', stale: 'conflict', sep: '/' },
+    );
+    for (const id of saved.ids) assert.match(id, /^orders\/\d+-A$/);
+    // The other tab's watch saw every write, with its document.
+    await pages[1].waitForFunction((n) => window.seen.length >= n, 4, { timeout: 10000 });
+    const seen = await pages[1].evaluate(() => window.seen);
+    const last = new Map(seen.map((e) => [e.id, e]));
+    assert.deepEqual([...last.keys()].sort(), [...saved.ids, 'notes/1'].sort());
+    assert.equal(last.get(saved.ids[0]).doc.item, 'pencil');
+    assert.equal(last.get(saved.ids[1]).doc.item, 'ink');
+    assert.equal(last.get(saved.ids[0]).doc['@metadata']['Raven-Node-Type'], 'Order');
+    // The loading tab reads the session's documents back as entities.
+    const loaded = await pages[1].evaluate(async (id) => {
+      const s = window.store.openSession();
+      const e = await s.load(id);
+      return { item: e.item, id: e.id };
+    }, saved.ids[1]);
+    assert.deepEqual(loaded, { item: 'ink', id: saved.ids[1] });
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
+  }
+});

@@ -163,8 +163,9 @@ func (a *api) listArgs(args []js.Value) (func() (any, error), error) {
 }
 
 // changesArgs: changes(since, limit) resolves to {results: [{seq, id, rev,
-// deleted, doc}], last}: the documents written after the local sequence
-// number since, in the order of their latest writes (changeFeed stores).
+// deleted, doc}], last, head}: the documents written after the local
+// sequence number since, in the order of their latest writes, and the
+// feed's newest sequence number (changeFeed stores).
 func (a *api) changesArgs(args []js.Value) (func() (any, error), error) {
 	nums := [2]int64{}
 	for i, what := range []string{"since", "limit"} {
@@ -199,7 +200,11 @@ func (a *api) changesArgs(args []js.Value) (func() (any, error), error) {
 				out[i].Doc = json.RawMessage("null")
 			}
 		}
-		return jsonValue(map[string]any{"results": out, "last": last})
+		head, err := h.store.FeedHead()
+		if err != nil {
+			return nil, err
+		}
+		return jsonValue(map[string]any{"results": out, "last": last, "head": max(head, last)})
 	})
 }
 

@@ -10,25 +10,31 @@ import (
 )
 
 // newInvalidator returns the database.Config.Observe function that tells
-// index.js's read cache which documents a write transaction changed. It is
+// index.js's read cache which documents a write transaction changed, and
+// its live change feeds how far the local change feed has moved. It is
 // called before the write returns and while the store still holds its write
 // lock: JavaScript runs only between Go's steps, so a get answered from the
 // cache never sees a document older than the last write that returned.
 func newInvalidator(invalidate js.Value) func([]core.Change) {
 	return func(changes []core.Change) {
 		// One call per transaction (a call into JavaScript costs more than
-		// the ids): the ids joined by NUL, which no id holds.
+		// the ids): the ids joined by NUL, which no id holds, and the feed's
+		// new head (-1: not moved, or no feed).
 		var ids strings.Builder
 		for _, ch := range changes {
-			if id, ok := strings.CutPrefix(ch.Key, "doc/"); ok {
+			if id, ok := core.DocIDOf(ch); ok {
 				if ids.Len() > 0 {
 					ids.WriteByte(0)
 				}
 				ids.WriteString(id)
 			}
 		}
-		if ids.Len() > 0 {
-			invalidate.Invoke(ids.String())
+		head, moved := core.FeedHeadOf(changes)
+		if !moved {
+			head = -1
+		}
+		if ids.Len() > 0 || moved {
+			invalidate.Invoke(ids.String(), head)
 		}
 	}
 }

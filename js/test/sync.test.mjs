@@ -497,6 +497,54 @@ describe('the change feed', () => {
     assert.deepEqual((await a.changes({ since: next.last })).results, []);
     assert.equal((await a.changes({ limit: 1 })).results.length, 1);
   });
+
+  test('watch() delivers local writes and remote changes with their documents, live, none lost', async () => {
+    const db = freshDB();
+    const a = await opened(db, { changeFeed: true, sync: true });
+    const b = await opened(db, { sync: true });
+    assert.throws(() => b.watch(() => {}), (err) => err.code === 'bad_request');
+    assert.throws(() => a.watch(() => {}, { since: -1 }), (err) => err.code === 'bad_request');
+    assert.throws(() => a.watch(() => {}, { sincee: 1 }), (err) => err.code === 'bad_request');
+    await a.put('orders', { _key: 'before', v: 0 }); // before the watch: not delivered
+
+    const seen = [];
+    const stop = a.watch(
+      async ({ results, last }) => {
+        assert.equal(last, results.at(-1).seq);
+        await new Promise((ok) => setTimeout(ok, 5)); // a slow listener loses nothing
+        for (const r of results) seen.push({ id: r.id, rev: r.rev, v: r.doc?.v ?? null, deleted: r.deleted });
+      },
+      { limit: 7 },
+    );
+    const written = [];
+    for (let i = 0; i < 40; i++) written.push(a.put('orders', { _key: `k${i}`, v: i }));
+    await Promise.all(written);
+    await waitFor(() => seen.length === 40, 5000, 'the 40 writes in the watch');
+    await a.delete('orders/k3');
+    await b.put('orders', { _key: 'remote', v: 'b' }); // reaches a through the live sync
+    await waitFor(() => seen.some((e) => e.id === 'orders/remote'), 10000, 'the remote change in the watch');
+    await waitFor(() => seen.length >= 42, 5000, 'every local write in the watch');
+    const ids = seen.map((e) => e.id);
+    assert.ok(!ids.includes('orders/before'), 'a write made before watch() was delivered');
+    const versions = seen.map((e) => `${e.id}@${e.rev}`);
+    assert.equal(new Set(versions).size, versions.length, `a version delivered twice: ${versions}`);
+    for (let i = 0; i < 40; i++) assert.ok(ids.includes(`orders/k${i}`), `orders/k${i} missing`);
+    // k3 was written, then deleted: both, in that order.
+    assert.deepEqual(seen.filter((e) => e.id === 'orders/k3').map((e) => [e.v, e.deleted]), [[3, false], [null, true]]);
+    assert.equal(seen.find((e) => e.id === 'orders/remote').v, 'b');
+
+    // From a sequence number: the whole feed again, then stopped.
+    const replay = [];
+    const stop2 = a.watch(({ results }) => replay.push(...results.map((r) => r.id)), { since: 0 });
+    await waitFor(() => replay.length === 42, 5000, 'the replay from 0');
+    stop2();
+    stop();
+    const count = seen.length;
+    await a.put('orders', { _key: 'after', v: 1 });
+    await new Promise((ok) => setTimeout(ok, 100));
+    assert.equal(seen.length, count, 'a stopped watcher was called');
+    assert.equal(replay.length, 42);
+  });
 });
 
 describe('a server that stops answering', () => {
