@@ -67,9 +67,12 @@ type Store struct {
 
 // Storage layout inside buntdb.
 const (
-	docPrefix  = "doc/"        // doc/<id> → the document
-	colPrefix  = "col/"        // col/<name> → the collection's options
-	nodeSeqKey = "sys/nodeseq" // this node's sequence for ids ending in the separator
+	docPrefix = "doc/" // doc/<id> → the document
+	colPrefix = "col/" // col/<name> → the collection's options
+	// colPendingPrefix marks definitions made here the server has not
+	// confirmed: colpend/<name> → "1".
+	colPendingPrefix = "colpend/"
+	nodeSeqKey       = "sys/nodeseq" // this node's sequence for ids ending in the separator
 )
 
 // Open opens a store at path; ":memory:" keeps it in memory (use Save and
@@ -187,7 +190,11 @@ func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
 		if _, err := tx.Get(colPrefix + name); err == nil {
 			return newError(ErrDuplicateName, name, "", "duplicate name: collection %q exists", name)
 		}
-		_, _, err := tx.Set(colPrefix+name, string(b), nil)
+		if _, _, err := tx.Set(colPrefix+name, string(b), nil); err != nil {
+			return err
+		}
+		// Until the server has it: see PendingCollections.
+		_, _, err := tx.Set(colPendingPrefix+name, "1", nil)
 		return err
 	})
 	if err != nil {
