@@ -207,6 +207,7 @@ func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
 	s.colMu.Lock()
 	s.cols[name] = g
 	s.colMu.Unlock()
+	s.notifyWrite() // a replicator pushes the definition
 	return nil
 }
 

@@ -106,6 +106,9 @@ var ErrRejected = errors.New("server rejected a write")
 func (r *Replicator) Push(ctx context.Context) (int, error) {
 	r.pushMu.Lock()
 	defer r.pushMu.Unlock()
+	if err := r.pushCollections(ctx); err != nil {
+		return 0, err
+	}
 	total := 0
 	for rounds := 0; ; rounds++ {
 		pend, err := r.store.PendingWrites(r.opts.PushBatch)
@@ -279,12 +282,15 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 	}
 }
 
-// Sync pushes, then pulls.
+// Sync pushes, then pulls: documents and collection definitions.
 func (r *Replicator) Sync(ctx context.Context) error {
 	if _, err := r.Push(ctx); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	if _, err := r.Pull(ctx); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	if err := r.pullCollections(ctx); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	return nil
