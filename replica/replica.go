@@ -239,6 +239,7 @@ func remoteChanges(changes []client.Change) []core.RemoteChange {
 // newer than the checkpoint, the deletions they carried can no longer be
 // learnt one by one: Pull then resyncs, fetching the whole database and
 // dropping the synced documents the server no longer has.
+// It then adopts the server's collection definitions.
 func (r *Replicator) Pull(ctx context.Context) (int, error) {
 	r.pullMu.Lock()
 	defer r.pullMu.Unlock()
@@ -275,22 +276,22 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 		if !reply.More {
 			if seen != nil {
 				n, err := r.store.DropUnseen(seen)
-				return total + n, err
+				if err != nil {
+					return total + n, err
+				}
+				total += n
 			}
-			return total, nil
+			return total, r.pullCollections(ctx)
 		}
 	}
 }
 
-// Sync pushes, then pulls: documents and collection definitions.
+// Sync pushes, then pulls. Both carry collection definitions too.
 func (r *Replicator) Sync(ctx context.Context) error {
 	if _, err := r.Push(ctx); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	if _, err := r.Pull(ctx); err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
-	if err := r.pullCollections(ctx); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	return nil

@@ -474,6 +474,36 @@ describe('the read cache', () => {
   });
 });
 
+describe('collection definitions', () => {
+  test('replicate: the first definition the server got wins, and every client makes keys alike', async () => {
+    const db = freshDB();
+    const a = await opened(db);
+    const b = await opened(db);
+    const c = await opened(db);
+    await a.createCollection('users', { keyOptions: { type: 'traditional' } });
+    await b.createCollection('users', { keyOptions: { type: 'padded' } }); // offline from a: loses
+    await a.sync();
+    await b.sync();
+    await c.sync(); // never defined it
+    const keys = new Set();
+    for (const s of [a, b, c]) {
+      for (let i = 0; i < 3; i++) {
+        const r = await s.collection('users').save({ i });
+        assert.match(r._key, /^[0-9]+$/, 'a key not made by the first (traditional) definition');
+        assert.ok(!keys.has(r._key), `key ${r._key} made twice`);
+        keys.add(r._key);
+      }
+    }
+    // c's definition made later reaches a at its next sync.
+    await c.createCollection('events', { keyOptions: { type: 'autoincrement', offset: 1000, increment: 10 } });
+    await c.sync();
+    await a.sync();
+    const ev = await a.collection('events').save({});
+    assert.ok(Number(ev._key) >= 1000 && (Number(ev._key) - 1000) % 10 === 0, `events key ${ev._key}`);
+    await rejectsWith(a.createCollection('events'), 'duplicate_name', 1207);
+  });
+});
+
 describe('the change feed', () => {
   test('changes({since}) lists local writes and remote changes, each once at its latest write', async () => {
     const db = freshDB();

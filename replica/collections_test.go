@@ -1,0 +1,86 @@
+package replica_test
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/replica"
+)
+
+// keyed is a replica whose store makes keys from leased HiLo numbers.
+func keyed(t *testing.T, url string) (*core.Store, *replica.Replicator) {
+	t.Helper()
+	cli := client.New(url, client.Options{Database: "shop"})
+	gen := idgen.NewGenerator(cli)
+	st, err := core.Open(":memory:", core.Options{IDs: gen, Numbers: gen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close(); st.Close() })
+	return st, replica.New(st, cli, replica.Options{})
+}
+
+func TestCollectionDefinitionsReplicate(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	a, repA := keyed(t, srv.url())
+	b, repB := keyed(t, srv.url())
+	c, repC := keyed(t, srv.url())
+
+	// a and b both define users before either synced: a's reaches the
+	// server first and wins; b adopts it.
+	trad := core.CollectionOptions{KeyOptions: core.KeyOptions{Type: core.KeyGenTraditional}}
+	padded := core.CollectionOptions{KeyOptions: core.KeyOptions{Type: core.KeyGenPadded}}
+	if err := a.CreateCollection("users", trad); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateCollection("users", padded); err != nil {
+		t.Fatal(err)
+	}
+	if err := repA.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := repB.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := repC.Sync(ctx); err != nil { // c never defined it
+		t.Fatal(err)
+	}
+	decimal := regexp.MustCompile(`^users/[0-9]+$`)
+	seen := map[string]bool{}
+	for name, st := range map[string]*core.Store{"a": a, "b": b, "c": c} {
+		if o, ok := st.CollectionInfo("users"); !ok || o.KeyOptions.Type != core.KeyGenTraditional {
+			t.Errorf("%s: users = %+v, %v; want the first definition (traditional)", name, o, ok)
+		}
+		if p, _ := st.PendingCollections(); len(p) != 0 {
+			t.Errorf("%s: pending after sync: %+v", name, p)
+		}
+		for range 3 {
+			r, err := st.Insert(ctx, "users", []byte(`{}`), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !decimal.MatchString(r.ID) || seen[r.ID] {
+				t.Errorf("%s: key %s (want decimal, never seen before)", name, r.ID)
+			}
+			seen[r.ID] = true
+		}
+	}
+	// A definition made later reaches the others at their next sync.
+	if err := c.CreateCollection("events", core.CollectionOptions{KeyOptions: core.KeyOptions{Type: core.KeyGenAutoincrement, Offset: core.Ptr(1000.0)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repC.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := repA.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := a.CollectionInfo("events"); !ok || o.KeyOptions.Type != core.KeyGenAutoincrement || o.KeyOptions.Offset == nil || *o.KeyOptions.Offset != 1000 {
+		t.Errorf("a: events = %+v, %v", o, ok)
+	}
+}
