@@ -16,7 +16,7 @@ TOOLS   := $(CURDIR)/build/tools
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser bench bench-go bench-bridge bench-browser bench-sync load fuzz lint clean
+        test-go test-wasm test-js test-edge test-browser test-compat bench bench-go bench-bridge bench-browser bench-sync load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
 run: server web
@@ -53,9 +53,10 @@ deps-npm:
 	cd js && npm ci --no-audit --no-fund
 	cd edge && npm ci --no-audit --no-fund
 	cd playwright-tests && npm ci --no-audit --no-fund
+	cd compat && npm ci --no-audit --no-fund
 
 ## test: lint, then every test — Go (-race), core/idgen/wasm under wasm, js in Node, edge in workerd, Chromium
-test: deps build lint test-go test-wasm test-js test-edge test-browser
+test: deps build lint test-go test-wasm test-js test-edge test-browser test-compat
 	@echo "make test: all suites passed"
 
 test-go:
@@ -73,6 +74,10 @@ test-edge: server edge
 
 test-browser: server web
 	cd playwright-tests && npm test
+
+## test-compat: the official ravendb and arangojs clients against the real server
+test-compat: server wasm
+	cd compat && npm test
 
 ## bench: figures for docs/benchmarks.md
 bench: bench-go bench-bridge bench-sync

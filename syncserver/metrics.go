@@ -24,6 +24,7 @@ type metrics struct {
 
 	mu        sync.Mutex
 	errors    map[string]int64
+	doors     map[string]int64 // HTTP requests by door (ravendb, arango)
 	fsync     histogram // seconds per fsync
 	groupSize histogram // transactions per commit
 }
@@ -61,9 +62,17 @@ func (h *histogram) write(w io.Writer, name, help string) {
 func newMetrics() *metrics {
 	return &metrics{
 		errors:    make(map[string]int64),
+		doors:     make(map[string]int64),
 		fsync:     newHistogram(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 		groupSize: newHistogram(1, 2, 4, 8, 16, 32, 64, 128, 256),
 	}
+}
+
+// countDoor counts one HTTP request to an API door.
+func (m *metrics) countDoor(door string) {
+	m.mu.Lock()
+	m.doors[door]++
+	m.mu.Unlock()
 }
 
 func (m *metrics) countError(code string) {
@@ -119,5 +128,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(codes)
 	for _, c := range codes {
 		fmt.Fprintf(w, "hilodb_errors_total{code=%q} %d\n", c, m.errors[c])
+	}
+	fmt.Fprintf(w, "# HELP hilodb_http_requests_total HTTP requests to the RavenDB and ArangoDB API doors.\n# TYPE hilodb_http_requests_total counter\n")
+	for _, d := range []string{"arango", "ravendb"} {
+		fmt.Fprintf(w, "hilodb_http_requests_total{door=%q} %d\n", d, m.doors[d])
 	}
 }

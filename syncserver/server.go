@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
 )
@@ -137,6 +138,9 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	hub *hub // live change subscribers
+	// clock makes the revisions of writes that come through the HTTP
+	// doors (clients make their own); they end in the server's tag.
+	clock *core.Clock
 
 	connsMu sync.Mutex
 	conns   map[*conn]struct{}
@@ -227,7 +231,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, dbs: dbs,
-		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), perAddr: make(map[string]int), hub: newHub()}
+		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), perAddr: make(map[string]int), hub: newHub(), clock: core.NewClock(cfg.ServerTag)}
 	s.buffered.limit = cfg.MaxBufferedBytes
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/sync", s.serveSync)
@@ -236,6 +240,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /dashboard", s.admin(s.serveDashboard))
 	s.mux.HandleFunc("GET /dashboard.json", s.admin(s.serveDashboardJSON))
 	s.mux.HandleFunc("GET /admin/backup", s.admin(s.serveBackup))
+	s.registerRavenDB(s.mux)
 	if cfg.Static != nil {
 		s.mux.Handle("/", cfg.Static)
 	}

@@ -1,0 +1,206 @@
+// RavenDB's official Node client (the ravendb package, pinned in
+// package.json), unchanged, against the real hilodb sync server: sessions,
+// every id strategy, identities, optimistic concurrency and HiLo returns;
+// then the same documents read back over the websocket by the npm package.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { DocumentStore, NextIdentityForOperation, PutCommandDataBase, SeedIdentityForOperation, SingleNodeBatchCommand } from 'ravendb';
+
+import { openStore } from '../js/index.js';
+import { buildServer, startServer } from '../js/test/server.mjs';
+
+class Order {
+  constructor(item, qty) {
+    this.item = item;
+    this.qty = qty;
+  }
+}
+
+class Company {
+  constructor(name) {
+    this.name = name;
+  }
+}
+
+let cleanupBin = async () => {};
+let server;
+const stores = [];
+
+function ravenStore(database = 'shop') {
+  const store = new DocumentStore([server.base], database);
+  store.conventions.disableTopologyUpdates = false;
+  store.initialize();
+  stores.push(store);
+  return store;
+}
+
+// onWebsocket reads ids through hilodb's own client after a sync.
+async function onWebsocket(database, ids) {
+  const store = await openStore({ url: server.wsURL, database });
+  try {
+    await store.sync();
+    return await Promise.all(ids.map((id) => store.get(id).catch((err) => ({ error: err.code }))));
+  } finally {
+    await store.close();
+  }
+}
+
+before(async () => {
+  const built = await buildServer();
+  cleanupBin = built.cleanup;
+  server = await startServer(built.bin);
+});
+
+after(async () => {
+  for (const s of stores) s.dispose();
+  await server?.stop();
+  await cleanupBin();
+});
+
+describe('the ravendb client against hilodb', () => {
+  test('a session stores, loads, modifies and saves with HiLo ids; the documents replicate', async () => {
+    const store = ravenStore('shop1');
+    const session = store.openSession();
+    const a = new Order('pen', 1);
+    const b = new Order('ink', 2);
+    await session.store(a);
+    await session.store(b);
+    assert.match(a.id, /^orders\/\d+-A$/);
+    assert.match(b.id, /^orders\/\d+-A$/);
+    assert.notEqual(a.id, b.id);
+    await session.saveChanges();
+
+    const s2 = store.openSession();
+    const loaded = await s2.load(a.id);
+    assert.ok(loaded instanceof Order, 'loaded as an Order through Raven-Node-Type');
+    assert.equal(loaded.item, 'pen');
+    loaded.qty = 5;
+    await s2.saveChanges();
+    const cv = s2.advanced.getChangeVectorFor(loaded);
+    assert.equal(typeof cv, 'string');
+    assert.equal(await store.openSession().load('orders/none'), null);
+
+    const [viaWs, viaWsB] = await onWebsocket('shop1', [a.id, b.id]);
+    assert.equal(viaWs.qty, 5);
+    assert.equal(viaWs._rev, cv);
+    assert.equal(viaWs['@metadata']['@collection'], 'Orders');
+    assert.equal(viaWs['@metadata']['Raven-Node-Type'], 'Order');
+    assert.equal(viaWsB.item, 'ink');
+  });
+
+  test('server-side ids, identities, GUIDs and semantic ids; nextIdentityFor and seedIdentityFor', async () => {
+    const store = ravenStore('shop2');
+    const session = store.openSession();
+    const semantic = new Company('acme');
+    const serverSide = new Company('beta');
+    const identity = new Company('gamma');
+    await session.store(semantic, 'companies/acme');
+    await session.store(serverSide, 'companies/');
+    await session.store(identity, 'companies|');
+    await session.saveChanges();
+    // An empty id asks the server for a GUID (a session would make a HiLo
+    // id itself, so this goes as a raw batch command).
+    const put = new PutCommandDataBase('', null, null, { name: 'delta', '@metadata': { '@collection': 'Companies' } });
+    const batch = new SingleNodeBatchCommand(store.conventions, [put]);
+    await store.getRequestExecutor().execute(batch);
+    const guid = { id: batch.result.results[0]['@id'] };
+    assert.equal(semantic.id, 'companies/acme');
+    assert.match(serverSide.id, /^companies\/\d{19}-A$/);
+    assert.equal(identity.id, 'companies/1');
+    assert.match(guid.id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+
+    assert.equal(await store.maintenance.send(new NextIdentityForOperation('companies')), 2);
+    assert.equal(await store.maintenance.send(new SeedIdentityForOperation('companies', 100)), 100);
+    assert.equal(await store.maintenance.send(new SeedIdentityForOperation('companies', 50)), 100, 'a seed lowers nothing without force');
+    const s2 = store.openSession();
+    const next = new Company('eps');
+    await s2.store(next, 'companies|');
+    await s2.saveChanges();
+    assert.equal(next.id, 'companies/101');
+
+    const viaWs = await onWebsocket('shop2', [semantic.id, serverSide.id, identity.id, guid.id, next.id]);
+    assert.deepEqual(viaWs.map((d) => d.name), ['acme', 'beta', 'gamma', 'delta', 'eps']);
+  });
+
+  test('optimistic concurrency: a stale session fails with ConcurrencyException and changes nothing', async () => {
+    const store = ravenStore('shop3');
+    const s0 = store.openSession();
+    const o = new Order('pen', 1);
+    await s0.store(o);
+    await s0.saveChanges();
+
+    const s1 = store.openSession();
+    const s2 = store.openSession();
+    s2.advanced.useOptimisticConcurrency = true;
+    const x1 = await s1.load(o.id);
+    const x2 = await s2.load(o.id);
+    x1.qty = 10;
+    await s1.saveChanges();
+    x2.qty = 20;
+    await assert.rejects(s2.saveChanges(), (err) => err.name === 'ConcurrencyException');
+    assert.equal((await store.openSession().load(o.id)).qty, 10);
+
+    // A browser's write with hilodb's client is a precondition for RavenDB's too.
+    const hilo = await openStore({ url: server.wsURL, database: 'shop3' });
+    await hilo.sync();
+    const cur = await hilo.get(o.id);
+    await hilo.put('Orders', { ...cur, qty: 30 });
+    await hilo.sync();
+    await hilo.close();
+    const s3 = store.openSession();
+    s3.advanced.useOptimisticConcurrency = true;
+    const x3 = await s3.load(o.id);
+    assert.equal(x3.qty, 30);
+    x3.qty = 31;
+    await s3.saveChanges(); // its change vector is the browser's _rev: accepted
+    assert.equal((await store.openSession().load(o.id)).qty, 31);
+
+    // Deletes.
+    const s4 = store.openSession();
+    await s4.delete(o.id);
+    await s4.saveChanges();
+    assert.equal(await store.openSession().load(o.id), null);
+  });
+
+  test('HiLo: ranges never overlap the websocket clients\' and disposing returns the unused part', async () => {
+    const first = ravenStore('shop4');
+    const s1 = first.openSession();
+    const a = new Order('a', 1);
+    await s1.store(a);
+    await s1.saveChanges();
+    const hilo = await openStore({ url: server.wsURL, database: 'shop4' });
+    const fromWs = await hilo.put('orders', { item: 'ws' });
+    await hilo.close();
+    assert.notEqual(fromWs._id, a.id);
+
+    // Dispose gives the rest of first's range back... but only while it is
+    // the latest lease: the websocket client leased after it, so this one
+    // is kept, and ids go on past both.
+    first.dispose();
+    stores.splice(stores.indexOf(first), 1);
+    const second = ravenStore('shop4');
+    const s2 = second.openSession();
+    const b = new Order('b', 2);
+    await s2.store(b);
+    await s2.saveChanges();
+    const n = (id) => Number(/\/(\d+)-A$/.exec(id)[1]);
+    assert.ok(n(b.id) > n(fromWs._id) && n(b.id) > n(a.id), `${b.id} after ${a.id} and ${fromWs._id}`);
+
+    // Alone, a disposed store's unused range comes back.
+    const third = ravenStore('shop5');
+    const s3 = third.openSession();
+    const c = new Order('c', 3);
+    await s3.store(c);
+    await s3.saveChanges();
+    third.dispose();
+    stores.splice(stores.indexOf(third), 1);
+    await new Promise((ok) => setTimeout(ok, 200)); // the return is sent as dispose runs
+    const fourth = ravenStore('shop5');
+    const s4 = fourth.openSession();
+    const d = new Order('d', 4);
+    await s4.store(d);
+    assert.equal(n(d.id), n(c.id) + 1, `${d.id} should follow ${c.id} after the return`);
+  });
+});

@@ -1,0 +1,197 @@
+package syncserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/hilodb/hilodb/errcode"
+	"github.com/tidwall/buntdb"
+)
+
+// Writes made by the server itself for the HTTP doors: unlike a push, whose
+// revisions the client made, the server makes the revision, and a document
+// may be computed from the stored one inside the same transaction (an
+// update merges into what is there), so no other write can come between
+// the read and the write.
+
+// docWrite is one write of a batch.
+type docWrite struct {
+	ID string
+	// Make returns the new document (an object without _id and _rev, which
+	// are set), or nil with Delete set. cur is the stored document, nil when
+	// there is none (or a tombstone). It may fail with a *docError.
+	Make func(cur *storedDoc) (doc json.RawMessage, del bool, err error)
+}
+
+// storedDoc is a live document as a write sees it.
+type storedDoc struct {
+	Rev string
+	Doc json.RawMessage
+}
+
+// docError is a write refused for one document.
+type docError struct {
+	code errcode.Code
+	msg  string
+	rev  string // the stored _rev, for conflicts
+}
+
+func (e *docError) Error() string { return e.msg }
+
+// docResult is what became of one docWrite.
+type docResult struct {
+	ID      string
+	Rev     string          // the new _rev ("" when nothing was written)
+	OldRev  string          // the _rev before ("" when there was none)
+	Old     json.RawMessage // the document before, nil when there was none
+	New     json.RawMessage // the document written, nil for a delete
+	Deleted bool
+	Err     *docError
+}
+
+// writeDocs applies ws in one transaction and one fsync. With atomic, a
+// refused write refuses them all and nothing is written (RavenDB's batches);
+// otherwise each stands alone (ArangoDB's multi-document calls).
+func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic bool) ([]docResult, error) {
+	if err := s.checkBatch(len(ws)); err != nil {
+		return nil, err
+	}
+	var out []docResult
+	wrote := false
+	now := s.now().UnixMilli()
+	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+		out = make([]docResult, len(ws))
+		wrote = false
+		batch := map[string]*docRecord{} // what this batch has made so far
+		recs := make([]*docRecord, len(ws))
+		for i, w := range ws {
+			res := &out[i]
+			res.ID = w.ID
+			if !validDocID(w.ID) {
+				res.Err = &docError{code: errcode.IllegalKey, msg: "illegal document id " + quote(truncate(w.ID, 100))}
+				continue
+			}
+			cur, seen := batch[w.ID]
+			if !seen {
+				rec, found, err := getRecord(tx, db, w.ID)
+				if err != nil {
+					return err
+				}
+				if found {
+					cur = &rec
+				}
+			}
+			var live *storedDoc
+			if cur != nil && !cur.Deleted {
+				live = &storedDoc{Rev: cur.Rev, Doc: cur.Doc}
+				res.OldRev, res.Old = cur.Rev, cur.Doc
+			}
+			doc, del, err := w.Make(live)
+			if err != nil {
+				var de *docError
+				if !errors.As(err, &de) {
+					de = &docError{code: errcode.BadDocument, msg: err.Error()}
+				}
+				res.Err = de
+				continue
+			}
+			if del && live == nil {
+				res.Err = &docError{code: errcode.NotFound, msg: "document not found: " + quote(truncate(w.ID, 100))}
+				continue
+			}
+			rev := s.clock.NextRev()
+			rec := &docRecord{Rev: rev, Deleted: del}
+			if del {
+				rec.At = now
+			} else {
+				d, err := normalizeDoc(doc, w.ID, rev)
+				if err != nil {
+					res.Err = &docError{code: errcode.BadDocument, msg: err.Error()}
+					continue
+				}
+				rec.Doc = d
+				res.New = d
+			}
+			res.Rev, res.Deleted = rev, del
+			batch[w.ID] = rec
+			recs[i] = rec
+		}
+		failed := false
+		for i := range out {
+			if out[i].Err != nil {
+				failed = true
+			}
+		}
+		if atomic && failed {
+			for i := range out {
+				out[i].Rev, out[i].New, out[i].Deleted = "", nil, false
+			}
+			return nil
+		}
+		seq, err := getInt(tx, seqCounterKey(db))
+		if err != nil {
+			return err
+		}
+		for i, rec := range recs {
+			if rec == nil {
+				continue
+			}
+			id := ws[i].ID
+			if old, found, err := getRecord(tx, db, id); err != nil {
+				return err
+			} else if found {
+				if _, err := tx.Delete(seqKey(db, old.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+					return err
+				}
+			}
+			seq++
+			rec.Seq = seq
+			if _, _, err := tx.Set(docKey(db, id), rec.encode(), nil); err != nil {
+				return err
+			}
+			if _, _, err := tx.Set(seqKey(db, seq), id, nil); err != nil {
+				return err
+			}
+			wrote = true
+		}
+		if wrote {
+			return setInt(tx, seqCounterKey(db), seq)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write documents: %w", err)
+	}
+	if wrote {
+		n := 0
+		for _, r := range out {
+			if r.Rev != "" {
+				n++
+			}
+		}
+		s.metrics.docsPushed.Add(int64(n))
+		s.hub.notify(db)
+	}
+	return out, nil
+}
+
+// readDocs returns the live documents of ids (nil for each one missing or
+// deleted) with their _rev.
+func (s *Server) readDocs(db string, ids []string) ([]*storedDoc, error) {
+	out := make([]*storedDoc, len(ids))
+	err := s.store.view(func(tx *buntdb.Tx) error {
+		for i, id := range ids {
+			rec, found, err := getRecord(tx, db, id)
+			if err != nil {
+				return err
+			}
+			if found && !rec.Deleted {
+				out[i] = &storedDoc{Rev: rec.Rev, Doc: rec.Doc}
+			}
+		}
+		return nil
+	})
+	return out, err
+}

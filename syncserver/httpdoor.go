@@ -1,0 +1,163 @@
+package syncserver
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hilodb/hilodb/errcode"
+)
+
+// The HTTP doors (RavenDB's and ArangoDB's APIs) reach the same store as
+// the websocket protocol and pass the same guards: the Host check of
+// ServeHTTP, the Origin allow-list, the database's token (a Bearer token,
+// or the password of Basic auth, which arangojs sends), loopback-only
+// without tokens, the connection limits (a request in flight counts as a
+// connection), the message size and JSON depth limits, the buffered-bytes
+// budget, and the request and error metrics.
+
+// doorRequest is a request that passed the guards.
+type doorRequest struct {
+	*http.Request
+	db   string
+	body []byte // the whole body, checked: UTF-8, within size and depth
+}
+
+// doorErrors writes a door's error bodies in its own shape.
+type doorErrors func(w http.ResponseWriter, c errcode.Code, msg string)
+
+// door wraps h with the guards. dbOf names the database of a request ("" is
+// the door's default); door is the metrics label.
+func (s *Server) door(name string, dbOf func(r *http.Request) string, fail doorErrors, h func(w http.ResponseWriter, r *doorRequest)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.metrics.requests.Add(1)
+		s.metrics.countDoor(name)
+		refuse := func(c errcode.Code, msg string) {
+			s.metrics.countError(c.Name)
+			fail(w, c, msg)
+		}
+		release, why := s.admitHTTP(r)
+		if why != "" {
+			w.Header().Set("Retry-After", "5")
+			refuse(errcode.TooManyConnections, why+"; try again later")
+			return
+		}
+		defer release()
+		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
+			refuse(errcode.ForbiddenOrigin, "origin "+quote(origin)+" is not allowed on this server")
+			return
+		}
+		db := dbOf(r)
+		if !validDBName(db) {
+			refuse(errcode.IllegalName, "illegal database name "+quote(truncate(db, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
+			return
+		}
+		if err := s.authorize(db, tokenOf(r), fromLoopback(r)); err != nil {
+			pe := s.asProtoError(err)
+			refuse(codeOf(pe.code), pe.msg)
+			return
+		}
+		body, held, c, msg := s.readBody(w, r)
+		defer s.buffered.give(held)
+		if msg != "" {
+			refuse(c, msg)
+			return
+		}
+		if err := s.touchDB(r.Context(), db); err != nil {
+			pe := s.asProtoError(err)
+			refuse(codeOf(pe.code), pe.msg)
+			return
+		}
+		h(w, &doorRequest{Request: r, db: db, body: body})
+	}
+}
+
+// admitHTTP counts a request against the connection limits; why says why
+// it is refused. release gives its place back.
+func (s *Server) admitHTTP(r *http.Request) (release func(), why string) {
+	addr := clientIP(r)
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	switch {
+	case s.closed:
+		return nil, "the server is shutting down"
+	case s.open >= s.cfg.MaxConns:
+		return nil, "the server holds its most connections (" + strconv.Itoa(s.cfg.MaxConns) + ")"
+	case s.perAddr[addr] >= s.cfg.MaxConnsPerAddr:
+		return nil, "this address holds its most connections (" + strconv.Itoa(s.cfg.MaxConnsPerAddr) + ")"
+	}
+	s.open++
+	s.perAddr[addr]++
+	return func() {
+		s.connsMu.Lock()
+		s.open--
+		if s.perAddr[addr]--; s.perAddr[addr] <= 0 {
+			delete(s.perAddr, addr)
+		}
+		s.connsMu.Unlock()
+	}, ""
+}
+
+// tokenOf reads a request's token: Authorization "Bearer T", or the
+// password of "Basic" credentials.
+func tokenOf(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	if t, ok := strings.CutPrefix(a, "Bearer "); ok {
+		return t
+	}
+	if t, ok := strings.CutPrefix(a, "bearer "); ok {
+		return t
+	}
+	if _, pw, ok := r.BasicAuth(); ok {
+		return pw
+	}
+	return ""
+}
+
+// readBody reads the body within the message limit, its bytes taken from
+// the buffered budget; the caller gives held back when done with it.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, c errcode.Code, msg string) {
+	if r.Body == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil, 0, c, ""
+	}
+	limit := s.cfg.MaxMessageBytes
+	tooBig := "the body is over the size limit of " + strconv.FormatInt(limit, 10) + " bytes"
+	if r.ContentLength > limit {
+		return nil, 0, errcode.TooBig, tooBig
+	}
+	if !s.buffered.take(limit) {
+		s.log.Warn("refused: server holds its most buffered bytes", "remote", r.RemoteAddr, "limit", s.cfg.MaxBufferedBytes)
+		return nil, 0, errcode.ServerBusy, "the server is busy; try again later"
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	held = int64(len(body))
+	s.buffered.give(limit - held)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, held, errcode.TooBig, tooBig
+	case err != nil:
+		return nil, held, errcode.BadRequest, "reading the body: " + err.Error()
+	}
+	body = bytes.TrimSpace(body)
+	if !utf8.Valid(body) {
+		return nil, held, errcode.BadRequest, "the body is not UTF-8"
+	}
+	if !depthWithin(body, maxJSONDepth) {
+		return nil, held, errcode.TooDeep, "JSON nested too deeply"
+	}
+	return body, held, c, ""
+}
+
+// codeOf returns the registered code named name; unknown names are
+// internal.
+func codeOf(name string) errcode.Code {
+	if c, ok := errcode.ByName(name); ok {
+		return c
+	}
+	return errcode.Internal
+}
