@@ -25,8 +25,8 @@ type metrics struct {
 	mu        sync.Mutex
 	errors    map[string]int64
 	doors     map[string]int64 // HTTP requests by door (ravendb, arango)
-	fsync     histogram // seconds per fsync
-	groupSize histogram // transactions per commit
+	fsync     histogram        // seconds per fsync
+	groupSize histogram        // transactions per commit
 }
 
 // histogram is a Prometheus histogram: counts per upper bound, plus sum and
