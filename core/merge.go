@@ -71,3 +71,21 @@ func asObject(v json.RawMessage) (map[string]json.RawMessage, bool) {
 	}
 	return m, true
 }
+
+// MergePatch applies an update patch to a document, both JSON objects, as
+// ArangoDB's update does (see WriteOptions.KeepNull and MergeObjects): the
+// patch's attributes replace the document's, null removes one unless
+// keepNull, and objects merge recursively with mergeObjects. _id, _key and
+// _rev of the patch are ignored. It fails with ErrBadJSON for a patch or
+// document that is not an object.
+func MergePatch(doc, patch []byte, keepNull, mergeObjects bool) ([]byte, error) {
+	old, ok := asObject(doc)
+	if !ok {
+		return nil, newError(ErrBadJSON, "", "", "update: the stored document is not a JSON object")
+	}
+	p, ok := asObject(patch)
+	if !ok {
+		return nil, newError(ErrBadJSON, "", "", "update: the patch must be a JSON object")
+	}
+	return json.Marshal(mergeFields(old, p, keepNull, mergeObjects))
+}

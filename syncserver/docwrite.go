@@ -19,8 +19,10 @@ import (
 // docWrite is one write of a batch.
 type docWrite struct {
 	ID string
-	// Make returns the new document (an object without _id and _rev, which
-	// are set), or nil with Delete set. cur is the stored document, nil when
+	// Err, when set, refuses the write before it reaches the store.
+	Err *docError
+	// Make returns the new document (an object; _id and _rev are set), nil
+	// with del set to delete it, or nil alone to leave it as it is. cur is the stored document, nil when
 	// there is none (or a tombstone). It may fail with a *docError.
 	Make func(cur *storedDoc) (doc json.RawMessage, del bool, err error)
 }
@@ -48,7 +50,10 @@ type docResult struct {
 	Old     json.RawMessage // the document before, nil when there was none
 	New     json.RawMessage // the document written, nil for a delete
 	Deleted bool
-	Err     *docError
+	// Unchanged is set when Make left the document as it was: Rev and New
+	// are the stored ones.
+	Unchanged bool
+	Err       *docError
 }
 
 // writeDocs applies ws in one transaction and one fsync. With atomic, a
@@ -69,6 +74,10 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 		for i, w := range ws {
 			res := &out[i]
 			res.ID = w.ID
+			if w.Err != nil {
+				res.Err = w.Err
+				continue
+			}
 			if !validDocID(w.ID) {
 				res.Err = &docError{code: errcode.IllegalKey, msg: "illegal document id " + quote(truncate(w.ID, 100))}
 				continue
@@ -101,6 +110,13 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 				res.Err = &docError{code: errcode.NotFound, msg: "document not found: " + quote(truncate(w.ID, 100))}
 				continue
 			}
+			if doc == nil && !del {
+				res.Unchanged = true // kept as it is (ArangoDB's overwriteMode ignore)
+				if live != nil {
+					res.Rev, res.New = live.Rev, live.Doc
+				}
+				continue
+			}
 			rev := s.clock.NextRev()
 			rec := &docRecord{Rev: rev, Deleted: del}
 			if del {
@@ -126,7 +142,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 		}
 		if atomic && failed {
 			for i := range out {
-				out[i].Rev, out[i].New, out[i].Deleted = "", nil, false
+				out[i].Rev, out[i].New, out[i].Deleted, out[i].Unchanged = "", nil, false, false
 			}
 			return nil
 		}
@@ -167,7 +183,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 	if wrote {
 		n := 0
 		for _, r := range out {
-			if r.Rev != "" {
+			if r.Rev != "" && !r.Unchanged {
 				n++
 			}
 		}

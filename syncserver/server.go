@@ -141,6 +141,8 @@ type Server struct {
 	// clock makes the revisions of writes that come through the HTTP
 	// doors (clients make their own); they end in the server's tag.
 	clock *core.Clock
+	// numbers are the HiLo numbers the server leases for the keys it makes.
+	numbers serverNumbers
 
 	connsMu sync.Mutex
 	conns   map[*conn]struct{}
@@ -241,6 +243,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /dashboard.json", s.admin(s.serveDashboardJSON))
 	s.mux.HandleFunc("GET /admin/backup", s.admin(s.serveBackup))
 	s.registerRavenDB(s.mux)
+	s.registerArango(s.mux)
 	if cfg.Static != nil {
 		s.mux.Handle("/", cfg.Static)
 	}

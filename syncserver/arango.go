@@ -1,0 +1,508 @@
+package syncserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hilodb/hilodb/errcode"
+)
+
+// ArangoDB's HTTP API, the document and collection subset arangojs needs
+// (docs/http.md lists what is served), under /_db/{db}/_api/… and /_api/…
+// for the default database. ArangoDB's _system database is hilodb's
+// database "default" (a hilodb database name starts with a letter).
+
+const arangoDefaultDB = "default"
+
+// registerArango adds the ArangoDB routes to mux.
+func (s *Server) registerArango(mux *http.ServeMux) {
+	byPath := func(r *http.Request) string {
+		db := r.PathValue("db")
+		if db == "_system" {
+			return arangoDefaultDB
+		}
+		return db
+	}
+	byDefault := func(*http.Request) string { return arangoDefaultDB }
+	routes := []struct {
+		pattern string
+		fn      func(http.ResponseWriter, *doorRequest)
+	}{
+		{"GET %s/_api/version", s.arangoVersion},
+		{"POST %s/_api/collection", s.arangoCreateCollection},
+		{"GET %s/_api/collection", s.arangoListCollections},
+		{"GET %s/_api/collection/{name}", s.arangoGetCollection},
+		{"GET %s/_api/collection/{name}/properties", s.arangoGetCollection},
+		{"POST %s/_api/document/{coll}", s.arangoCreate},
+		{"PUT %s/_api/document/{coll}", s.arangoMany},
+		{"PATCH %s/_api/document/{coll}", s.arangoMany},
+		{"DELETE %s/_api/document/{coll}", s.arangoMany},
+		{"GET %s/_api/document/{coll}/{key}", s.arangoRead},
+		{"HEAD %s/_api/document/{coll}/{key}", s.arangoRead},
+		{"PUT %s/_api/document/{coll}/{key}", s.arangoOne},
+		{"PATCH %s/_api/document/{coll}/{key}", s.arangoOne},
+		{"DELETE %s/_api/document/{coll}/{key}", s.arangoOne},
+		{"%s/_api/", func(w http.ResponseWriter, r *doorRequest) {
+			arangoError(w, errcode.UnknownPath, "unknown path "+quote(truncate(r.URL.Path, 200))+" (hilodb serves ArangoDB's document and collection API; see docs/http.md)")
+		}},
+	}
+	for _, rt := range routes {
+		mux.HandleFunc(strings.Replace(rt.pattern, "%s", "/_db/{db}", 1), s.door("arango", byPath, arangoError, rt.fn))
+		mux.HandleFunc(strings.Replace(rt.pattern, "%s", "", 1), s.door("arango", byDefault, arangoError, rt.fn))
+	}
+}
+
+// arangoStatus is the HTTP status ArangoDB answers an error number with.
+func arangoStatus(c errcode.Code) int {
+	switch c {
+	case errcode.Conflict:
+		return http.StatusPreconditionFailed
+	case errcode.UniqueConstraint, errcode.DuplicateName:
+		return http.StatusConflict
+	}
+	return c.Status
+}
+
+// arangoError writes ArangoDB's error body.
+func arangoError(w http.ResponseWriter, c errcode.Code, msg string) {
+	status := arangoStatus(c)
+	writeJSON(w, status, map[string]any{"error": true, "code": status, "errorNum": c.Num, "errorMessage": msg})
+}
+
+func (s *Server) arangoFail(w http.ResponseWriter, err error) {
+	var de *docError
+	if errors.As(err, &de) {
+		s.metrics.countError(de.code.Name)
+		status := arangoStatus(de.code)
+		body := map[string]any{"error": true, "code": status, "errorNum": de.code.Num, "errorMessage": de.msg}
+		if de.rev != "" {
+			body["_rev"] = de.rev
+		}
+		writeJSON(w, status, body)
+		return
+	}
+	pe := s.asProtoError(err)
+	s.metrics.countError(pe.code)
+	arangoError(w, codeOf(pe.code), pe.msg)
+}
+
+func (s *Server) arangoVersion(w http.ResponseWriter, r *doorRequest) {
+	writeJSON(w, http.StatusOK, map[string]any{"server": "arango", "version": "3.12.0", "license": "community", "hilodb": true})
+}
+
+// arangoCollection is a collection's description as ArangoDB gives it.
+func arangoCollection(def CollectionDef) map[string]any {
+	ko := map[string]any{"type": "traditional", "allowUserKeys": true}
+	if def.KeyOptions.Type != "" {
+		ko["type"] = def.KeyOptions.Type
+	}
+	if def.KeyOptions.AllowUserKeys != nil {
+		ko["allowUserKeys"] = *def.KeyOptions.AllowUserKeys
+	}
+	if def.KeyOptions.Increment != nil {
+		ko["increment"] = *def.KeyOptions.Increment
+	}
+	if def.KeyOptions.Offset != nil {
+		ko["offset"] = *def.KeyOptions.Offset
+	}
+	return map[string]any{
+		"error": false, "code": 200, "id": def.Name, "name": def.Name, "globallyUniqueId": def.Name,
+		"status": 3, "type": 2, "isSystem": false, "waitForSync": false, "keyOptions": ko,
+	}
+}
+
+func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
+	var req struct {
+		Name       string          `json:"name"`
+		KeyOptions json.RawMessage `json:"keyOptions"`
+		Type       *int            `json:"type"`
+	}
+	if err := json.Unmarshal(r.body, &req); err != nil {
+		s.arangoFail(w, badRequest("collection: malformed body: %v", err))
+		return
+	}
+	if req.Type != nil && *req.Type != 2 {
+		s.arangoFail(w, badRequest("collection: only document collections (type 2) are served"))
+		return
+	}
+	ko := req.KeyOptions
+	if len(ko) > 0 {
+		// ArangoDB's keyOptions carry members hilodb's have no use for.
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(ko, &m); err != nil {
+			s.arangoFail(w, &docError{code: errcode.InvalidKeyGenerator, msg: "keyOptions must be an object"})
+			return
+		}
+		delete(m, "lastValue")
+		ko, _ = json.Marshal(m)
+	}
+	def, err := parseCollectionDef(req.Name, ko)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	got, created, err := s.defineCollection(r.Context(), r.db, def)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if !created {
+		arangoError(w, errcode.DuplicateName, "duplicate name: collection "+quote(req.Name)+" exists")
+		return
+	}
+	writeJSON(w, http.StatusOK, arangoCollection(got))
+}
+
+func (s *Server) arangoGetCollection(w http.ResponseWriter, r *doorRequest) {
+	defs, err := s.collections(r.db)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	name := r.PathValue("name")
+	for _, d := range defs {
+		if d.Name == name {
+			writeJSON(w, http.StatusOK, arangoCollection(d))
+			return
+		}
+	}
+	arangoError(w, errcode.CollectionNotFound, "collection or view not found: "+name)
+}
+
+func (s *Server) arangoListCollections(w http.ResponseWriter, r *doorRequest) {
+	defs, err := s.collections(r.db)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	out := make([]map[string]any, len(defs))
+	for i, d := range defs {
+		out[i] = arangoCollection(d)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "result": out})
+}
+
+// arangoOptions reads a document call's options from the query and headers.
+func arangoOptions(r *doorRequest) (arangoOpts, error) {
+	q := r.URL.Query()
+	o := arangoOpts{keepNull: true, mergeObjects: true, ignoreRevs: true}
+	flag := func(name string, dst *bool) error {
+		v := q.Get(name)
+		switch v {
+		case "":
+			return nil
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			return badRequest("%s must be true or false", name)
+		}
+		return nil
+	}
+	for name, dst := range map[string]*bool{"returnNew": &o.returnNew, "returnOld": &o.returnOld, "silent": &o.silent,
+		"keepNull": &o.keepNull, "mergeObjects": &o.mergeObjects, "ignoreRevs": &o.ignoreRevs} {
+		if err := flag(name, dst); err != nil {
+			return o, err
+		}
+	}
+	if q.Get("overwrite") == "true" && q.Get("overwriteMode") == "" {
+		o.overwriteMode = "replace"
+	}
+	switch m := q.Get("overwriteMode"); m {
+	case "", "ignore", "replace", "update", "conflict":
+		if m != "" {
+			o.overwriteMode = m
+		}
+	default:
+		return o, badRequest("overwriteMode must be ignore, replace, update or conflict")
+	}
+	o.ifMatch = strings.Trim(r.Header.Get("If-Match"), `"`)
+	return o, nil
+}
+
+// arangoItems splits a body into its documents: one object, or an array.
+func arangoItems(body []byte) (items []json.RawMessage, many bool, err error) {
+	if len(body) > 0 && body[0] == '[' {
+		if err := json.Unmarshal(body, &items); err != nil {
+			return nil, true, badRequest("malformed body: %v", err)
+		}
+		return items, true, nil
+	}
+	return []json.RawMessage{body}, false, nil
+}
+
+func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
+	o, err := arangoOptions(r)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	coll := r.PathValue("coll")
+	if err := validCollection(coll); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	items, many, err := arangoItems(r.body)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if err := s.checkBatch(len(items)); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	def := CollectionDef{Name: coll}
+	if defs, err := s.collections(r.db); err == nil {
+		for _, d := range defs {
+			if d.Name == coll {
+				def = d
+			}
+		}
+	}
+	ws := make([]docWrite, len(items))
+	for i, it := range items {
+		ws[i] = s.arangoInsert(r.Context(), r.db, coll, def, it, o)
+	}
+	s.arangoWrite(w, r, ws, many, o, http.StatusCreated)
+}
+
+func (s *Server) arangoOne(w http.ResponseWriter, r *doorRequest) {
+	o, err := arangoOptions(r)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	coll, key := r.PathValue("coll"), r.PathValue("key")
+	if err := validCollection(coll); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	var body json.RawMessage
+	if r.Method != http.MethodDelete {
+		body = r.body
+	}
+	w2 := arangoModify(arangoKind(r.Method), coll, key, body, o)
+	s.arangoWrite(w, r, []docWrite{w2}, false, o, http.StatusCreated)
+}
+
+func arangoKind(method string) string {
+	switch method {
+	case http.MethodPatch:
+		return "update"
+	case http.MethodDelete:
+		return "remove"
+	}
+	return "replace"
+}
+
+// arangoMany is PUT/PATCH/DELETE on a collection: replaceAll, updateAll,
+// removeAll, and documents() (PUT with onlyget=true).
+func (s *Server) arangoMany(w http.ResponseWriter, r *doorRequest) {
+	coll := r.PathValue("coll")
+	if err := validCollection(coll); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	items, many, err := arangoItems(r.body)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if !many {
+		s.arangoFail(w, badRequest("expecting an array of documents"))
+		return
+	}
+	if err := s.checkBatch(len(items)); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if r.Method == http.MethodPut && r.URL.Query().Get("onlyget") == "true" {
+		s.arangoGetMany(w, r, coll, items)
+		return
+	}
+	o, err := arangoOptions(r)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	kind := arangoKind(r.Method)
+	ws := make([]docWrite, len(items))
+	for i, it := range items {
+		key, ok := selectorKey(it, coll)
+		if !ok {
+			ws[i] = failedWrite(&docError{code: errcode.IllegalKey, msg: "each document needs a _key or _id of this collection"})
+			continue
+		}
+		var body json.RawMessage
+		if kind != "remove" {
+			body = it
+		}
+		ws[i] = arangoModify(kind, coll, key, body, o)
+	}
+	s.arangoWrite(w, r, ws, true, o, http.StatusAccepted)
+}
+
+// selectorKey reads the key a multi-document item names: a string (key or
+// id), or an object with _key or _id.
+func selectorKey(item json.RawMessage, coll string) (string, bool) {
+	var sel string
+	if json.Unmarshal(item, &sel) != nil {
+		var o struct {
+			Key string `json:"_key"`
+			ID  string `json:"_id"`
+		}
+		if json.Unmarshal(item, &o) != nil {
+			return "", false
+		}
+		sel = o.Key
+		if sel == "" {
+			sel = o.ID
+		}
+	}
+	if c, k, ok := strings.Cut(sel, "/"); ok {
+		if c != coll {
+			return "", false
+		}
+		sel = k
+	}
+	return sel, sel != ""
+}
+
+// arangoWrite runs ws (each alone) and answers as ArangoDB does.
+func (s *Server) arangoWrite(w http.ResponseWriter, r *doorRequest, ws []docWrite, many bool, o arangoOpts, status int) {
+	res, err := s.writeDocs(r.Context(), r.db, ws, false)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if !many {
+		x := res[0]
+		if x.Err != nil {
+			s.arangoFail(w, x.Err)
+			return
+		}
+		writeJSON(w, status, arangoResult(x, o))
+		return
+	}
+	out := make([]any, len(res))
+	codes := map[string]int{}
+	for i, x := range res {
+		if x.Err != nil {
+			codes[strconv.Itoa(x.Err.code.Num)]++
+			s.metrics.countError(x.Err.code.Name)
+			out[i] = map[string]any{"error": true, "errorNum": x.Err.code.Num, "errorMessage": x.Err.msg}
+			continue
+		}
+		out[i] = arangoResult(x, o)
+	}
+	if len(codes) > 0 {
+		b, _ := json.Marshal(codes)
+		w.Header().Set("X-Arango-Error-Codes", string(b))
+	}
+	writeJSON(w, http.StatusAccepted, out)
+}
+
+// arangoResult is one written document's answer: _id, _key, _rev, _oldRev,
+// new and old as asked; {} when silent.
+func arangoResult(x docResult, o arangoOpts) map[string]any {
+	if o.silent {
+		return map[string]any{}
+	}
+	_, key, _ := strings.Cut(x.ID, "/")
+	m := map[string]any{"_id": x.ID, "_key": key, "_rev": x.Rev}
+	if x.Deleted {
+		m["_rev"] = x.OldRev
+	}
+	if x.OldRev != "" && !x.Deleted && !x.Unchanged {
+		m["_oldRev"] = x.OldRev
+	}
+	if o.returnNew && x.New != nil {
+		m["new"] = arangoView(x.New)
+	}
+	if o.returnOld && x.Old != nil && !x.Unchanged {
+		m["old"] = arangoView(x.Old)
+	}
+	return m
+}
+
+func (s *Server) arangoRead(w http.ResponseWriter, r *doorRequest) {
+	coll, key := r.PathValue("coll"), r.PathValue("key")
+	docs, err := s.readDocs(r.db, []string{coll + "/" + key})
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	d := docs[0]
+	if d == nil {
+		arangoError(w, errcode.NotFound, "document not found")
+		return
+	}
+	if m := strings.Trim(r.Header.Get("If-Match"), `"`); m != "" && m != d.Rev {
+		s.arangoFail(w, &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: d.Rev})
+		return
+	}
+	if m := strings.Trim(r.Header.Get("If-None-Match"), `"`); m != "" && m == d.Rev {
+		w.Header().Set("Etag", `"`+d.Rev+`"`)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Etag", `"`+d.Rev+`"`)
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(arangoView(d.Doc))
+}
+
+func (s *Server) arangoGetMany(w http.ResponseWriter, r *doorRequest, coll string, items []json.RawMessage) {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		if k, ok := selectorKey(it, coll); ok {
+			ids[i] = coll + "/" + k
+		}
+	}
+	docs, err := s.readDocs(r.db, ids)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	out := make([]json.RawMessage, len(items))
+	size := 0
+	codes := map[string]int{}
+	for i, d := range docs {
+		if d == nil {
+			codes[strconv.Itoa(errcode.NotFound.Num)]++
+			out[i] = json.RawMessage(`{"error":true,"errorNum":1202,"errorMessage":"document not found"}`)
+			continue
+		}
+		out[i] = arangoView(d.Doc)
+		size += len(out[i])
+	}
+	if size > s.replyBudget() {
+		s.arangoFail(w, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num, msg: "the documents are over the reply bound; ask for fewer"})
+		return
+	}
+	if len(codes) > 0 {
+		b, _ := json.Marshal(codes)
+		w.Header().Set("X-Arango-Error-Codes", string(b))
+	}
+	b, _ := json.Marshal(out)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(bytes.TrimSpace(b))
+}
+
+// validCollection checks a collection name from a path.
+func validCollection(name string) error {
+	if _, err := parseCollectionDef(name, nil); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,287 @@
+package syncserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/errcode"
+)
+
+// ArangoDB's document semantics over the server's documents: keys made by
+// the collection's keyOptions (numbers from the collection's HiLo counter,
+// the one clients lease from), overwrite modes, preconditions, update with
+// keepNull and mergeObjects. A document keeps @metadata.@collection, as the
+// core's documents do, but ArangoDB's clients never see @metadata.
+
+// arangoOpts are the options of one document call.
+type arangoOpts struct {
+	returnNew, returnOld, silent bool
+	keepNull, mergeObjects       bool
+	ignoreRevs                   bool
+	overwriteMode                string // "", ignore, replace, update, conflict
+	ifMatch                      string // If-Match: a precondition on the stored _rev
+}
+
+// serverNumbers hands out HiLo numbers the server leases for itself, for
+// the keys it makes; unused ones are skipped after a restart.
+type serverNumbers struct {
+	mu     sync.Mutex
+	ranges map[string]*serverRange // db/tag → range at hand
+}
+
+type serverRange struct {
+	next, high, size int64
+	at               time.Time
+}
+
+const serverLeaseNode = "@server"
+
+// nextNumber returns the next number of db's HiLo tag for the server.
+func (s *Server) nextNumber(ctx context.Context, db, tag string) (int64, error) {
+	s.numbers.mu.Lock()
+	defer s.numbers.mu.Unlock()
+	if s.numbers.ranges == nil {
+		s.numbers.ranges = map[string]*serverRange{}
+	}
+	r := s.numbers.ranges[db+"/"+tag]
+	if r == nil || r.next > r.high {
+		var lastSize int64
+		var at time.Time
+		if r != nil {
+			lastSize, at = r.size, r.at
+		}
+		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastSize, 0, at)
+		if err != nil {
+			return 0, err
+		}
+		r = &serverRange{next: got.Low, high: got.High, size: got.Size, at: got.At}
+		s.numbers.ranges[db+"/"+tag] = r
+	}
+	n := r.next
+	r.next++
+	return n, nil
+}
+
+// arangoKey makes a key for a new document of coll by its definition.
+func (s *Server) arangoKey(ctx context.Context, db, coll string, def CollectionDef) (string, error) {
+	ko := def.KeyOptions
+	if ko.Type == core.KeyGenUUID {
+		return core.NewUUID(), nil
+	}
+	n, err := s.nextNumber(ctx, db, coll)
+	if err != nil {
+		return "", err
+	}
+	switch ko.Type {
+	case core.KeyGenTraditional:
+		return strconv.FormatInt(n, 10), nil
+	case core.KeyGenPadded:
+		return core.PaddedKey(uint64(n)), nil
+	case core.KeyGenAutoincrement:
+		inc, off := uint64(1), uint64(0)
+		if ko.Increment != nil {
+			inc = uint64(*ko.Increment)
+		}
+		if ko.Offset != nil {
+			off = uint64(*ko.Offset)
+		}
+		v, ok := core.AutoincrementKey(n, off, inc)
+		if !ok {
+			return "", &docError{code: errcode.OutOfKeys, msg: "collection " + quote(coll) + " has no keys left"}
+		}
+		return strconv.FormatUint(v, 10), nil
+	}
+	return strconv.FormatInt(n, 10) + "-" + s.cfg.ServerTag, nil
+}
+
+// arangoBody is a document a caller sent: its members and its _key or
+// _rev, if it has them.
+type arangoBody struct {
+	m    map[string]json.RawMessage
+	key  string
+	rev  string
+	raw  json.RawMessage
+	bad  *docError
+	keyd bool // _key was given
+}
+
+func parseArangoBody(raw json.RawMessage) arangoBody {
+	b := arangoBody{raw: raw}
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		b.bad = &docError{code: errcode.BadDocument, msg: "document must be a JSON object"}
+		return b
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if err := dec.Decode(&b.m); err != nil {
+		b.bad = &docError{code: errcode.BadDocument, msg: "document must be a JSON object: " + err.Error()}
+		return b
+	}
+	if v, ok := b.m["_key"]; ok {
+		if json.Unmarshal(v, &b.key) != nil {
+			b.bad = &docError{code: errcode.IllegalKey, msg: "illegal document key: _key must be a string"}
+			return b
+		}
+		b.keyd = true
+	}
+	if v, ok := b.m["_rev"]; ok {
+		_ = json.Unmarshal(v, &b.rev)
+	}
+	return b
+}
+
+// storedForm is body as stored for id in coll: _key set, _id/_rev left to
+// the store, @metadata kept from old (the stored document) with @collection.
+func storedForm(body map[string]json.RawMessage, coll, key string, old json.RawMessage) (json.RawMessage, error) {
+	m := make(map[string]json.RawMessage, len(body)+2)
+	for k, v := range body {
+		if k == "_id" || k == "_rev" || k == "@metadata" {
+			continue
+		}
+		m[k] = v
+	}
+	m["_key"], _ = json.Marshal(key)
+	meta := map[string]json.RawMessage{}
+	if old != nil {
+		var o struct {
+			Meta map[string]json.RawMessage `json:"@metadata"`
+		}
+		if json.Unmarshal(old, &o) == nil && o.Meta != nil {
+			meta = o.Meta
+		}
+	}
+	meta["@collection"], _ = json.Marshal(coll)
+	m["@metadata"], _ = json.Marshal(meta)
+	return json.Marshal(m)
+}
+
+// checkRev applies a precondition: want is an If-Match value or a _rev the
+// caller holds ("" for none).
+func checkRev(want string, cur *storedDoc) error {
+	if want != "" && cur != nil && cur.Rev != want {
+		return &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: cur.Rev}
+	}
+	return nil
+}
+
+// arangoInsert is a create of body in coll.
+func (s *Server) arangoInsert(ctx context.Context, db, coll string, def CollectionDef, raw json.RawMessage, o arangoOpts) docWrite {
+	b := parseArangoBody(raw)
+	if b.bad != nil {
+		return failedWrite(b.bad)
+	}
+	key := b.key
+	if b.keyd {
+		if err := core.ValidateKey(key); err != nil {
+			return failedWrite(&docError{code: errcode.IllegalKey, msg: err.Error()})
+		}
+		if def.KeyOptions.AllowUserKeys != nil && !*def.KeyOptions.AllowUserKeys {
+			return failedWrite(&docError{code: errcode.UnexpectedKey, msg: "must not specify _key for this collection"})
+		}
+	} else {
+		k, err := s.arangoKey(ctx, db, coll, def)
+		if err != nil {
+			if de, ok := err.(*docError); ok {
+				return failedWrite(de)
+			}
+			return failedWrite(&docError{code: codeOf(s.asProtoError(err).code), msg: s.asProtoError(err).msg})
+		}
+		key = k
+	}
+	return docWrite{ID: coll + "/" + key, Make: func(cur *storedDoc) (json.RawMessage, bool, error) {
+		if cur == nil {
+			d, err := storedForm(b.m, coll, key, nil)
+			return d, false, err
+		}
+		switch o.overwriteMode {
+		case "ignore":
+			return nil, false, nil
+		case "replace":
+			if err := checkRev(o.ifMatch, cur); err != nil {
+				return nil, false, err
+			}
+			d, err := storedForm(b.m, coll, key, cur.Doc)
+			return d, false, err
+		case "update":
+			if err := checkRev(o.ifMatch, cur); err != nil {
+				return nil, false, err
+			}
+			return mergeInto(cur, b.raw, coll, key, o)
+		}
+		return nil, false, &docError{code: errcode.UniqueConstraint, msg: "unique constraint violated - in index primary of type primary over '_key'; conflicting key: " + key, rev: cur.Rev}
+	}}
+}
+
+func mergeInto(cur *storedDoc, patch json.RawMessage, coll, key string, o arangoOpts) (json.RawMessage, bool, error) {
+	merged, err := core.MergePatch(cur.Doc, patch, o.keepNull, o.mergeObjects)
+	if err != nil {
+		return nil, false, &docError{code: errcode.BadDocument, msg: err.Error()}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(merged, &m); err != nil {
+		return nil, false, err
+	}
+	d, err := storedForm(m, coll, key, cur.Doc)
+	return d, false, err
+}
+
+// arangoModify is a replace, update or remove of the document key of coll;
+// body is nil for a remove.
+func arangoModify(kind, coll, key string, body json.RawMessage, o arangoOpts) docWrite {
+	var b arangoBody
+	if kind != "remove" {
+		b = parseArangoBody(body)
+		if b.bad != nil {
+			return failedWrite(b.bad)
+		}
+	}
+	if err := core.ValidateKey(key); err != nil {
+		return failedWrite(&docError{code: errcode.IllegalKey, msg: err.Error()})
+	}
+	want := o.ifMatch
+	if want == "" && !o.ignoreRevs {
+		want = b.rev
+	}
+	return docWrite{ID: coll + "/" + key, Make: func(cur *storedDoc) (json.RawMessage, bool, error) {
+		if cur == nil {
+			return nil, false, &docError{code: errcode.NotFound, msg: "document not found"}
+		}
+		if err := checkRev(want, cur); err != nil {
+			return nil, false, err
+		}
+		switch kind {
+		case "remove":
+			return nil, true, nil
+		case "update":
+			return mergeInto(cur, b.raw, coll, key, o)
+		}
+		d, err := storedForm(b.m, coll, key, cur.Doc)
+		return d, false, err
+	}}
+}
+
+// failedWrite is a write refused before it reaches the store.
+func failedWrite(e *docError) docWrite {
+	return docWrite{Err: e}
+}
+
+// arangoView renders a stored document for ArangoDB's clients: without
+// @metadata.
+func arangoView(doc json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(doc, &m) != nil {
+		return doc
+	}
+	if _, ok := m["@metadata"]; !ok {
+		return doc
+	}
+	delete(m, "@metadata")
+	b, _ := json.Marshal(m)
+	return b
+}
