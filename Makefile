@@ -107,6 +107,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzHandle -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
+	$(GO) test -run '^$$' -fuzz=FuzzDecodePush -fuzztime=60s ./internal/wire/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:

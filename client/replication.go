@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 
-	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
 )
@@ -53,56 +51,22 @@ func (c *Client) Push(ctx context.Context, items []PushItem) (PushOutcome, error
 	return reply.PushOutcome, nil
 }
 
-// appendPush encodes a push request by hand: the documents are copied as
-// they are (already JSON), not decoded and encoded again.
+// appendPush encodes a push request (wire.AppendPush: the documents are
+// copied as they are, not decoded and encoded again).
 func appendPush(b []byte, id int64, items []PushItem) rawFrame {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"op":"push","changes":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = jsontext.AppendString(b, it.ID)
-		b = append(b, `,"baseRev":`...)
-		b = jsontext.AppendString(b, it.BaseRev)
-		b = append(b, `,"rev":`...)
-		b = jsontext.AppendString(b, it.Rev)
-		if it.Deleted {
-			b = append(b, `,"deleted":true}`...)
-			continue
-		}
-		b = append(b, `,"doc":`...)
-		b = append(b, it.Doc...)
-		b = append(b, '}')
-	}
-	return append(b, "]}"...)
+	return wire.AppendPush(b, id, items)
 }
 
-// pushReply decodes a push reply with gjson, keeping each "current"
-// document as the bytes it came in.
+// pushReply decodes a push reply, keeping each "current" document as the
+// bytes it came in.
 type pushReply struct{ PushOutcome }
 
 func (r *pushReply) decodeReply(data []byte) error {
-	msg := gjson.ParseBytes(data)
-	res := msg.Get("results")
-	if !res.IsArray() {
-		return fmt.Errorf("no results in %.200s", data)
+	res, prev, last, err := wire.DecodePushReply(data)
+	if err != nil {
+		return err
 	}
-	r.PrevSeq, r.Last = msg.Get("prevSeq").Int(), msg.Get("last").Int()
-	res.ForEach(func(_, v gjson.Result) bool {
-		pr := PushResult{ID: v.Get("id").String(), OK: v.Get("ok").Bool(), Seq: v.Get("seq").Int()}
-		if e := v.Get("error"); e.Exists() {
-			pr.Error = &Error{Code: e.Get("code").String(), Num: int(e.Get("num").Int()), Message: e.Get("message").String()}
-		}
-		if cur := v.Get("current"); cur.Exists() {
-			pr.Current = json.RawMessage(cur.Raw)
-		}
-		pr.CurrentOmitted = v.Get("currentOmitted").Bool()
-		r.Results = append(r.Results, pr)
-		return true
-	})
+	r.Results, r.PrevSeq, r.Last = res, prev, last
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/replica"
 	"github.com/hilodb/hilodb/syncserver"
 )
@@ -29,54 +30,26 @@ type server struct {
 	t    *testing.T
 	dir  string
 	addr string
-	srv  *syncserver.Server
-	hs   *http.Server
-	done chan struct{}
+	halt func()
 }
 
 func startServer(t *testing.T) *server {
 	t.Helper()
-	s := &server{t: t, dir: t.TempDir()}
+	s := &server{t: t, dir: t.TempDir(), addr: "127.0.0.1:0"}
 	s.start()
-	t.Cleanup(s.stop)
 	return s
 }
 
 func (s *server) start() {
 	s.t.Helper()
-	srv, err := syncserver.New(syncserver.Config{DataDir: s.dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	addr := s.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var ln net.Listener
-	for i := 0; i < 50; i++ { // the old socket may linger a moment
-		if ln, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.addr = ln.Addr().String()
-	s.srv, s.hs, s.done = srv, &http.Server{Handler: srv}, make(chan struct{})
-	go func() { s.hs.Serve(ln); close(s.done) }()
+	s.addr, s.halt = servertest.Serve(s.t, syncserver.Config{DataDir: s.dir}, s.addr)
 }
 
 func (s *server) stop() {
-	if s.srv == nil {
-		return
+	if s.halt != nil {
+		s.halt()
+		s.halt = nil
 	}
-	s.hs.Close()
-	<-s.done
-	if err := s.srv.Close(context.Background()); err != nil {
-		s.t.Error(err)
-	}
-	s.srv = nil
 }
 
 func (s *server) url() string { return "ws://" + s.addr + "/v1/sync" }

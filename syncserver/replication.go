@@ -216,47 +216,9 @@ func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan s
 // of decoding it. Fields of the wrong type are a bad_request, as
 // encoding/json would make them.
 func decodePush(data []byte) ([]wire.PushItem, error) {
-	changes := gjson.GetBytes(data, "changes")
-	if changes.Exists() && !changes.IsArray() && changes.Type != gjson.Null {
-		return nil, badRequest("malformed request: changes must be an array")
-	}
-	items := make([]wire.PushItem, 0, int(changes.Get("#").Int()))
-	var bad error
-	changes.ForEach(func(_, v gjson.Result) bool {
-		if !v.IsObject() {
-			bad = badRequest("malformed request: each change must be an object")
-			return false
-		}
-		var it wire.PushItem
-		for _, f := range []struct {
-			name string
-			dst  *string
-		}{{"id", &it.ID}, {"baseRev", &it.BaseRev}, {"rev", &it.Rev}} {
-			switch x := v.Get(f.name); x.Type {
-			case gjson.String:
-				*f.dst = x.Str
-			case gjson.Null:
-			default:
-				bad = badRequest("malformed request: %s must be a string", f.name)
-				return false
-			}
-		}
-		switch x := v.Get("deleted"); x.Type {
-		case gjson.True, gjson.False:
-			it.Deleted = x.Bool()
-		case gjson.Null:
-		default:
-			bad = badRequest("malformed request: deleted must be true or false")
-			return false
-		}
-		if d := v.Get("doc"); d.Exists() && d.Type != gjson.Null {
-			it.Doc = json.RawMessage(d.Raw)
-		}
-		items = append(items, it)
-		return true
-	})
-	if bad != nil {
-		return nil, bad
+	items, err := wire.DecodePush(data)
+	if err != nil {
+		return nil, badRequest("malformed request: %v", err)
 	}
 	return items, nil
 }

@@ -1,0 +1,118 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/hilodb/hilodb/internal/jsontext"
+	"github.com/tidwall/gjson"
+)
+
+// The push codec, written by hand on both ends: a push carries documents
+// that are JSON already, so they are copied as bytes instead of decoded and
+// encoded again. Push, PushItem, PushReply and PushResult describe the
+// shapes; these functions are the fast path for them.
+
+// AppendPush appends the push request with id and items to b.
+func AppendPush(b []byte, id int64, items []PushItem) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"op":"`+OpPush+`","changes":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = jsontext.AppendString(b, it.ID)
+		b = append(b, `,"baseRev":`...)
+		b = jsontext.AppendString(b, it.BaseRev)
+		b = append(b, `,"rev":`...)
+		b = jsontext.AppendString(b, it.Rev)
+		if it.Deleted {
+			b = append(b, `,"deleted":true}`...)
+			continue
+		}
+		b = append(b, `,"doc":`...)
+		if len(it.Doc) == 0 {
+			b = append(b, "null}"...)
+			continue
+		}
+		b = append(b, it.Doc...)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+// DecodePush reads the items of a push request, keeping each document as
+// the bytes it came in. Fields of the wrong type are an error, as
+// encoding/json would make them; data must be valid JSON.
+func DecodePush(data []byte) ([]PushItem, error) {
+	changes := gjson.GetBytes(data, "changes")
+	if changes.Exists() && !changes.IsArray() && changes.Type != gjson.Null {
+		return nil, errors.New("changes must be an array")
+	}
+	items := make([]PushItem, 0, int(changes.Get("#").Int()))
+	var bad error
+	changes.ForEach(func(_, v gjson.Result) bool {
+		if !v.IsObject() {
+			bad = errors.New("each change must be an object")
+			return false
+		}
+		var it PushItem
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"id", &it.ID}, {"baseRev", &it.BaseRev}, {"rev", &it.Rev}} {
+			switch x := v.Get(f.name); x.Type {
+			case gjson.String:
+				*f.dst = x.Str
+			case gjson.Null:
+			default:
+				bad = fmt.Errorf("%s must be a string", f.name)
+				return false
+			}
+		}
+		switch x := v.Get("deleted"); x.Type {
+		case gjson.True, gjson.False:
+			it.Deleted = x.Bool()
+		case gjson.Null:
+		default:
+			bad = errors.New("deleted must be true or false")
+			return false
+		}
+		if d := v.Get("doc"); d.Exists() && d.Type != gjson.Null {
+			it.Doc = json.RawMessage(d.Raw)
+		}
+		items = append(items, it)
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return items, nil
+}
+
+// DecodePushReply reads a push reply, keeping each "current" document as
+// the bytes it came in.
+func DecodePushReply(data []byte) (results []PushResult, prevSeq, last int64, err error) {
+	msg := gjson.ParseBytes(data)
+	res := msg.Get("results")
+	if !res.IsArray() {
+		return nil, 0, 0, fmt.Errorf("no results in %.200s", data)
+	}
+	res.ForEach(func(_, v gjson.Result) bool {
+		pr := PushResult{ID: v.Get("id").String(), OK: v.Get("ok").Bool(), Seq: v.Get("seq").Int()}
+		if e := v.Get("error"); e.Exists() {
+			pr.Error = &Error{Code: e.Get("code").String(), Num: int(e.Get("num").Int()), Message: e.Get("message").String()}
+		}
+		if cur := v.Get("current"); cur.Exists() {
+			pr.Current = json.RawMessage(cur.Raw)
+		}
+		pr.CurrentOmitted = v.Get("currentOmitted").Bool()
+		results = append(results, pr)
+		return true
+	})
+	return results, msg.Get("prevSeq").Int(), msg.Get("last").Int(), nil
+}

@@ -1,0 +1,92 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/hilodb/hilodb/internal/wire"
+)
+
+func TestPushRoundTrip(t *testing.T) {
+	tests := []struct {
+		name  string
+		items []wire.PushItem
+	}{
+		{"none", nil},
+		{"one document", []wire.PushItem{{ID: "orders/1-A", BaseRev: "", Rev: "r1", Doc: json.RawMessage(`{"a":1,"s":"x\"y"}`)}}},
+		{"a delete", []wire.PushItem{{ID: "orders/1-A", BaseRev: "r1", Rev: "r2", Deleted: true}}},
+		{"ids that need escaping", []wire.PushItem{{ID: "q\"uote\\s/ü\u2028", Rev: "r", Doc: json.RawMessage(`{}`)}, {ID: "b", Rev: "r", Deleted: true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			frame := wire.AppendPush(nil, 7, tc.items)
+			var generic wire.Push
+			if err := json.Unmarshal(frame, &generic); err != nil || generic.ID != 7 || generic.Op != wire.OpPush {
+				t.Fatalf("frame %s: %+v, %v", frame, generic, err)
+			}
+			got, err := wire.DecodePush(frame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.items
+			if want == nil {
+				want = []wire.PushItem{}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("DecodePush(AppendPush(x)) = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestDecodePushRefusesWrongTypes(t *testing.T) {
+	for _, frame := range []string{
+		`{"changes":{}}`,
+		`{"changes":[1]}`,
+		`{"changes":[{"id":1}]}`,
+		`{"changes":[{"id":"a","rev":true}]}`,
+		`{"changes":[{"id":"a","deleted":"yes"}]}`,
+	} {
+		if _, err := wire.DecodePush([]byte(frame)); err == nil {
+			t.Errorf("DecodePush(%s) took it", frame)
+		}
+	}
+}
+
+func TestDecodePushReply(t *testing.T) {
+	res, prev, last, err := wire.DecodePushReply([]byte(`{"id":3,"ok":true,"prevSeq":4,"last":6,"results":[
+		{"id":"a","ok":true,"seq":5},
+		{"id":"b","ok":false,"error":{"code":"conflict","num":1200,"message":"m"},"current":{"_id":"b","x":[1,2]}},
+		{"id":"c","ok":false,"error":{"code":"conflict","num":1200,"message":"m"},"currentOmitted":true}]}`))
+	if err != nil || prev != 4 || last != 6 || len(res) != 3 {
+		t.Fatalf("DecodePushReply = %+v, %d, %d, %v", res, prev, last, err)
+	}
+	if !res[0].OK || res[0].Seq != 5 || res[1].Error.Num != 1200 || string(res[1].Current) != `{"_id":"b","x":[1,2]}` || !res[2].CurrentOmitted {
+		t.Errorf("results %+v", res)
+	}
+	if _, _, _, err := wire.DecodePushReply([]byte(`{"id":3,"ok":true}`)); err == nil {
+		t.Error("a reply without results was taken")
+	}
+}
+
+func FuzzDecodePush(f *testing.F) {
+	f.Add([]byte(`{"id":1,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r","doc":{"x":1}}]}`))
+	f.Add([]byte(`{"changes":[{"id":"a","deleted":true}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		items, err := wire.DecodePush(data)
+		if err != nil || !json.Valid(data) {
+			return
+		}
+		// What decodes encodes again and decodes to the same items.
+		again, err := wire.DecodePush(wire.AppendPush(nil, 1, items))
+		if err != nil {
+			t.Fatalf("re-encoded push does not decode: %v", err)
+		}
+		for i := range items {
+			if items[i].ID != again[i].ID || items[i].Rev != again[i].Rev || items[i].Deleted != again[i].Deleted {
+				t.Fatalf("item %d: %+v became %+v", i, items[i], again[i])
+			}
+		}
+	})
+}
