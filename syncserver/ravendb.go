@@ -67,8 +67,14 @@ func ravenError(w http.ResponseWriter, c errcode.Code, msg string) {
 		}
 	}
 	status := c.Status
-	if c == errcode.Conflict {
+	switch c {
+	case errcode.Conflict:
 		status = http.StatusConflict // RavenDB answers a concurrency violation with 409
+	case errcode.UnknownPath:
+		// RavenDB's clients take a 404 as "no such item" (an attachment,
+		// revisions, …): an unserved route must not look like an empty
+		// answer, so it is 501, which the clients raise with this message.
+		status = http.StatusNotImplemented
 	}
 	writeJSON(w, status, map[string]any{"Type": typ, "Message": msg, "Error": msg, "Code": c.Name, "Num": c.Num})
 }
@@ -237,6 +243,14 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, badRequest("bulk_docs: malformed body: %v", err))
 		return
 	}
+	if req.TransactionMode != "" && req.TransactionMode != "SingleNode" {
+		s.ravenFail(w, badRequest("bulk_docs: TransactionMode %s is not served (cluster-wide transactions are not; SingleNode is)", quote(truncate(req.TransactionMode, 40))))
+		return
+	}
+	if err := onlyParams(r.Request, "bulk_docs"); err != nil {
+		s.ravenFail(w, err)
+		return
+	}
 	if len(req.Commands) == 0 {
 		writeJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
 		return
@@ -260,7 +274,7 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 			}
 			ws[i] = docWrite{ID: full, Make: ravenPut(full, c.ChangeVector, c.Document)}
 		case "DELETE":
-			ws[i] = docWrite{ID: id, Make: ravenDelete(c.ChangeVector)}
+			ws[i] = docWrite{ID: id, Make: ravenDelete(id, c.ChangeVector)}
 		default:
 			s.ravenFail(w, badRequest("bulk_docs: command %d: type %s is not served (PUT and DELETE are)", i, quote(truncate(c.Type, 40))))
 			return
@@ -280,7 +294,7 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 	out := make([]map[string]any, len(res))
 	for i, x := range res {
 		if req.Commands[i].Type == "DELETE" {
-			out[i] = map[string]any{"Type": "DELETE", "Id": x.ID, "Deleted": x.Rev != ""}
+			out[i] = map[string]any{"Type": "DELETE", "Id": x.ID, "Deleted": x.Deleted}
 			continue
 		}
 		m := map[string]any{"Type": "PUT", "@id": x.ID, "@change-vector": x.Rev, "@last-modified": time.Now().UTC().Format(time.RFC3339Nano)}
@@ -347,15 +361,18 @@ func ravenPut(id string, cv *string, doc json.RawMessage) func(*storedDoc) (json
 	}
 }
 
-func ravenDelete(cv *string) func(*storedDoc) (json.RawMessage, bool, error) {
+// ravenDelete deletes a document; as in RavenDB, deleting one that does not
+// exist is no error (the result says Deleted: false) unless a change vector
+// expected it.
+func ravenDelete(id string, cv *string) func(*storedDoc) (json.RawMessage, bool, error) {
 	return func(cur *storedDoc) (json.RawMessage, bool, error) {
 		if cur == nil {
 			if cv != nil && *cv != "" {
 				return nil, false, &docError{code: errcode.Conflict, msg: "conflict: the document does not exist"}
 			}
-			return nil, false, &docError{code: errcode.NotFound, msg: "document not found"}
+			return nil, false, nil // nothing to delete
 		}
-		if err := ravenPrecondition("", cv, cur); err != nil {
+		if err := ravenPrecondition(id, cv, cur); err != nil {
 			return nil, false, err
 		}
 		return nil, true, nil
@@ -404,8 +421,9 @@ func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) 
 }
 
 // ravenDoc renders a stored document for RavenDB's clients: _id, _key and
-// _rev move into @metadata as @id and @change-vector.
-func ravenDoc(id string, d *storedDoc) json.RawMessage {
+// _rev move into @metadata as @id and @change-vector. With metaOnly, only
+// @metadata is left.
+func ravenDoc(id string, d *storedDoc, metaOnly bool) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(d.Doc, &m); err != nil {
 		return nil
@@ -419,6 +437,9 @@ func ravenDoc(id string, d *storedDoc) json.RawMessage {
 	delete(m, "_rev")
 	md["@id"], _ = json.Marshal(id)
 	md["@change-vector"], _ = json.Marshal(d.Rev)
+	if metaOnly {
+		m = map[string]json.RawMessage{}
+	}
 	m["@metadata"], _ = json.Marshal(md)
 	b, _ := json.Marshal(m)
 	return b
@@ -437,7 +458,12 @@ func metadataField(doc json.RawMessage, name string) string {
 }
 
 func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
-	ids := r.URL.Query()["id"]
+	if err := onlyParams(r.Request, "docs", "id", "include", "metadataOnly", "loadHash"); err != nil {
+		s.ravenFail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	ids := q["id"]
 	if r.Method == http.MethodPost {
 		var body struct {
 			Ids []string `json:"Ids"`
@@ -465,23 +491,129 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
+	metaOnly := q.Get("metadataOnly") == "true"
 	out := make([]json.RawMessage, len(ids))
 	size := 0
 	for i, d := range docs {
 		out[i] = json.RawMessage("null")
 		if d != nil {
-			out[i] = ravenDoc(ids[i], d)
+			out[i] = ravenDoc(ids[i], d, metaOnly)
 			size += len(out[i])
 		}
 	}
-	if size > s.replyBudget() {
+	includes, n, err := s.ravenIncludes(r.db, docs, q["include"], ids)
+	if err != nil {
+		s.ravenFail(w, err)
+		return
+	}
+	if size+n > s.replyBudget() {
 		s.ravenFail(w, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num, msg: "the documents are over the reply bound; ask for fewer"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": map[string]any{}})
+	writeJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": includes})
+}
+
+// ravenIncludes reads the documents that paths (RavenDB's include paths:
+// members, dotted for nested ones, holding an id or an array of ids) of
+// docs name, other than those asked for. A missing one is null, as RavenDB
+// answers. n is their size.
+func (s *Server) ravenIncludes(db string, docs []*storedDoc, paths, asked []string) (map[string]json.RawMessage, int, error) {
+	out := map[string]json.RawMessage{}
+	if len(paths) == 0 {
+		return out, 0, nil
+	}
+	skip := map[string]bool{}
+	for _, id := range asked {
+		skip[id] = true
+	}
+	var want []string
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		for _, p := range paths {
+			for _, id := range idsAt(d.Doc, p) {
+				if !skip[id] {
+					skip[id] = true
+					want = append(want, id)
+				}
+			}
+		}
+	}
+	if err := s.checkBatch(len(want)); err != nil {
+		return nil, 0, err
+	}
+	found, err := s.readDocs(db, want)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := 0
+	for i, d := range found {
+		out[want[i]] = json.RawMessage("null")
+		if d != nil {
+			out[want[i]] = ravenDoc(want[i], d, false)
+			n += len(out[want[i]])
+		}
+	}
+	return out, n, nil
+}
+
+// idsAt returns the ids a document holds at an include path: a string, or
+// the strings of an array, at the dotted member path.
+func idsAt(doc json.RawMessage, path string) []string {
+	v := doc
+	for _, part := range strings.Split(path, ".") {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(v, &m) != nil {
+			return nil
+		}
+		if v = m[part]; v == nil {
+			return nil
+		}
+	}
+	var one string
+	if json.Unmarshal(v, &one) == nil {
+		if one == "" {
+			return nil
+		}
+		return []string{one}
+	}
+	var many []any
+	if json.Unmarshal(v, &many) != nil {
+		return nil
+	}
+	var ids []string
+	for _, x := range many {
+		if id, ok := x.(string); ok && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// onlyParams refuses a request whose query has parameters other than
+// known: each answers at once that it is not served, never silently
+// ignored.
+func onlyParams(r *http.Request, route string, known ...string) error {
+	for k := range r.URL.Query() {
+		ok := false
+		for _, n := range known {
+			if k == n {
+				ok = true
+			}
+		}
+		if !ok {
+			return badRequest("%s: the parameter %s is not served (see docs/http.md)", route, quote(truncate(k, 40)))
+		}
+	}
+	return nil
 }
 
 func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
+	if err := onlyParams(r.Request, "docs", "id"); err != nil {
+		s.ravenFail(w, err)
+		return
+	}
 	id := r.URL.Query().Get("id")
 	if len(r.body) == 0 || r.body[0] != '{' {
 		s.ravenFail(w, badRequest("docs: PUT needs a JSON object"))
@@ -510,13 +642,17 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
 }
 
 func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *doorRequest) {
+	if err := onlyParams(r.Request, "docs", "id"); err != nil {
+		s.ravenFail(w, err)
+		return
+	}
 	id := r.URL.Query().Get("id")
 	var cv *string
 	if v := r.Header.Get("If-Match"); v != "" {
 		v = strings.Trim(v, `"`)
 		cv = &v
 	}
-	res, err := s.writeDocs(r.Context(), r.db, []docWrite{{ID: id, Make: ravenDelete(cv)}}, true)
+	res, err := s.writeDocs(r.Context(), r.db, []docWrite{{ID: id, Make: ravenDelete(id, cv)}}, true)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
