@@ -354,9 +354,11 @@ export declare class Session {
   /**
    * Tracks `entity` under `id`, its identity property, or a new id: a HiLo
    * id at once (`orders/1-A`); `"prefix|"` (identity), `"prefix/"` (node
-   * sequence) and `""` (UUID) are resolved when saved.
+   * sequence) and `""` (UUID) are resolved when saved. A `changeVector`
+   * (the `_rev` the stored document must have; `""`: it must not exist) is
+   * a precondition for `saveChanges`.
    */
-  store(entity: object, id?: string): Promise<void>;
+  store(entity: object, id?: string, changeVector?: string | { changeVector?: string }): Promise<void>;
   /** Loads a document as an entity (an instance of its registered class), or `null`. */
   load<T extends object = Document>(id: string): Promise<T | null>;
   load<T extends object = Document>(ids: string[]): Promise<Record<string, T | null>>;
@@ -426,8 +428,13 @@ export declare class Collection<T extends object = Document> {
   readonly name: string;
   save(doc: T, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
   saveAll(docs: T[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
-  document(selector: string): Promise<Stored<T>>;
-  documents(selectors: string[]): Promise<(Stored<T> | DocumentError)[]>;
+  /**
+   * The document named by a key or an id. `graceful` (or `true`): null when
+   * there is none instead of `not_found`; `ifMatch`: the `_rev` it must have,
+   * else `conflict` (1200); `allowDirtyRead` is accepted (reads are local).
+   */
+  document(selector: string, options?: boolean | { graceful?: boolean; ifMatch?: string; allowDirtyRead?: boolean }): Promise<Stored<T>>;
+  documents(selectors: string[], options?: { allowDirtyRead?: boolean }): Promise<(Stored<T> | DocumentError)[]>;
   replace(selector: string | { _key?: string; _id?: string }, doc: T, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
   replaceAll(docs: (T & ({ _key: string } | { _id: string }))[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
   update(selector: string | { _key?: string; _id?: string }, patch: Partial<T>, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;

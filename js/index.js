@@ -177,8 +177,13 @@ export class Store {
    * Resolves to a page of collection's documents in key order: {docs, next}.
    * Pass next as after for the following page; it is null after the last.
    */
-  list(collection, { limit, after } = {}) {
-    return this.#raw.list(collection, limit, after);
+  list(collection, options) {
+    try {
+      const { limit, after } = knownOptions('list', options, ['limit', 'after']);
+      return this.#raw.list(collection, limit, after);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   #conventions;
@@ -273,8 +278,13 @@ export class Store {
    * all), local writes and remote changes alike, each once at its latest
    * write; pass last as since next time.
    */
-  changes({ since = 0, limit } = {}) {
-    return this.#raw.changes(since, limit);
+  changes(options) {
+    try {
+      const { since = 0, limit } = knownOptions('changes', options, ['since', 'limit']);
+      return this.#raw.changes(since, limit);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**
@@ -351,6 +361,17 @@ const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 // own work; listeners run later, from a microtask, so a listener that throws
 // or calls the store does so outside Go.
 const putOptions = new Set(['rev', 'ifMatch', 'ignoreRevs']);
+
+// knownOptions returns options ({} for none) after checking that each of
+// its names is one of known: unknown options are an error, never ignored.
+function knownOptions(op, options, known) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object') throw hiloError('bad_request', 400, `${op}: options must be an object`);
+  for (const k of Object.keys(options)) {
+    if (!known.includes(k)) throw hiloError('bad_request', 400, `${op}: unknown option ${JSON.stringify(k)}; want ${known.join(' or ')}`);
+  }
+  return options;
+}
 
 // withRevOptions applies put's options to doc: rev (or ifMatch) becomes its
 // _rev, ignoreRevs drops it. Unknown options are an error, never ignored.

@@ -112,7 +112,12 @@ export class Session {
   #deletes = new Set(); // ids deleted without their entity
 
   /** @internal Use store.openSession(). */
-  constructor(raw, conventions, hiloError, { useOptimisticConcurrency = false } = {}) {
+  constructor(raw, conventions, hiloError, options = {}) {
+    if (options === null || typeof options !== 'object') throw hiloError('bad_request', 400, 'openSession: options must be an object');
+    const { useOptimisticConcurrency = false, ...rest } = options;
+    const unknown = Object.keys(rest);
+    if (unknown.length > 0) throw hiloError('bad_request', 400, `openSession: unknown option ${JSON.stringify(unknown[0])}; want useOptimisticConcurrency`);
+    if (typeof useOptimisticConcurrency !== 'boolean') throw hiloError('bad_request', 400, 'openSession: useOptimisticConcurrency must be true or false');
     this.#raw = raw;
     this.#conv = conventions;
     this.#hiloError = hiloError;
@@ -130,15 +135,27 @@ export class Session {
   /**
    * Tracks entity for saveChanges under id, or its identity property, or a
    * new id: a HiLo id given at once, as RavenDB does ("orders/1-A"); an id
-   * ending in "/" or "|" or "" is resolved when saved.
+   * ending in "/" or "|" or "" is resolved when saved. A changeVector (the
+   * third argument, or {changeVector}) is a precondition: saveChanges fails
+   * with conflict (1200) unless the stored document has that _rev ("": none).
    */
-  async store(entity, id) {
+  async store(entity, id, changeVector) {
     if (entity === null || typeof entity !== 'object' || Array.isArray(entity)) {
       throw this.#hiloError('bad_request', 400, 'store: entity must be an object');
+    }
+    if (changeVector !== undefined && changeVector !== null && typeof changeVector === 'object') {
+      const { changeVector: cv, ...rest } = changeVector;
+      const unknown = Object.keys(rest);
+      if (unknown.length > 0) throw this.#hiloError('bad_request', 400, `store: unknown option ${JSON.stringify(unknown[0])}; want changeVector`);
+      changeVector = cv;
+    }
+    if (changeVector !== undefined && changeVector !== null && typeof changeVector !== 'string') {
+      throw this.#hiloError('bad_request', 400, 'store: changeVector must be a string');
     }
     const known = this.#byEntity.get(entity);
     if (known) {
       if (id !== undefined && id !== known.id) throw this.#hiloError('bad_request', 400, `store: entity is tracked as ${known.id}`);
+      if (typeof changeVector === 'string') known.expect = changeVector;
       return;
     }
     const collection = await this.#conv.collectionOfAsync(entity);
@@ -150,6 +167,7 @@ export class Session {
     if (typeof id !== 'string') throw this.#hiloError('bad_request', 400, 'store: id must be a string');
     if (this.#byId.has(id) && !pending(id)) throw this.#hiloError('bad_request', 400, `store: another entity is tracked as ${id}`);
     const t = { entity, id, collection, typeName: typeNameOf(entity, this.#conv), isNew: true, rev: null, snapshot: null, deleted: false };
+    if (typeof changeVector === 'string') t.expect = changeVector;
     this.#track(t);
     if (!pending(id)) setId(entity, prop, id);
   }
@@ -218,7 +236,10 @@ export class Session {
       const body = bodyOf(t, this.#conv);
       if (!t.isNew && body === t.snapshot) continue;
       const item = { id: t.id, collection: t.collection, body: JSON.parse(body), typeName: t.typeName ?? '' };
-      if (this.#optimistic) {
+      if (t.expect !== undefined) {
+        if (t.expect === '') item.mustBeNew = true;
+        else item.ifRev = t.expect;
+      } else if (this.#optimistic) {
         if (t.isNew) item.mustBeNew = true;
         else item.ifRev = t.rev;
       }
@@ -243,6 +264,7 @@ export class Session {
         }
         t.rev = r._rev;
         t.isNew = false;
+        delete t.expect;
         t.snapshot = bodyOf(t, this.#conv);
       }
     }
