@@ -21,6 +21,14 @@ import (
 // cleanup stops it too.
 func Serve(t testing.TB, cfg syncserver.Config, addr string) (string, func()) {
 	t.Helper()
+	_, a, stop := Start(t, cfg, addr)
+	return a, stop
+}
+
+// Start is Serve that also returns the server, for tests that call its
+// methods.
+func Start(t testing.TB, cfg syncserver.Config, addr string) (*syncserver.Server, string, func()) {
+	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -51,5 +59,5 @@ func Serve(t testing.TB, cfg syncserver.Config, addr string) (string, func()) {
 		srv.Close(context.Background())
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return srv, ln.Addr().String(), stop
 }
