@@ -32,7 +32,9 @@ export class Collection {
     try {
       const p = payload === undefined ? undefined : json(payload, op, this.#hiloError);
       const o = options === undefined ? undefined : json(options, `${op} options`, this.#hiloError);
-      return this.#raw.collection(op, this.name, p, o);
+      const done = this.#raw.collection(op, this.name, p, o);
+      // As arangojs: a silent write resolves to nothing.
+      return options?.silent === true ? done.then(() => undefined) : done;
     } catch (err) {
       return Promise.reject(err);
     }

@@ -359,9 +359,12 @@ export declare class Session {
    * a precondition for `saveChanges`.
    */
   store(entity: object, id?: string, changeVector?: string | { changeVector?: string }): Promise<void>;
-  /** Loads a document as an entity (an instance of its registered class), or `null`. */
-  load<T extends object = Document>(id: string): Promise<T | null>;
-  load<T extends object = Document>(ids: string[]): Promise<Record<string, T | null>>;
+  /**
+   * Loads a document as an entity — an instance of `documentType` if given,
+   * else of the class registered under its `Raven-Node-Type` — or `null`.
+   */
+  load<T extends object = Document>(id: string, documentType?: EntityType | { documentType?: EntityType }): Promise<T | null>;
+  load<T extends object = Document>(ids: string[], documentType?: EntityType | { documentType?: EntityType }): Promise<Record<string, T | null>>;
   /** Marks an entity, or the document with an id, for deletion. */
   delete(entityOrId: object | string): void;
   /** Writes every new, changed and deleted entity in one transaction. */
@@ -398,7 +401,7 @@ export interface DocumentError {
 export interface CollectionWriteOptions {
   returnNew?: boolean;
   returnOld?: boolean;
-  /** Resolve to `{}` instead of the result header. */
+  /** Resolve to nothing (`undefined`, as arangojs) instead of the result header. */
   silent?: boolean;
   /** save: what to do with an existing key (default `'conflict'`). */
   overwriteMode?: 'ignore' | 'replace' | 'update' | 'conflict';

@@ -172,11 +172,23 @@ export class Session {
     if (!pending(id)) setId(entity, prop, id);
   }
 
-  /** Loads the document id (or each of ids) as an entity, tracked. */
-  async load(idOrIds) {
+  /**
+   * Loads the document id (or each of ids) as an entity, tracked: an
+   * instance of documentType (a class, or {documentType}) if given, else of
+   * the class registered under its Raven-Node-Type.
+   */
+  async load(idOrIds, documentType) {
+    if (documentType !== undefined && typeof documentType !== 'function') {
+      if (documentType === null || typeof documentType !== 'object') throw this.#hiloError('bad_request', 400, 'load: want a class or {documentType}');
+      const { documentType: t, ...rest } = documentType;
+      const unknown = Object.keys(rest);
+      if (unknown.length > 0) throw this.#hiloError('bad_request', 400, `load: unknown option ${JSON.stringify(unknown[0])}; want documentType (includes are not served)`);
+      if (t !== undefined && typeof t !== 'function') throw this.#hiloError('bad_request', 400, 'load: documentType must be a class');
+      documentType = t;
+    }
     if (Array.isArray(idOrIds)) {
       const out = {};
-      for (const id of idOrIds) out[id] = await this.load(id);
+      for (const id of idOrIds) out[id] = await this.load(id, documentType);
       return out;
     }
     const id = idOrIds;
@@ -190,7 +202,7 @@ export class Session {
       throw err;
     }
     const meta = doc[METADATA] ?? {};
-    const Type = meta[NODE_TYPE] ? this.#conv.findJsType(meta[NODE_TYPE]) : undefined;
+    const Type = documentType ?? (meta[NODE_TYPE] ? this.#conv.findJsType(meta[NODE_TYPE]) : undefined);
     const entity = Type ? Object.create(Type.prototype) : {};
     const { _id, _key, _rev, [METADATA]: _meta, ...fields } = doc;
     Object.assign(entity, fields);

@@ -154,6 +154,11 @@ describe('the npm package API', () => {
     assert.deepEqual(Object.keys(many), [hilo.id, 'orders/none', semantic.id]);
     assert.ok(many[hilo.id] instanceof Order);
     assert.equal(many['orders/none'], null);
+    class Unregistered {}
+    const typed = s.openSession();
+    assert.ok((await typed.load(semantic.id, Unregistered)) instanceof Unregistered, 'load(id, documentType)');
+    assert.ok((await s.openSession().load([semantic.id], { documentType: Unregistered }))[semantic.id] instanceof Unregistered);
+    await rejectsWith(s.openSession().load(semantic.id, { includes: ['x'] }), 'bad_request', 400);
 
     // A change vector given to store is a precondition.
     const cv = loader.advanced.getChangeVectorFor(many[hilo.id]);
