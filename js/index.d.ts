@@ -488,8 +488,12 @@ export declare class Store {
   list<T extends object = Document>(collection: string, options?: { limit?: number; after?: string | null }): Promise<{ docs: Stored<T>[]; next: string | null }>;
   /** Resolves to the document with the given `_id`; rejects with `not_found` (1202) when there is none. */
   get<T extends object = Document>(id: string): Promise<Stored<T>>;
-  /** Removes the document with the given `_id`; rejects with `not_found` (1202) when there is none. */
-  delete(id: string): Promise<void>;
+  /**
+   * Removes the document with the given `_id`; rejects with `not_found`
+   * (1202) when there is none. `rev` (or `ifMatch`) is a precondition: a
+   * stale or made-up one rejects with `conflict` (1200) and removes nothing.
+   */
+  delete(id: string, options?: { rev?: string; ifMatch?: string }): Promise<void>;
   /** Resolves to this store's node tag, the server's tag and the connection state. */
   info(): Promise<StoreInfo>;
   /**

@@ -257,9 +257,22 @@ export class Store {
     return this.#raw.collection('create', name, text).then(() => this.collection(name));
   }
 
-  /** Removes the document with the given _id. */
-  delete(id) {
-    return this.#raw.delete(id).then(() => undefined);
+  /**
+   * Removes the document with the given _id. options.rev (or ifMatch) is a
+   * precondition: the document is removed only if that is its _rev, else
+   * the call rejects with conflict (1200).
+   */
+  delete(id, options) {
+    try {
+      const { rev, ifMatch } = knownOptions('delete', options, ['rev', 'ifMatch']);
+      const want = rev ?? ifMatch;
+      if (want === undefined) return this.#raw.delete(id).then(() => undefined);
+      if (typeof want !== 'string' || want === '') throw hiloError('bad_request', 400, 'delete: rev must be a _rev string');
+      if (typeof id !== 'string') throw hiloError('bad_request', 400, 'delete: id must be a string');
+      return this.#raw.saveBatch(JSON.stringify([{ delete: true, id, ifRev: want }])).then(() => undefined);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Resolves to this store's node tag, the server's tag, the connection state and whether tabs share it. */

@@ -224,4 +224,18 @@ describe('the npm package API', () => {
     assert.equal(upd[0]._key, 'b');
     assert.deepEqual([upd[1].errorNum, upd[2].errorNum], [1202, 1200]);
   });
+
+  test('delete with a _rev: a stale or made-up one removes nothing', async () => {
+    const s = await fresh();
+    const v1 = await s.put('notes', { _key: 'd', n: 1 });
+    const v2 = await s.put('notes', { ...v1, n: 2 });
+    await rejectsWith(s.delete(v1._id, { rev: v1._rev }), 'conflict', 1200);
+    await rejectsWith(s.delete(v1._id, { ifMatch: '_made-up---' }), 'conflict', 1200);
+    await rejectsWith(s.delete(v1._id, { rev: 7 }), 'bad_request', 400);
+    await rejectsWith(s.delete(v1._id, { force: true }), 'bad_request', 400);
+    assert.equal((await s.get(v1._id)).n, 2);
+    await s.delete(v1._id, { rev: v2._rev });
+    await rejectsWith(s.get(v1._id), 'not_found', 1202);
+    await rejectsWith(s.delete(v1._id, { rev: v2._rev }), 'not_found', 1202);
+  });
 });
