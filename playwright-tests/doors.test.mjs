@@ -1,7 +1,9 @@
 // One store, three doors, in Chromium: a document a page pushes is read
 // through RavenDB's and ArangoDB's HTTP APIs with its _rev; documents
 // written through those APIs reach the page live; a _rev made stale by an
-// HTTP write cannot overwrite it from the page.
+// HTTP write cannot overwrite it from the page. And the package's
+// ArangoDB-style calls in a page's shared store: keyOptions, preconditions on
+// reads, writes and deletes, refused options, per-item errors, the feed.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -116,6 +118,62 @@ test('a page, RavenDB\'s API and ArangoDB\'s API share one store', async () => {
     assert.equal(outcome, 'conflict 1200');
     assert.equal((await http('GET', `/_db/${database}/_api/document/notes/browser`)).body.text, 'edited over HTTP');
     await page.evaluate(() => window.store.close());
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('in a page (a persisted store shared by tabs): collections, keyOptions, preconditions, per-item errors, the change feed', async () => {
+  const database = `pagecol${Date.now()}`;
+  const page = await browser.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (err) => pageErrors.push(err));
+  try {
+    await page.goto(`${server.base}/`);
+    const r = await page.evaluate(async (database) => {
+      const { openStore } = await import('/index.js');
+      const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, changeFeed: true });
+      const code = (p) => p.then(
+        () => 'ok',
+        (err) => `${err.code} ${err.num}`,
+      );
+      const users = await store.createCollection('users', { keyOptions: { type: 'autoincrement', increment: 10, offset: 5, allowUserKeys: false } });
+      const a = await users.save({ name: 'ann' });
+      const b = await users.save({ name: 'bob' });
+      const up = await users.update(a._key, { age: 30 }, { returnNew: true });
+      const out = {
+        shared: (await store.info()).shared,
+        keys: [a._key, b._key],
+        oldRev: up._oldRev === a._rev,
+        age: up.new.age,
+        userKey: await code(users.save({ _key: 'mine' })),
+        staleUpdate: await code(users.update(a._key, { age: 1 }, { ifMatch: a._rev })),
+        staleRead: await code(users.document(a._key, { ifMatch: a._rev })),
+        graceful: await users.document('404', { graceful: true }),
+        unknown: await code(users.save({}, { waitForSync: true })),
+        many: (await users.saveAll([{ name: 'c' }, { _key: 'x' }])).map((x) => x.errorNum ?? 'saved'),
+        staleDelete: await code(store.delete(`users/${a._key}`, { rev: a._rev })),
+        delete: await code(store.delete(`users/${b._key}`, { rev: b._rev })),
+      };
+      out.feed = (await store.changes()).results.map((e) => [e.id, e.deleted]);
+      out.age2 = (await users.document(a._key)).age;
+      await store.close();
+      return out;
+    }, database);
+    assert.equal(r.shared, true);
+    assert.deepEqual(r.keys.map((k) => (Number(k) - 5) % 10), [0, 0]);
+    assert.equal(Number(r.keys[1]) - Number(r.keys[0]), 10);
+    assert.deepEqual([r.oldRev, r.age, r.age2], [true, 30, 30]);
+    assert.deepEqual([r.userKey, r.staleUpdate, r.staleRead, r.unknown], ['unexpected_key 1222', 'conflict 1200', 'conflict 1200', 'bad_request 400']);
+    assert.equal(r.graceful, null);
+    assert.deepEqual(r.many, ['saved', 1222]);
+    assert.deepEqual([r.staleDelete, r.delete], ['conflict 1200', 'ok']);
+    const [ua, ub] = r.keys.map((k) => `users/${k}`);
+    assert.deepEqual(r.feed.filter(([id]) => id === ua || id === ub), [
+      [ua, false],
+      [ub, true],
+    ]);
     assert.deepEqual(pageErrors, []);
   } finally {
     await page.close();
