@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -191,5 +192,68 @@ func TestHTTPDoorsCountAsConnections(t *testing.T) {
 			t.Fatalf("the connection's place was not given back: %d", status)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRavenTopology: the client's discovery sees one node, this server,
+// with the server's tag, in the database and cluster topologies.
+func TestRavenTopology(t *testing.T) {
+	ts := startServer(t, syncserver.Config{ServerTag: "Q"})
+	status, db := do(t, "GET", ts.hs.URL+"/topology?name=shop", "", nil)
+	nodes, _ := db["Nodes"].([]any)
+	if status != 200 || len(nodes) != 1 {
+		t.Fatalf("topology: %d %v", status, db)
+	}
+	n := nodes[0].(map[string]any)
+	if n["ClusterTag"] != "Q" || n["Database"] != "shop" || n["Url"] != ts.hs.URL {
+		t.Errorf("topology node: %v", n)
+	}
+	status, cl := do(t, "GET", ts.hs.URL+"/cluster/topology", "", nil)
+	top, _ := cl["Topology"].(map[string]any)
+	members, _ := top["Members"].(map[string]any)
+	if status != 200 || cl["Leader"] != "Q" || cl["NodeTag"] != "Q" || len(members) != 1 || members["Q"] != ts.hs.URL {
+		t.Errorf("cluster topology: %d %v", status, cl)
+	}
+}
+
+// TestHTTPDoorsShareTheGuards: the Origin allow-list and the buffered-bytes
+// budget refuse HTTP requests of both doors, and nothing is stored.
+func TestHTTPDoorsShareTheGuards(t *testing.T) {
+	ts := startServer(t, syncserver.Config{AllowedOrigins: []string{"app.example"}})
+	for _, path := range []string{"/databases/shop/hilo/next?tag=orders", "/_api/version"} {
+		if status, body := do(t, "GET", ts.hs.URL+path, "", map[string]string{"Origin": "http://evil.example"}); status != 403 {
+			t.Errorf("%s from a foreign origin: %d %v", path, status, body)
+		}
+		if status, body := do(t, "GET", ts.hs.URL+path, "", map[string]string{"Origin": "http://app.example"}); status != 200 {
+			t.Errorf("%s from the allowed origin: %d %v", path, status, body)
+		}
+	}
+	// A body still arriving holds the whole budget (one message's worth).
+	busy := startServer(t, syncserver.Config{MaxMessageBytes: 64 << 10, MaxBufferedBytes: 64 << 10})
+	slow, err := net.Dial("tcp", strings.TrimPrefix(busy.hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "POST /_api/document/c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"a\":")
+	for _, path := range []string{"/databases/shop/bulk_docs", "/_api/document/c"} {
+		deadline := time.Now().Add(5 * time.Second) // until the server reads the slow body
+		for {
+			status, body := do(t, "POST", busy.hs.URL+path, `{"Commands":[]}`, nil)
+			num, ok := body["errorNum"].(float64)
+			if !ok {
+				num, _ = body["Num"].(float64)
+			}
+			if status == 503 && num == 1909 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s while a body holds the buffered budget: %d %v, want 503 server_busy", path, status, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if status, _ := do(t, "GET", busy.hs.URL+"/_api/document/c/x", "", nil); status != 404 {
+		t.Errorf("a refused write stored something: %d", status)
 	}
 }
