@@ -231,6 +231,12 @@ describe('the ravendb client against hilodb', () => {
     assert.ok(many[o.id] instanceof Order);
     assert.ok(many['companies/acme'] instanceof Company);
     assert.equal(many['orders/none'], null);
+    // Ids longer than 1 KB together go as a POST.
+    const long = Array.from({ length: 60 }, (_, i) => `orders/${'x'.repeat(30)}-${i}`);
+    const viaPost = await store.openSession().load([...long, o.id]);
+    assert.equal(Object.keys(viaPost).length, 61);
+    assert.equal(viaPost[o.id].item, 'pen');
+    assert.equal(viaPost[long[0]], null);
 
     const s3 = store.openSession();
     const withCompany = await s3.include('company').load(o.id);
