@@ -349,4 +349,37 @@ describe('the ravendb client against hilodb', () => {
       await hilo.close();
     }
   });
+
+  test('conventions: collection names, id prefixes, the separator and object literals, as the client sets them', async () => {
+    const store = new DocumentStore([server.base], 'shop11');
+    store.conventions.findCollectionName = (type) => (type === Order ? 'SalesOrders' : `${type.name}s`);
+    store.conventions.transformClassCollectionNameToDocumentIdPrefix = (c) => c.toLowerCase();
+    store.conventions.identityPartsSeparator = '-';
+    store.conventions.findCollectionNameForObjectLiteral = (e) => e.kind;
+    store.initialize();
+    stores.push(store);
+    const s = store.openSession();
+    const o = new Order('pen', 1);
+    const c = new Company('acme');
+    const lit = { kind: 'Things', v: 1 };
+    await s.store(o);
+    await s.store(c);
+    await s.store(lit);
+    await s.saveChanges();
+    assert.match(o.id, /^salesorders-\d+-A$/);
+    assert.match(c.id, /^companys-\d+-A$/);
+    assert.match(lit.id, /^things-\d+-A$/);
+
+    const [viaO, viaC, viaLit] = await onWebsocket('shop11', [o.id, c.id, lit.id]);
+    assert.deepEqual([viaO._id, viaO['@metadata']['@collection'], viaO['@metadata']['Raven-Node-Type']], [o.id, 'SalesOrders', 'Order']);
+    assert.equal(viaC['@metadata']['@collection'], 'Companys');
+    assert.deepEqual([viaLit['@metadata']['@collection'], viaLit.v], ['Things', 1]);
+    // A second store with the same conventions goes on from its own range.
+    const s2 = store.openSession();
+    const o2 = new Order('ink', 2);
+    await s2.store(o2);
+    await s2.saveChanges();
+    assert.notEqual(o2.id, o.id);
+    assert.ok((await store.openSession().load(o2.id)) instanceof Order);
+  });
 });
