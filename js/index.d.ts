@@ -329,8 +329,15 @@ export declare class Conventions {
   readonly identityPartsSeparator: string;
   /** The collection of a class: its name, pluralized (`Order` → `Orders`). */
   findCollectionName(type: EntityType): string;
-  /** A collection's id prefix: one upper-case letter made lower case (`Orders` → `orders`); more stay (`HRDepts`). */
+  /**
+   * A collection's id prefix: one upper-case letter made lower case
+   * (`Orders` → `orders`); more stay (`HRDepts`). Set by the app, a session's
+   * new ids take its prefix, with the prefix's own HiLo numbers (a prefix
+   * that is not a plain name, such as `Memo`, gets this node's sequence).
+   */
   transformClassCollectionNameToDocumentIdPrefix(collection: string): string;
+  /** The id property of a collection's entities (default: `identityProperty`). */
+  findIdentityPropertyNameFromCollectionName(collection: string): string;
   /** The name stored in `Raven-Node-Type` (default: the class's name). */
   findJsTypeName(type: EntityType): string;
   /** The registered class of a `Raven-Node-Type`. */

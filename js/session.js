@@ -45,7 +45,7 @@ export class Conventions {
     for (let i = 0; ; i++) {
       try {
         const collection = this.collectionOf(entity);
-        if (collection !== '@empty') this.transformClassCollectionNameToDocumentIdPrefix(collection);
+        if (collection !== '@empty') this.defaultPrefix(collection);
         return collection;
       } catch (err) {
         if (!err?.missing || !this.#raw.fetch || i >= 8) throw err;
@@ -70,6 +70,47 @@ export class Conventions {
    */
   transformClassCollectionNameToDocumentIdPrefix(collection) {
     return this.#names('prefix', collection);
+  }
+
+  /**
+   * The name of the id property of entities of a collection (ravendb's
+   * findIdentityPropertyNameFromCollectionName); identityProperty unless
+   * set.
+   */
+  findIdentityPropertyNameFromCollectionName(collection) {
+    void collection;
+    return this.identityProperty;
+  }
+
+  /** @internal The id property of a collection's entities. */
+  idProperty(collection) {
+    const p = this.findIdentityPropertyNameFromCollectionName(collection);
+    if (p !== null && p !== undefined && typeof p !== 'string') {
+      throw this.hiloError('bad_request', 400, 'conventions: findIdentityPropertyNameFromCollectionName must return a string');
+    }
+    return p;
+  }
+
+  /** @internal Whether transformClassCollectionNameToDocumentIdPrefix was set by the app. */
+  get customPrefix() {
+    return this.transformClassCollectionNameToDocumentIdPrefix !== Conventions.prototype.transformClassCollectionNameToDocumentIdPrefix;
+  }
+
+  /** @internal The default id prefix of a collection, whatever the app set. */
+  defaultPrefix(collection) {
+    return this.#names('prefix', collection);
+  }
+
+  /** @internal defaultPrefix, fetching the name first where names come from a worker. */
+  async defaultPrefixAsync(collection) {
+    for (let i = 0; ; i++) {
+      try {
+        return this.defaultPrefix(collection);
+      } catch (err) {
+        if (!err?.missing || !this.#raw.fetch || i >= 8) throw err;
+        await this.#raw.fetch(err.missing.kind, err.missing.name);
+      }
+    }
   }
 
   /** The name a class is stored under in Raven-Node-Type. */
@@ -159,10 +200,10 @@ export class Session {
       return;
     }
     const collection = await this.#conv.collectionOfAsync(entity);
-    const prop = this.#conv.identityProperty;
-    if (id === undefined && typeof entity[prop] === 'string' && entity[prop] !== '') id = entity[prop];
+    const prop = this.#conv.idProperty(collection);
+    if (id === undefined && prop && typeof entity[prop] === 'string' && entity[prop] !== '') id = entity[prop];
     if (id === undefined) {
-      id = collection === '@empty' ? '' : await this.#raw.generateId(collection);
+      id = collection === '@empty' ? '' : await this.#newId(collection);
     }
     if (typeof id !== 'string') throw this.#hiloError('bad_request', 400, 'store: id must be a string');
     if (this.#byId.has(id) && !pending(id)) throw this.#hiloError('bad_request', 400, `store: another entity is tracked as ${id}`);
@@ -170,6 +211,34 @@ export class Session {
     if (typeof changeVector === 'string') t.expect = changeVector;
     this.#track(t);
     if (!pending(id)) setId(entity, prop, id);
+  }
+
+  // #newId makes the id of a new entity of collection: a HiLo id, with the
+  // prefix of transformClassCollectionNameToDocumentIdPrefix when the app
+  // set it. Its numbers are then the prefix's own HiLo numbers, so two
+  // collections given one prefix never make the same id; a prefix that is
+  // not a plain collection-like name gets this node's sequence instead
+  // ("prefix/", resolved when saved).
+  async #newId(collection) {
+    if (!this.#conv.customPrefix) return this.#raw.generateId(collection);
+    const prefix = this.#conv.transformClassCollectionNameToDocumentIdPrefix(collection);
+    if (typeof prefix !== 'string' || prefix === '') {
+      throw this.#hiloError('bad_request', 400, 'conventions: transformClassCollectionNameToDocumentIdPrefix must return a non-empty string');
+    }
+    let plain = false;
+    try {
+      plain = (await this.#conv.defaultPrefixAsync(prefix)) === prefix;
+    } catch {
+      plain = false;
+    }
+    if (plain) {
+      try {
+        return await this.#raw.generateId(prefix);
+      } catch (err) {
+        if (err?.code !== 'illegal_name') throw err;
+      }
+    }
+    return `${prefix}/`;
   }
 
   /**
@@ -206,7 +275,7 @@ export class Session {
     const entity = Type ? Object.create(Type.prototype) : {};
     const { _id, _key, _rev, [METADATA]: _meta, ...fields } = doc;
     Object.assign(entity, fields);
-    setId(entity, this.#conv.identityProperty, id);
+    setId(entity, this.#conv.idProperty(meta['@collection']), id);
     const t = { entity, id, collection: meta['@collection'], typeName: meta[NODE_TYPE], isNew: false, rev: _rev, snapshot: null, deleted: false };
     t.snapshot = bodyOf(t, this.#conv);
     this.#track(t);
@@ -272,7 +341,7 @@ export class Session {
           this.#byId.delete(t.id);
           t.id = r._id;
           this.#byId.set(t.id, t);
-          setId(t.entity, this.#conv.identityProperty, t.id);
+          setId(t.entity, this.#conv.idProperty(t.collection), t.id);
         }
         t.rev = r._rev;
         t.isNew = false;
@@ -313,6 +382,8 @@ function setId(entity, prop, id) {
 // bodyOf is the document of a tracked entity as JSON text: its fields
 // without the identity property.
 function bodyOf(t, conv) {
-  const { [conv.identityProperty]: _id, ...fields } = t.entity;
+  const prop = conv.idProperty(t.collection);
+  if (!prop) return JSON.stringify(t.entity);
+  const { [prop]: _id, ...fields } = t.entity;
   return JSON.stringify(fields);
 }

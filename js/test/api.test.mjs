@@ -182,6 +182,37 @@ describe('the npm package API', () => {
     assert.equal(await s.nextIdentityFor('orders'), 61);
   });
 
+  test('conventions set by the app: collection names, id prefixes, the id property', async () => {
+    const s = await fresh();
+    class Order {}
+    class Invoice {}
+    class Note {}
+    const conv = s.conventions;
+    conv.findCollectionName = (type) => (type === Order ? 'SalesOrders' : `${type.name}s`);
+    conv.transformClassCollectionNameToDocumentIdPrefix = (c) => (c === 'Notes' ? 'Memo' : 'sales');
+    conv.findIdentityPropertyNameFromCollectionName = (c) => (c === 'Invoices' ? 'number' : 'id');
+    const session = s.openSession();
+    const orders = Array.from({ length: 3 }, () => new Order());
+    const invoices = Array.from({ length: 3 }, () => new Invoice());
+    for (const e of [...orders, ...invoices]) await session.store(e);
+    const note = new Note();
+    await session.store(note);
+    await session.saveChanges();
+    const ids = [...orders.map((o) => o.id), ...invoices.map((i) => i.number)];
+    for (const id of ids) assert.match(id, /^sales\/\d+-A$/);
+    assert.equal(new Set(ids).size, 6, 'two collections given one prefix made the same id');
+    assert.equal(invoices[0].id, undefined, 'the id property of Invoices is number');
+    assert.match(note.id, /^Memo\/\d{19}-/, 'a prefix that is not a plain name gets the node sequence');
+    const stored = await s.get(invoices[0].number);
+    assert.equal(stored['@metadata']['@collection'], 'Invoices');
+    assert.equal(stored.number, undefined, 'the id property is not stored as a field');
+    assert.equal((await s.get(orders[0].id))['@metadata']['@collection'], 'SalesOrders');
+    conv.registerEntityType(Invoice);
+    const back = await s.openSession().load(invoices[0].number);
+    assert.ok(back instanceof Invoice);
+    assert.equal(back.number, invoices[0].number);
+  });
+
   test('collections: reads with graceful and ifMatch, overwrite modes, keepNull and mergeObjects, _oldRev, per-item errors', async () => {
     const s = await fresh();
     const col = s.collection('docs');
