@@ -56,7 +56,9 @@ func Start(t testing.TB, cfg syncserver.Config, addr string) (*syncserver.Server
 		}
 		stopped = true
 		hs.Close()
-		srv.Close(context.Background())
+		if err := srv.Close(context.Background()); err != nil {
+			t.Errorf("close the server: %v", err)
+		}
 	}
 	t.Cleanup(stop)
 	return srv, ln.Addr().String(), stop
