@@ -34,6 +34,7 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
+  knownOptions('openStore', options, openOptions);
   const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
@@ -374,6 +375,9 @@ const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 // own work; listeners run later, from a microtask, so a listener that throws
 // or calls the store does so outside Go.
 const putOptions = new Set(['rev', 'ifMatch', 'ignoreRevs']);
+
+// openOptions are the options openStore takes.
+const openOptions = ['url', 'database', 'token', 'node', 'sync', 'onConflict', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'shared', 'changeFeed'];
 
 // knownOptions returns options ({} for none) after checking that each of
 // its names is one of known: unknown options are an error, never ignored.

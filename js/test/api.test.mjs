@@ -55,6 +55,7 @@ describe('the npm package API', () => {
     const col = store.collection('things');
     await col.save({ _key: 'a' });
     const bad = { nope: true };
+    await rejectsWith(openStore({ url: server.wsURL, database: 'x', persistt: 'typo' }), 'bad_request', 400);
     await rejectsWith(store.put('things', {}, bad), 'bad_request', 400);
     await rejectsWith(store.list('things', bad), 'bad_request', 400);
     await rejectsWith(store.list('things', 'ten'), 'bad_request', 400);
