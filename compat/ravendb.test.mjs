@@ -243,6 +243,10 @@ describe('the ravendb client against hilodb', () => {
     assert.equal((await s3.load(withCompany.company)).name, 'acme');
     assert.equal(s3.advanced.numberOfRequests, 1, 'the included document came with the first request');
 
+    const exists = store.openSession();
+    assert.equal(await exists.advanced.exists(o.id), true);
+    assert.equal(await exists.advanced.exists('orders/never-stored'), false);
+
     const s4 = store.openSession();
     s4.delete('orders/never-stored');
     await s4.saveChanges();
