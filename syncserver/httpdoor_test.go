@@ -257,3 +257,21 @@ func TestHTTPDoorsShareTheGuards(t *testing.T) {
 		t.Errorf("a refused write stored something: %d", status)
 	}
 }
+
+// TestArangoDefaultDatabase: /_api/… and /_db/_system/_api/… are hilodb's
+// database "default", and error bodies have ArangoDB's four members.
+func TestArangoDefaultDatabase(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	if status, b := do(t, "POST", ts.hs.URL+"/_api/document/c", `{"_key":"x","v":1}`, nil); status != 201 {
+		t.Fatalf("POST /_api/document/c: %d %v", status, b)
+	}
+	for _, path := range []string{"/_db/_system/_api/document/c/x", "/_db/default/_api/document/c/x"} {
+		if status, b := do(t, "GET", ts.hs.URL+path, "", nil); status != 200 || b["v"] != float64(1) {
+			t.Errorf("%s: %d %v", path, status, b)
+		}
+	}
+	status, b := do(t, "GET", ts.hs.URL+"/_api/document/c/none", "", nil)
+	if status != 404 || b["error"] != true || b["code"] != float64(404) || b["errorNum"] != float64(1202) || b["errorMessage"] == "" || len(b) != 4 {
+		t.Errorf("a missing document: %d %v", status, b)
+	}
+}
