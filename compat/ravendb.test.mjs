@@ -270,6 +270,15 @@ describe('the ravendb client against hilodb', () => {
     await assert.rejects(exec(new DeleteDocumentCommand('notes/1', 'stale')), (err) => err.name === 'ConcurrencyException');
     await exec(new DeleteDocumentCommand('notes/1', cv));
     assert.equal(await store.openSession().load('notes/1'), null);
+    // A PUT with "prefix|" takes the identity's next value, "prefix/" the
+    // server's sequence, as in a batch.
+    const withPipe = new PutDocumentCommand('products|', null, { name: 'p', '@metadata': { '@collection': 'Products' } });
+    await exec(withPipe);
+    assert.equal(withPipe.result.id, 'products/1');
+    const withSlash = new PutDocumentCommand('products/', null, { name: 'q', '@metadata': { '@collection': 'Products' } });
+    await exec(withSlash);
+    assert.match(withSlash.result.id, /^products\/\d{19}-A$/);
+    assert.equal((await store.openSession().load(withSlash.result.id)).name, 'q');
   });
 
   test('identity seeds: only upwards, unless forced on a server that allows lowering', async () => {
