@@ -197,4 +197,67 @@ describe('the arangojs client against hilodb', () => {
     const metrics = await (await fetch(`${server.base}/metrics`)).text();
     assert.match(metrics, /hilodb_http_requests_total\{door="arango"\} [1-9]/);
   });
+
+  test('reads with If-Match and If-None-Match, graceful reads, and the x-arango-error-codes header', async () => {
+    const db = database('arango6');
+    const col = db.collection('docs');
+    const a = await col.save({ _key: 'a', n: 1 });
+    assert.equal((await col.document('a', { ifMatch: a._rev })).n, 1);
+    await assert.rejects(col.document('a', { ifMatch: '_stale' }), arangoErr(1200, 412));
+    await assert.rejects(col.document('a', { ifNoneMatch: a._rev }), (err) => err.code === 304);
+    assert.equal((await col.document('a', { ifNoneMatch: '_other' })).n, 1);
+    assert.equal(await col.documentExists('a', { ifMatch: a._rev }), true);
+    await assert.rejects(col.documentExists('a', { ifNoneMatch: a._rev }), (err) => err.code === 304);
+    assert.equal(await col.document('nope', { graceful: true }), null);
+    // The header counts the failures of a multi-document call by number.
+    const res = await fetch(`${server.base}/_db/arango6/_api/document/docs`, {
+      method: 'POST',
+      body: JSON.stringify([{ _key: 'a' }, { _key: 'bad key' }, { _key: 'b' }, { _key: 'a' }]),
+    });
+    assert.equal(res.status, 202);
+    assert.deepEqual(JSON.parse(res.headers.get('x-arango-error-codes')), { 1210: 2, 1221: 1 });
+    const body = await res.json();
+    assert.deepEqual(body.map((r) => r.errorNum ?? r._key), [1210, 1221, 'b', 1210]);
+    // An insert that overwrites takes a _rev as a precondition with ignoreRevs: false.
+    await assert.rejects(col.save({ _key: 'a', _rev: '_stale', n: 2 }, { overwriteMode: 'replace', ignoreRevs: false }), arangoErr(1200, 412));
+    const cur = await col.document('a');
+    assert.equal((await col.save({ _key: 'a', _rev: cur._rev, n: 3 }, { overwriteMode: 'update', ignoreRevs: false, returnNew: true })).new.n, 3);
+  });
+
+  test('options and properties hilodb does not serve are refused, never ignored', async () => {
+    const db = database('arango7');
+    const col = db.collection('docs');
+    await assert.rejects(col.save({ v: 1 }, { versionAttribute: 'v' }), arangoErr(400, 400));
+    await assert.rejects(db.createCollection('typed', { schema: { rule: { type: 'object' } } }), arangoErr(400, 400));
+    await assert.rejects(db.createCollection('edges', { type: 3 }), arangoErr(400, 400));
+    assert.equal((await db.collections()).length, 0, 'a refused collection was created');
+    // waitForSync is served: every write is synced before it is answered.
+    const made = await col.save({ v: 1 }, { waitForSync: true });
+    assert.equal((await col.document(made._key)).v, 1);
+    // Unserved routes answer at once.
+    await assert.rejects(db.query('FOR d IN docs RETURN d'), arangoErr(1911, 404));
+    await assert.rejects(col.count(), arangoErr(1911, 404));
+  });
+
+  test('a write through arangojs is a live change with its document on the websocket', async () => {
+    const db = database('arango8');
+    const store = await openStore({ url: server.wsURL, database: 'arango8', sync: true, changeFeed: true });
+    try {
+      let found;
+      let wake;
+      const stop = store.watch(({ results }) => {
+        found ??= results.find((r) => r.id === 'live/x');
+        wake?.();
+      });
+      const made = await db.collection('live').save({ _key: 'x', text: 'pushed by the server' });
+      const deadline = Date.now() + 10000;
+      while (!found && Date.now() < deadline) await new Promise((ok) => ((wake = ok), setTimeout(ok, 200)));
+      stop();
+      assert.ok(found, 'the arangojs write never reached the live change feed');
+      assert.equal(found.doc.text, 'pushed by the server');
+      assert.equal(found.rev, made._rev);
+    } finally {
+      await store.close();
+    }
+  });
 });

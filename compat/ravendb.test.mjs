@@ -6,7 +6,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { DocumentStore, NextIdentityForOperation, PutCommandDataBase, SeedIdentityForOperation, SingleNodeBatchCommand } from 'ravendb';
+import {
+  DeleteDocumentCommand,
+  DocumentStore,
+  GetDocumentsCommand,
+  NextIdentityForOperation,
+  PutCommandDataBase,
+  PutDocumentCommand,
+  SeedIdentityForOperation,
+  SingleNodeBatchCommand,
+} from 'ravendb';
+import { Database } from 'arangojs';
 
 import { openStore } from '../js/index.js';
 import { buildServer, startServer } from '../js/test/server.mjs';
@@ -25,6 +35,7 @@ class Company {
 }
 
 let cleanupBin = async () => {};
+let bin;
 let server;
 const stores = [];
 
@@ -50,7 +61,8 @@ async function onWebsocket(database, ids) {
 before(async () => {
   const built = await buildServer();
   cleanupBin = built.cleanup;
-  server = await startServer(built.bin);
+  bin = built.bin;
+  server = await startServer(bin);
 });
 
 after(async () => {
@@ -202,5 +214,185 @@ describe('the ravendb client against hilodb', () => {
     const d = new Order('d', 4);
     await s4.store(d);
     assert.equal(n(d.id), n(c.id) + 1, `${d.id} should follow ${c.id} after the return`);
+  });
+
+  test('loads of many ids and includes; deleting a missing document is no error', async () => {
+    const store = ravenStore('shop6');
+    const s1 = store.openSession();
+    const c = new Company('acme');
+    await s1.store(c, 'companies/acme');
+    const o = new Order('pen', 1);
+    o.company = 'companies/acme';
+    await s1.store(o);
+    await s1.saveChanges();
+
+    const s2 = store.openSession();
+    const many = await s2.load([o.id, 'companies/acme', 'orders/none']);
+    assert.ok(many[o.id] instanceof Order);
+    assert.ok(many['companies/acme'] instanceof Company);
+    assert.equal(many['orders/none'], null);
+    // Ids longer than 1 KB together go as a POST.
+    const long = Array.from({ length: 60 }, (_, i) => `orders/${'x'.repeat(30)}-${i}`);
+    const viaPost = await store.openSession().load([...long, o.id]);
+    assert.equal(Object.keys(viaPost).length, 61);
+    assert.equal(viaPost[o.id].item, 'pen');
+    assert.equal(viaPost[long[0]], null);
+
+    const s3 = store.openSession();
+    const withCompany = await s3.include('company').load(o.id);
+    assert.equal((await s3.load(withCompany.company)).name, 'acme');
+    assert.equal(s3.advanced.numberOfRequests, 1, 'the included document came with the first request');
+
+    const exists = store.openSession();
+    assert.equal(await exists.advanced.exists(o.id), true);
+    assert.equal(await exists.advanced.exists('orders/never-stored'), false);
+
+    const s4 = store.openSession();
+    s4.delete('orders/never-stored');
+    await s4.saveChanges();
+  });
+
+  test('single-document commands: PUT, GET and DELETE /docs with change vectors', async () => {
+    const store = ravenStore('shop7');
+    const exec = (cmd) => store.getRequestExecutor().execute(cmd);
+    const put = new PutDocumentCommand('notes/1', null, { text: 'hi', '@metadata': { '@collection': 'Notes', 'Raven-Node-Type': 'Note' } });
+    await exec(put);
+    assert.equal(put.result.id, 'notes/1');
+    const cv = put.result.changeVector;
+    await assert.rejects(exec(new PutDocumentCommand('notes/1', 'stale', { text: 'x', '@metadata': { '@collection': 'Notes' } })), (err) => err.name === 'ConcurrencyException');
+    const get = new GetDocumentsCommand({ id: 'notes/1', conventions: store.conventions });
+    await exec(get);
+    const meta = get.result.results[0]['@metadata'];
+    assert.deepEqual([meta['@id'], meta['@change-vector'], meta['@collection'], meta['Raven-Node-Type']], ['notes/1', cv, 'Notes', 'Note']);
+    const metaOnly = new GetDocumentsCommand({ ids: ['notes/1'], metadataOnly: true, conventions: store.conventions });
+    await exec(metaOnly);
+    assert.equal(metaOnly.result.results[0].text, undefined);
+    await assert.rejects(exec(new DeleteDocumentCommand('notes/1', 'stale')), (err) => err.name === 'ConcurrencyException');
+    await exec(new DeleteDocumentCommand('notes/1', cv));
+    assert.equal(await store.openSession().load('notes/1'), null);
+    // A PUT with "prefix|" takes the identity's next value, "prefix/" the
+    // server's sequence, as in a batch.
+    const withPipe = new PutDocumentCommand('products|', null, { name: 'p', '@metadata': { '@collection': 'Products' } });
+    await exec(withPipe);
+    assert.equal(withPipe.result.id, 'products/1');
+    const withSlash = new PutDocumentCommand('products/', null, { name: 'q', '@metadata': { '@collection': 'Products' } });
+    await exec(withSlash);
+    assert.match(withSlash.result.id, /^products\/\d{19}-A$/);
+    assert.equal((await store.openSession().load(withSlash.result.id)).name, 'q');
+  });
+
+  test('identity seeds: only upwards, unless forced on a server that allows lowering', async () => {
+    const store = ravenStore('shop8');
+    assert.equal(await store.maintenance.send(new SeedIdentityForOperation('invoices', 100)), 100);
+    await assert.rejects(store.maintenance.send(new SeedIdentityForOperation('invoices', 10, true)), /lower/, 'a forced lowering needs -allow-identity-lowering');
+    assert.equal(await store.maintenance.send(new SeedIdentityForOperation('invoices', 200, true)), 200);
+    assert.equal(await store.maintenance.send(new NextIdentityForOperation('invoices')), 201);
+
+    const lowering = await startServer(bin, ['-allow-identity-lowering']);
+    const other = new DocumentStore([lowering.base], 'shop8');
+    other.initialize();
+    try {
+      assert.equal(await other.maintenance.send(new SeedIdentityForOperation('invoices', 100)), 100);
+      assert.equal(await other.maintenance.send(new SeedIdentityForOperation('invoices', 10, true)), 10);
+      assert.equal(await other.maintenance.send(new NextIdentityForOperation('invoices')), 11);
+    } finally {
+      other.dispose();
+      await lowering.stop();
+    }
+  });
+
+  test('unserved parts answer at once with a clear error', async () => {
+    const store = ravenStore('shop9');
+    const s = store.openSession();
+    const o = new Order('pen', 1);
+    await s.store(o);
+    await s.saveChanges();
+    const notServed = (err) => /not served/.test(err.message);
+    await assert.rejects(store.openSession().query({ collection: 'Orders' }).all(), notServed);
+    await assert.rejects(store.openSession().advanced.revisions.getFor(o.id), notServed);
+    await assert.rejects(store.openSession().advanced.attachments.get(o.id, 'a.txt'), notServed);
+    await assert.rejects(store.openSession().advanced.loadStartingWith('orders/'), notServed);
+    const patch = store.openSession();
+    patch.advanced.increment(o.id, 'qty', 1);
+    await assert.rejects(patch.saveChanges(), notServed);
+    const cluster = store.openSession({ transactionMode: 'ClusterWide' });
+    await cluster.store(new Company('x'), 'companies/x');
+    await assert.rejects(cluster.saveChanges(), notServed);
+    assert.equal((await store.openSession().load(o.id)).qty, 1, 'a refused batch changed nothing');
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
+    assert.match(metrics, /hilodb_http_requests_total\{door="ravendb"\} [1-9]/);
+  });
+
+  test('one store, three doors: a session write is a live change with its document; a precondition holds across the HTTP doors', async () => {
+    const store = ravenStore('shop10');
+    const hilo = await openStore({ url: server.wsURL, database: 'shop10', sync: true, changeFeed: true });
+    try {
+      const seen = new Map();
+      let wake;
+      const stop = hilo.watch(({ results }) => {
+        for (const r of results) seen.set(r.id, r);
+        wake?.();
+      });
+      const s = store.openSession();
+      const o = new Order('live', 7);
+      await s.store(o);
+      await s.saveChanges();
+      const deadline = Date.now() + 10000;
+      while (!seen.has(o.id) && Date.now() < deadline) await new Promise((ok) => ((wake = ok), setTimeout(ok, 200)));
+      stop();
+      const change = seen.get(o.id);
+      assert.ok(change, 'the RavenDB write never reached the live change feed');
+      assert.equal(change.doc.qty, 7);
+      assert.equal(change.rev, s.advanced.getChangeVectorFor(o));
+
+      // The same document through ArangoDB's API: its _rev is the change
+      // vector, and a stale one is refused there as here.
+      const col = new Database({ url: server.base, databaseName: 'shop10' }).collection('orders');
+      const key = o.id.slice('orders/'.length);
+      const viaArango = await col.document(key);
+      assert.equal(viaArango._rev, change.rev);
+      await col.update(key, { qty: 8 });
+      const stale = store.openSession();
+      stale.advanced.useOptimisticConcurrency = true;
+      await stale.store(Object.assign(new Order('live', 9), {}), o.id, change.rev);
+      await assert.rejects(stale.saveChanges(), (err) => err.name === 'ConcurrencyException');
+      await assert.rejects(col.replace(key, { qty: 10 }, { ifMatch: change.rev }), (err) => err.errorNum === 1200);
+      assert.equal((await store.openSession().load(o.id)).qty, 8);
+    } finally {
+      await hilo.close();
+    }
+  });
+
+  test('conventions: collection names, id prefixes, the separator and object literals, as the client sets them', async () => {
+    const store = new DocumentStore([server.base], 'shop11');
+    store.conventions.findCollectionName = (type) => (type === Order ? 'SalesOrders' : `${type.name}s`);
+    store.conventions.transformClassCollectionNameToDocumentIdPrefix = (c) => c.toLowerCase();
+    store.conventions.identityPartsSeparator = '-';
+    store.conventions.findCollectionNameForObjectLiteral = (e) => e.kind;
+    store.initialize();
+    stores.push(store);
+    const s = store.openSession();
+    const o = new Order('pen', 1);
+    const c = new Company('acme');
+    const lit = { kind: 'Things', v: 1 };
+    await s.store(o);
+    await s.store(c);
+    await s.store(lit);
+    await s.saveChanges();
+    assert.match(o.id, /^salesorders-\d+-A$/);
+    assert.match(c.id, /^companys-\d+-A$/);
+    assert.match(lit.id, /^things-\d+-A$/);
+
+    const [viaO, viaC, viaLit] = await onWebsocket('shop11', [o.id, c.id, lit.id]);
+    assert.deepEqual([viaO._id, viaO['@metadata']['@collection'], viaO['@metadata']['Raven-Node-Type']], [o.id, 'SalesOrders', 'Order']);
+    assert.equal(viaC['@metadata']['@collection'], 'Companys');
+    assert.deepEqual([viaLit['@metadata']['@collection'], viaLit.v], ['Things', 1]);
+    // A second store with the same conventions goes on from its own range.
+    const s2 = store.openSession();
+    const o2 = new Order('ink', 2);
+    await s2.store(o2);
+    await s2.saveChanges();
+    assert.notEqual(o2.id, o.id);
+    assert.ok((await store.openSession().load(o2.id)) instanceof Order);
   });
 });

@@ -8,16 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/syncserver"
 )
 
@@ -25,21 +24,10 @@ import (
 // and a function that reads one of its /metrics counters.
 func syncServer(t *testing.T) (string, func(name string) int64) {
 	t.Helper()
-	srv, err := syncserver.New(syncserver.Config{DataDir: t.TempDir(), ServerTag: "A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
+	addr, _ := servertest.Serve(t, syncserver.Config{DataDir: t.TempDir(), ServerTag: "A"}, "127.0.0.1:0")
 	metric := func(name string) int64 {
 		t.Helper()
-		res, err := hs.Client().Get(hs.URL + "/metrics")
+		res, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +43,7 @@ func syncServer(t *testing.T) (string, func(name string) int64) {
 		n, _ := strconv.ParseInt(string(m[1]), 10, 64)
 		return n
 	}
-	return "ws" + strings.TrimPrefix(hs.URL, "http") + "/v1/sync", metric
+	return "ws://" + addr + "/v1/sync", metric
 }
 
 func TestRemoteLeasesConsecutiveRangesAndKeepsTheNode(t *testing.T) {
@@ -227,22 +215,14 @@ func TestBurstOfFirstRequestsUsesOneNodeTag(t *testing.T) {
 }
 
 func TestServerStopped(t *testing.T) {
-	srv, err := syncserver.New(syncserver.Config{DataDir: t.TempDir(), ServerTag: "A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	url := "ws" + strings.TrimPrefix(hs.URL, "http") + "/v1/sync"
+	addr, stop := servertest.Serve(t, syncserver.Config{DataDir: t.TempDir(), ServerTag: "A"}, "127.0.0.1:0")
+	url := "ws://" + addr + "/v1/sync"
 	h := newTestApp(t, url)
 	first := do(t, h, "POST", "/docs/orders", `{"online":true}`)
 	if first.status != http.StatusCreated {
 		t.Fatalf("POST: got %d %v, want 201", first.status, first.body)
 	}
-	hs.CloseClientConnections()
-	hs.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Close(ctx)
+	stop()
 
 	// The range is resident, but a write cannot be made durable.
 	for _, body := range []string{`{"offline":true}`, `{"_key":"named"}`} {

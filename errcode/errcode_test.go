@@ -3,6 +3,7 @@ package errcode_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -98,13 +99,19 @@ func TestDocumentedCodes(t *testing.T) {
 // errorResponse(status, "code", num, …)) is in the registry
 // with that number.
 func TestJavaScriptCodes(t *testing.T) {
-	re := regexp.MustCompile(`(?:hiloError\('([a-z_]+)', (\d+)|code: '([a-z_]+)', num: (\d+)|errorResponse\(\d+, "([a-z_]+)", (\d+))`)
-	for _, path := range []string{"../js/index.js", "../js/tabs.js", "../js/shared.js", "../edge/worker.mjs"} {
+	re := regexp.MustCompile(`(?:[hH]iloError\('([a-z_]+)', (\d+)|code: '([a-z_]+)', num: (\d+)|errorResponse\(\d+, "([a-z_]+)", (\d+))`)
+	paths, err := filepath.Glob("../js/*.js")
+	if err != nil || len(paths) < 5 {
+		t.Fatalf("the npm package's sources: %v %v", paths, err)
+	}
+	found := 0
+	for _, path := range append(paths, "../edge/worker.mjs") {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			found++
 			name, num := m[1]+m[3]+m[5], m[2]+m[4]+m[6]
 			n, _ := strconv.Atoi(num)
 			c, ok := errcode.ByName(name)
@@ -112,5 +119,8 @@ func TestJavaScriptCodes(t *testing.T) {
 				t.Errorf("%s makes %s %d; the registry has %+v", path, name, n, c)
 			}
 		}
+	}
+	if found < 50 {
+		t.Errorf("only %d codes found in the JavaScript sources: is the pattern still right?", found)
 	}
 }

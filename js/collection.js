@@ -32,7 +32,9 @@ export class Collection {
     try {
       const p = payload === undefined ? undefined : json(payload, op, this.#hiloError);
       const o = options === undefined ? undefined : json(options, `${op} options`, this.#hiloError);
-      return this.#raw.collection(op, this.name, p, o);
+      const done = this.#raw.collection(op, this.name, p, o);
+      // As arangojs: a silent write resolves to nothing.
+      return options?.silent === true ? done.then(() => undefined) : done;
     } catch (err) {
       return Promise.reject(err);
     }
@@ -48,14 +50,44 @@ export class Collection {
     return this.#op('saveAll', docs, options);
   }
 
-  /** Resolves to the document named by a key or an id. */
-  document(selector) {
-    return this.#op('document', selector);
+  /**
+   * Resolves to the document named by a key or an id. Options, as
+   * arangojs's: graceful (true, or {graceful: true}: null when there is
+   * none instead of not_found), ifMatch (a _rev the document must have, else
+   * conflict 1200), allowDirtyRead (accepted: every read is local).
+   */
+  async document(selector, options) {
+    if (typeof options === 'boolean') options = { graceful: options };
+    const { graceful = false, ifMatch } = this.#options('document', options, ['graceful', 'ifMatch', 'allowDirtyRead']);
+    if (typeof graceful !== 'boolean') throw this.#hiloError('bad_request', 400, 'document: graceful must be true or false');
+    if (ifMatch !== undefined && typeof ifMatch !== 'string') throw this.#hiloError('bad_request', 400, 'document: ifMatch must be a string');
+    let doc;
+    try {
+      doc = await this.#op('document', selector);
+    } catch (err) {
+      if (graceful && err?.code === 'not_found') return null;
+      throw err;
+    }
+    if (ifMatch && doc._rev !== ifMatch) {
+      throw this.#hiloError('conflict', 1200, `document ${JSON.stringify(doc._id)} has _rev ${doc._rev}, not ${ifMatch}`);
+    }
+    return doc;
   }
 
-  /** Resolves to the documents named by keys or ids, in order. */
-  documents(selectors) {
+  /** Resolves to the documents named by keys or ids, in order. Options: allowDirtyRead (accepted: every read is local). */
+  async documents(selectors, options) {
+    this.#options('documents', options, ['allowDirtyRead']);
     return this.#op('documents', selectors);
+  }
+
+  // #options checks that options is undefined or an object of known names.
+  #options(op, options, known) {
+    if (options === undefined || options === null) return {};
+    if (typeof options !== 'object') throw this.#hiloError('bad_request', 400, `${op}: options must be an object`);
+    for (const k of Object.keys(options)) {
+      if (!known.includes(k)) throw this.#hiloError('bad_request', 400, `${op}: unknown option ${JSON.stringify(k)}; want ${known.join(', ')}`);
+    }
+    return options;
   }
 
   /** Replaces the document named by selector (a key, an id, or a document with _key) with doc. */
@@ -89,7 +121,8 @@ export class Collection {
   }
 
   /** Resolves to {count}: how many documents the collection holds. */
-  count() {
+  count(...args) {
+    if (args.length > 0) return Promise.reject(this.#hiloError('bad_request', 400, 'count: takes no arguments'));
     return this.#op('count').then((count) => ({ count }));
   }
 }

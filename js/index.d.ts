@@ -329,8 +329,15 @@ export declare class Conventions {
   readonly identityPartsSeparator: string;
   /** The collection of a class: its name, pluralized (`Order` → `Orders`). */
   findCollectionName(type: EntityType): string;
-  /** A collection's id prefix: one upper-case letter made lower case (`Orders` → `orders`); more stay (`HRDepts`). */
+  /**
+   * A collection's id prefix: one upper-case letter made lower case
+   * (`Orders` → `orders`); more stay (`HRDepts`). Set by the app, a session's
+   * new ids take its prefix, with the prefix's own HiLo numbers (a prefix
+   * that is not a plain name, such as `Memo`, gets this node's sequence).
+   */
   transformClassCollectionNameToDocumentIdPrefix(collection: string): string;
+  /** The id property of a collection's entities (default: `identityProperty`). */
+  findIdentityPropertyNameFromCollectionName(collection: string): string;
   /** The name stored in `Raven-Node-Type` (default: the class's name). */
   findJsTypeName(type: EntityType): string;
   /** The registered class of a `Raven-Node-Type`. */
@@ -354,12 +361,17 @@ export declare class Session {
   /**
    * Tracks `entity` under `id`, its identity property, or a new id: a HiLo
    * id at once (`orders/1-A`); `"prefix|"` (identity), `"prefix/"` (node
-   * sequence) and `""` (UUID) are resolved when saved.
+   * sequence) and `""` (UUID) are resolved when saved. A `changeVector`
+   * (the `_rev` the stored document must have; `""`: it must not exist) is
+   * a precondition for `saveChanges`.
    */
-  store(entity: object, id?: string): Promise<void>;
-  /** Loads a document as an entity (an instance of its registered class), or `null`. */
-  load<T extends object = Document>(id: string): Promise<T | null>;
-  load<T extends object = Document>(ids: string[]): Promise<Record<string, T | null>>;
+  store(entity: object, id?: string, changeVector?: string | { changeVector?: string }): Promise<void>;
+  /**
+   * Loads a document as an entity — an instance of `documentType` if given,
+   * else of the class registered under its `Raven-Node-Type` — or `null`.
+   */
+  load<T extends object = Document>(id: string, documentType?: EntityType | { documentType?: EntityType }): Promise<T | null>;
+  load<T extends object = Document>(ids: string[], documentType?: EntityType | { documentType?: EntityType }): Promise<Record<string, T | null>>;
   /** Marks an entity, or the document with an id, for deletion. */
   delete(entityOrId: object | string): void;
   /** Writes every new, changed and deleted entity in one transaction. */
@@ -396,7 +408,7 @@ export interface DocumentError {
 export interface CollectionWriteOptions {
   returnNew?: boolean;
   returnOld?: boolean;
-  /** Resolve to `{}` instead of the result header. */
+  /** Resolve to nothing (`undefined`, as arangojs) instead of the result header. */
   silent?: boolean;
   /** save: what to do with an existing key (default `'conflict'`). */
   overwriteMode?: 'ignore' | 'replace' | 'update' | 'conflict';
@@ -426,8 +438,13 @@ export declare class Collection<T extends object = Document> {
   readonly name: string;
   save(doc: T, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
   saveAll(docs: T[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
-  document(selector: string): Promise<Stored<T>>;
-  documents(selectors: string[]): Promise<(Stored<T> | DocumentError)[]>;
+  /**
+   * The document named by a key or an id. `graceful` (or `true`): null when
+   * there is none instead of `not_found`; `ifMatch`: the `_rev` it must have,
+   * else `conflict` (1200); `allowDirtyRead` is accepted (reads are local).
+   */
+  document(selector: string, options?: boolean | { graceful?: boolean; ifMatch?: string; allowDirtyRead?: boolean }): Promise<Stored<T>>;
+  documents(selectors: string[], options?: { allowDirtyRead?: boolean }): Promise<(Stored<T> | DocumentError)[]>;
   replace(selector: string | { _key?: string; _id?: string }, doc: T, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
   replaceAll(docs: (T & ({ _key: string } | { _id: string }))[], options?: CollectionWriteOptions): Promise<(DocumentResult<T> | DocumentError)[]>;
   update(selector: string | { _key?: string; _id?: string }, patch: Partial<T>, options?: CollectionWriteOptions): Promise<DocumentResult<T>>;
@@ -478,8 +495,12 @@ export declare class Store {
   list<T extends object = Document>(collection: string, options?: { limit?: number; after?: string | null }): Promise<{ docs: Stored<T>[]; next: string | null }>;
   /** Resolves to the document with the given `_id`; rejects with `not_found` (1202) when there is none. */
   get<T extends object = Document>(id: string): Promise<Stored<T>>;
-  /** Removes the document with the given `_id`; rejects with `not_found` (1202) when there is none. */
-  delete(id: string): Promise<void>;
+  /**
+   * Removes the document with the given `_id`; rejects with `not_found`
+   * (1202) when there is none. `rev` (or `ifMatch`) is a precondition: a
+   * stale or made-up one rejects with `conflict` (1200) and removes nothing.
+   */
+  delete(id: string, options?: { rev?: string; ifMatch?: string }): Promise<void>;
   /** Resolves to this store's node tag, the server's tag and the connection state. */
   info(): Promise<StoreInfo>;
   /**

@@ -34,6 +34,7 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
+  knownOptions('openStore', options, openOptions);
   const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
@@ -177,8 +178,13 @@ export class Store {
    * Resolves to a page of collection's documents in key order: {docs, next}.
    * Pass next as after for the following page; it is null after the last.
    */
-  list(collection, { limit, after } = {}) {
-    return this.#raw.list(collection, limit, after);
+  list(collection, options) {
+    try {
+      const { limit, after } = knownOptions('list', options, ['limit', 'after']);
+      return this.#raw.list(collection, limit, after);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   #conventions;
@@ -252,9 +258,22 @@ export class Store {
     return this.#raw.collection('create', name, text).then(() => this.collection(name));
   }
 
-  /** Removes the document with the given _id. */
-  delete(id) {
-    return this.#raw.delete(id).then(() => undefined);
+  /**
+   * Removes the document with the given _id. options.rev (or ifMatch) is a
+   * precondition: the document is removed only if that is its _rev, else
+   * the call rejects with conflict (1200).
+   */
+  delete(id, options) {
+    try {
+      const { rev, ifMatch } = knownOptions('delete', options, ['rev', 'ifMatch']);
+      const want = rev ?? ifMatch;
+      if (want === undefined) return this.#raw.delete(id).then(() => undefined);
+      if (typeof want !== 'string' || want === '') throw hiloError('bad_request', 400, 'delete: rev must be a _rev string');
+      if (typeof id !== 'string') throw hiloError('bad_request', 400, 'delete: id must be a string');
+      return this.#raw.saveBatch(JSON.stringify([{ delete: true, id, ifRev: want }])).then(() => undefined);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Resolves to this store's node tag, the server's tag, the connection state and whether tabs share it. */
@@ -273,8 +292,13 @@ export class Store {
    * all), local writes and remote changes alike, each once at its latest
    * write; pass last as since next time.
    */
-  changes({ since = 0, limit } = {}) {
-    return this.#raw.changes(since, limit);
+  changes(options) {
+    try {
+      const { since = 0, limit } = knownOptions('changes', options, ['since', 'limit']);
+      return this.#raw.changes(since, limit);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**
@@ -351,6 +375,20 @@ const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 // own work; listeners run later, from a microtask, so a listener that throws
 // or calls the store does so outside Go.
 const putOptions = new Set(['rev', 'ifMatch', 'ignoreRevs']);
+
+// openOptions are the options openStore takes.
+const openOptions = ['url', 'database', 'token', 'node', 'sync', 'onConflict', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'shared', 'changeFeed'];
+
+// knownOptions returns options ({} for none) after checking that each of
+// its names is one of known: unknown options are an error, never ignored.
+function knownOptions(op, options, known) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object') throw hiloError('bad_request', 400, `${op}: options must be an object`);
+  for (const k of Object.keys(options)) {
+    if (!known.includes(k)) throw hiloError('bad_request', 400, `${op}: unknown option ${JSON.stringify(k)}; want ${known.join(' or ')}`);
+  }
+  return options;
+}
 
 // withRevOptions applies put's options to doc: rev (or ifMatch) becomes its
 // _rev, ignoreRevs drops it. Unknown options are an error, never ignored.

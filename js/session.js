@@ -45,7 +45,7 @@ export class Conventions {
     for (let i = 0; ; i++) {
       try {
         const collection = this.collectionOf(entity);
-        if (collection !== '@empty') this.transformClassCollectionNameToDocumentIdPrefix(collection);
+        if (collection !== '@empty') this.defaultPrefix(collection);
         return collection;
       } catch (err) {
         if (!err?.missing || !this.#raw.fetch || i >= 8) throw err;
@@ -70,6 +70,47 @@ export class Conventions {
    */
   transformClassCollectionNameToDocumentIdPrefix(collection) {
     return this.#names('prefix', collection);
+  }
+
+  /**
+   * The name of the id property of entities of a collection (ravendb's
+   * findIdentityPropertyNameFromCollectionName); identityProperty unless
+   * set.
+   */
+  findIdentityPropertyNameFromCollectionName(collection) {
+    void collection;
+    return this.identityProperty;
+  }
+
+  /** @internal The id property of a collection's entities. */
+  idProperty(collection) {
+    const p = this.findIdentityPropertyNameFromCollectionName(collection);
+    if (p !== null && p !== undefined && typeof p !== 'string') {
+      throw this.hiloError('bad_request', 400, 'conventions: findIdentityPropertyNameFromCollectionName must return a string');
+    }
+    return p;
+  }
+
+  /** @internal Whether transformClassCollectionNameToDocumentIdPrefix was set by the app. */
+  get customPrefix() {
+    return this.transformClassCollectionNameToDocumentIdPrefix !== Conventions.prototype.transformClassCollectionNameToDocumentIdPrefix;
+  }
+
+  /** @internal The default id prefix of a collection, whatever the app set. */
+  defaultPrefix(collection) {
+    return this.#names('prefix', collection);
+  }
+
+  /** @internal defaultPrefix, fetching the name first where names come from a worker. */
+  async defaultPrefixAsync(collection) {
+    for (let i = 0; ; i++) {
+      try {
+        return this.defaultPrefix(collection);
+      } catch (err) {
+        if (!err?.missing || !this.#raw.fetch || i >= 8) throw err;
+        await this.#raw.fetch(err.missing.kind, err.missing.name);
+      }
+    }
   }
 
   /** The name a class is stored under in Raven-Node-Type. */
@@ -112,7 +153,12 @@ export class Session {
   #deletes = new Set(); // ids deleted without their entity
 
   /** @internal Use store.openSession(). */
-  constructor(raw, conventions, hiloError, { useOptimisticConcurrency = false } = {}) {
+  constructor(raw, conventions, hiloError, options = {}) {
+    if (options === null || typeof options !== 'object') throw hiloError('bad_request', 400, 'openSession: options must be an object');
+    const { useOptimisticConcurrency = false, ...rest } = options;
+    const unknown = Object.keys(rest);
+    if (unknown.length > 0) throw hiloError('bad_request', 400, `openSession: unknown option ${JSON.stringify(unknown[0])}; want useOptimisticConcurrency`);
+    if (typeof useOptimisticConcurrency !== 'boolean') throw hiloError('bad_request', 400, 'openSession: useOptimisticConcurrency must be true or false');
     this.#raw = raw;
     this.#conv = conventions;
     this.#hiloError = hiloError;
@@ -130,35 +176,88 @@ export class Session {
   /**
    * Tracks entity for saveChanges under id, or its identity property, or a
    * new id: a HiLo id given at once, as RavenDB does ("orders/1-A"); an id
-   * ending in "/" or "|" or "" is resolved when saved.
+   * ending in "/" or "|" or "" is resolved when saved. A changeVector (the
+   * third argument, or {changeVector}) is a precondition: saveChanges fails
+   * with conflict (1200) unless the stored document has that _rev ("": none).
    */
-  async store(entity, id) {
+  async store(entity, id, changeVector) {
     if (entity === null || typeof entity !== 'object' || Array.isArray(entity)) {
       throw this.#hiloError('bad_request', 400, 'store: entity must be an object');
+    }
+    if (changeVector !== undefined && changeVector !== null && typeof changeVector === 'object') {
+      const { changeVector: cv, ...rest } = changeVector;
+      const unknown = Object.keys(rest);
+      if (unknown.length > 0) throw this.#hiloError('bad_request', 400, `store: unknown option ${JSON.stringify(unknown[0])}; want changeVector`);
+      changeVector = cv;
+    }
+    if (changeVector !== undefined && changeVector !== null && typeof changeVector !== 'string') {
+      throw this.#hiloError('bad_request', 400, 'store: changeVector must be a string');
     }
     const known = this.#byEntity.get(entity);
     if (known) {
       if (id !== undefined && id !== known.id) throw this.#hiloError('bad_request', 400, `store: entity is tracked as ${known.id}`);
+      if (typeof changeVector === 'string') known.expect = changeVector;
       return;
     }
     const collection = await this.#conv.collectionOfAsync(entity);
-    const prop = this.#conv.identityProperty;
-    if (id === undefined && typeof entity[prop] === 'string' && entity[prop] !== '') id = entity[prop];
+    const prop = this.#conv.idProperty(collection);
+    if (id === undefined && prop && typeof entity[prop] === 'string' && entity[prop] !== '') id = entity[prop];
     if (id === undefined) {
-      id = collection === '@empty' ? '' : await this.#raw.generateId(collection);
+      id = collection === '@empty' ? '' : await this.#newId(collection);
     }
     if (typeof id !== 'string') throw this.#hiloError('bad_request', 400, 'store: id must be a string');
     if (this.#byId.has(id) && !pending(id)) throw this.#hiloError('bad_request', 400, `store: another entity is tracked as ${id}`);
     const t = { entity, id, collection, typeName: typeNameOf(entity, this.#conv), isNew: true, rev: null, snapshot: null, deleted: false };
+    if (typeof changeVector === 'string') t.expect = changeVector;
     this.#track(t);
     if (!pending(id)) setId(entity, prop, id);
   }
 
-  /** Loads the document id (or each of ids) as an entity, tracked. */
-  async load(idOrIds) {
+  // #newId makes the id of a new entity of collection: a HiLo id, with the
+  // prefix of transformClassCollectionNameToDocumentIdPrefix when the app
+  // set it. Its numbers are then the prefix's own HiLo numbers, so two
+  // collections given one prefix never make the same id; a prefix that is
+  // not a plain collection-like name gets this node's sequence instead
+  // ("prefix/", resolved when saved).
+  async #newId(collection) {
+    if (!this.#conv.customPrefix) return this.#raw.generateId(collection);
+    const prefix = this.#conv.transformClassCollectionNameToDocumentIdPrefix(collection);
+    if (typeof prefix !== 'string' || prefix === '') {
+      throw this.#hiloError('bad_request', 400, 'conventions: transformClassCollectionNameToDocumentIdPrefix must return a non-empty string');
+    }
+    let plain = false;
+    try {
+      plain = (await this.#conv.defaultPrefixAsync(prefix)) === prefix;
+    } catch {
+      plain = false;
+    }
+    if (plain) {
+      try {
+        return await this.#raw.generateId(prefix);
+      } catch (err) {
+        if (err?.code !== 'illegal_name') throw err;
+      }
+    }
+    return `${prefix}/`;
+  }
+
+  /**
+   * Loads the document id (or each of ids) as an entity, tracked: an
+   * instance of documentType (a class, or {documentType}) if given, else of
+   * the class registered under its Raven-Node-Type.
+   */
+  async load(idOrIds, documentType) {
+    if (documentType !== undefined && typeof documentType !== 'function') {
+      if (documentType === null || typeof documentType !== 'object') throw this.#hiloError('bad_request', 400, 'load: want a class or {documentType}');
+      const { documentType: t, ...rest } = documentType;
+      const unknown = Object.keys(rest);
+      if (unknown.length > 0) throw this.#hiloError('bad_request', 400, `load: unknown option ${JSON.stringify(unknown[0])}; want documentType (includes are not served)`);
+      if (t !== undefined && typeof t !== 'function') throw this.#hiloError('bad_request', 400, 'load: documentType must be a class');
+      documentType = t;
+    }
     if (Array.isArray(idOrIds)) {
       const out = {};
-      for (const id of idOrIds) out[id] = await this.load(id);
+      for (const id of idOrIds) out[id] = await this.load(id, documentType);
       return out;
     }
     const id = idOrIds;
@@ -172,11 +271,11 @@ export class Session {
       throw err;
     }
     const meta = doc[METADATA] ?? {};
-    const Type = meta[NODE_TYPE] ? this.#conv.findJsType(meta[NODE_TYPE]) : undefined;
+    const Type = documentType ?? (meta[NODE_TYPE] ? this.#conv.findJsType(meta[NODE_TYPE]) : undefined);
     const entity = Type ? Object.create(Type.prototype) : {};
     const { _id, _key, _rev, [METADATA]: _meta, ...fields } = doc;
     Object.assign(entity, fields);
-    setId(entity, this.#conv.identityProperty, id);
+    setId(entity, this.#conv.idProperty(meta['@collection']), id);
     const t = { entity, id, collection: meta['@collection'], typeName: meta[NODE_TYPE], isNew: false, rev: _rev, snapshot: null, deleted: false };
     t.snapshot = bodyOf(t, this.#conv);
     this.#track(t);
@@ -218,7 +317,10 @@ export class Session {
       const body = bodyOf(t, this.#conv);
       if (!t.isNew && body === t.snapshot) continue;
       const item = { id: t.id, collection: t.collection, body: JSON.parse(body), typeName: t.typeName ?? '' };
-      if (this.#optimistic) {
+      if (t.expect !== undefined) {
+        if (t.expect === '') item.mustBeNew = true;
+        else item.ifRev = t.expect;
+      } else if (this.#optimistic) {
         if (t.isNew) item.mustBeNew = true;
         else item.ifRev = t.rev;
       }
@@ -239,10 +341,11 @@ export class Session {
           this.#byId.delete(t.id);
           t.id = r._id;
           this.#byId.set(t.id, t);
-          setId(t.entity, this.#conv.identityProperty, t.id);
+          setId(t.entity, this.#conv.idProperty(t.collection), t.id);
         }
         t.rev = r._rev;
         t.isNew = false;
+        delete t.expect;
         t.snapshot = bodyOf(t, this.#conv);
       }
     }
@@ -279,6 +382,8 @@ function setId(entity, prop, id) {
 // bodyOf is the document of a tracked entity as JSON text: its fields
 // without the identity property.
 function bodyOf(t, conv) {
-  const { [conv.identityProperty]: _id, ...fields } = t.entity;
+  const prop = conv.idProperty(t.collection);
+  if (!prop) return JSON.stringify(t.entity);
+  const { [prop]: _id, ...fields } = t.entity;
   return JSON.stringify(fields);
 }

@@ -124,8 +124,8 @@ class SharedStore {
     return this.#call('list', collection, options);
   }
 
-  delete(id) {
-    return this.#call('delete', id);
+  delete(id, options) {
+    return this.#call('delete', id, options);
   }
 
   collection(name) {

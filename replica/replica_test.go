@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -494,15 +492,8 @@ func equalMaps(a, b map[string]string) bool {
 // learns of deletions by a full resync.
 func TestResyncAfterCompaction(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := syncserver.New(syncserver.Config{DataDir: dir, TombstoneTTL: time.Millisecond, CompactEvery: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	hs := &http.Server{Handler: srv}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
-	url := "ws://" + ln.Addr().String() + "/v1/sync"
+	srv, addr, _ := servertest.Start(t, syncserver.Config{DataDir: dir, TombstoneTTL: time.Millisecond, CompactEvery: -1}, "127.0.0.1:0")
+	url := "ws://" + addr + "/v1/sync"
 	a := newNode(t, url, nil)
 	b := newNode(t, url, nil)
 	a.put(t, `{"_key":"keep"}`)

@@ -115,14 +115,44 @@ func arangoCollection(def CollectionDef) map[string]any {
 	}
 }
 
+// arangoCollectionFields are the members of a collection's creation body
+// that hilodb takes: its own, and those a single server has no use for
+// (sharding and replication; every write is synced before it is answered).
+// Any other (a schema, computed values, …) is refused, never ignored.
+var arangoCollectionFields = map[string]bool{
+	"name": true, "type": true, "keyOptions": true, "waitForSync": true, "isSystem": true,
+	"numberOfShards": true, "replicationFactor": true, "writeConcern": true, "minReplicationFactor": true,
+	"shardKeys": true, "shardingStrategy": true,
+}
+
 func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 	var req struct {
 		Name       string          `json:"name"`
 		KeyOptions json.RawMessage `json:"keyOptions"`
 		Type       *int            `json:"type"`
+		IsSystem   bool            `json:"isSystem"`
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &fields); err != nil {
+		s.arangoFail(w, badRequest("collection: malformed body: %v", err))
+		return
+	}
+	for k := range fields {
+		if !arangoCollectionFields[k] {
+			s.arangoFail(w, badRequest("collection: the property %s is not served (see docs/http.md)", quote(truncate(k, 40))))
+			return
+		}
+	}
+	if err := arangoParams(r, "waitForSyncReplication", "enforceReplicationFactor"); err != nil {
+		s.arangoFail(w, err)
+		return
 	}
 	if err := json.Unmarshal(r.body, &req); err != nil {
 		s.arangoFail(w, badRequest("collection: malformed body: %v", err))
+		return
+	}
+	if req.IsSystem {
+		s.arangoFail(w, badRequest("collection: system collections are not served"))
 		return
 	}
 	if req.Type != nil && *req.Type != 2 {
@@ -186,8 +216,38 @@ func (s *Server) arangoListCollections(w http.ResponseWriter, r *doorRequest) {
 	writeJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "result": out})
 }
 
-// arangoOptions reads a document call's options from the query and headers.
-func arangoOptions(r *doorRequest) (arangoOpts, error) {
+// arangoDocParams are the query parameters of ArangoDB's document calls
+// that hilodb serves, per kind of call. waitForSync and refillIndexCaches
+// are accepted and change nothing: every write is synced before it is
+// answered, and there are no index caches. Any other parameter is refused.
+var arangoDocParams = map[string][]string{
+	"insert":  {"returnNew", "returnOld", "silent", "overwrite", "overwriteMode", "keepNull", "mergeObjects", "ignoreRevs", "waitForSync", "refillIndexCaches"},
+	"replace": {"returnNew", "returnOld", "silent", "ignoreRevs", "waitForSync", "refillIndexCaches"},
+	"update":  {"returnNew", "returnOld", "silent", "ignoreRevs", "keepNull", "mergeObjects", "waitForSync", "refillIndexCaches"},
+	"remove":  {"returnOld", "silent", "ignoreRevs", "waitForSync", "refillIndexCaches"},
+	"read":    {"onlyget", "ignoreRevs"},
+}
+
+// arangoParams refuses a query parameter other than known.
+func arangoParams(r *doorRequest, known ...string) error {
+	for k := range r.URL.Query() {
+		ok := false
+		for _, n := range known {
+			ok = ok || k == n
+		}
+		if !ok {
+			return badRequest("the parameter %s is not served on %s %s (see docs/http.md)", quote(truncate(k, 40)), r.Method, truncate(r.URL.Path, 100))
+		}
+	}
+	return nil
+}
+
+// arangoOptions reads a document call's options (of kind: insert,
+// replace, update or remove) from the query and headers.
+func arangoOptions(r *doorRequest, kind string) (arangoOpts, error) {
+	if err := arangoParams(r, arangoDocParams[kind]...); err != nil {
+		return arangoOpts{}, err
+	}
 	q := r.URL.Query()
 	o := arangoOpts{keepNull: true, mergeObjects: true, ignoreRevs: true}
 	flag := func(name string, dst *bool) error {
@@ -237,7 +297,7 @@ func arangoItems(body []byte) (items []json.RawMessage, many bool, err error) {
 }
 
 func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
-	o, err := arangoOptions(r)
+	o, err := arangoOptions(r, "insert")
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -272,7 +332,7 @@ func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
 }
 
 func (s *Server) arangoOne(w http.ResponseWriter, r *doorRequest) {
-	o, err := arangoOptions(r)
+	o, err := arangoOptions(r, arangoKind(r.Method))
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -322,10 +382,14 @@ func (s *Server) arangoMany(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	if r.Method == http.MethodPut && r.URL.Query().Get("onlyget") == "true" {
+		if err := arangoParams(r, arangoDocParams["read"]...); err != nil {
+			s.arangoFail(w, err)
+			return
+		}
 		s.arangoGetMany(w, r, coll, items)
 		return
 	}
-	o, err := arangoOptions(r)
+	o, err := arangoOptions(r, arangoKind(r.Method))
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -431,6 +495,10 @@ func arangoResult(x docResult, o arangoOpts) map[string]any {
 }
 
 func (s *Server) arangoRead(w http.ResponseWriter, r *doorRequest) {
+	if err := arangoParams(r); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
 	coll, key := r.PathValue("coll"), r.PathValue("key")
 	docs, err := s.readDocs(r.db, []string{coll + "/" + key})
 	if err != nil {

@@ -194,6 +194,12 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 		}
 		key = k
 	}
+	// Overwriting a document, a _rev in the body is a precondition with
+	// ignoreRevs=false, as in a replace or update.
+	want := o.ifMatch
+	if want == "" && !o.ignoreRevs {
+		want = b.rev
+	}
 	return docWrite{ID: coll + "/" + key, Make: func(cur *storedDoc) (json.RawMessage, bool, error) {
 		if cur == nil {
 			d, err := storedForm(b.m, coll, key, nil)
@@ -203,13 +209,13 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 		case "ignore":
 			return nil, false, nil
 		case "replace":
-			if err := checkRev(o.ifMatch, cur); err != nil {
+			if err := checkRev(want, cur); err != nil {
 				return nil, false, err
 			}
 			d, err := storedForm(b.m, coll, key, cur.Doc)
 			return d, false, err
 		case "update":
-			if err := checkRev(o.ifMatch, cur); err != nil {
+			if err := checkRev(want, cur); err != nil {
 				return nil, false, err
 			}
 			return mergeInto(cur, b.raw, coll, key, o)

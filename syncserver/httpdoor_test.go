@@ -2,10 +2,14 @@ package syncserver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hilodb/hilodb/syncserver"
 )
@@ -53,7 +57,12 @@ func TestHTTPDoorsAreGuarded(t *testing.T) {
 		{"a body over the message limit", "POST", "/_db/shop/_api/document/c", `{"a":"` + strings.Repeat("x", 5000) + `"}`, bearer, 413, 413},
 		{"malformed JSON", "POST", "/databases/shop/bulk_docs", `{"Commands":[`, bearer, 400, 400},
 		{"an unknown batch command", "POST", "/databases/shop/bulk_docs", `{"Commands":[{"Id":"a","Type":"PATCH"}]}`, bearer, 400, 400},
-		{"an unknown RavenDB path", "GET", "/databases/shop/indexes", "", bearer, 404, 1911},
+		{"an unknown RavenDB path", "GET", "/databases/shop/indexes", "", bearer, 501, 1911},
+		{"an unserved RavenDB parameter", "GET", "/databases/shop/docs?id=a&startsWith=a", "", bearer, 400, 400},
+		{"a cluster-wide transaction", "POST", "/databases/shop/bulk_docs", `{"Commands":[],"TransactionMode":"ClusterWide"}`, bearer, 400, 400},
+		{"an unserved ArangoDB parameter", "POST", "/_db/shop/_api/document/c?versionAttribute=v", `{}`, bearer, 400, 400},
+		{"an unserved collection property", "POST", "/_db/shop/_api/collection", `{"name":"c","schema":{}}`, bearer, 400, 400},
+		{"waitForSync is accepted: writes are synced anyway", "POST", "/_db/shop/_api/document/w?waitForSync=true", `{}`, bearer, 201, 0},
 		{"an illegal key", "POST", "/_db/shop/_api/document/c", `{"_key":"a b"}`, bearer, 400, 1221},
 		{"a document that is not an object", "POST", "/_db/shop/_api/document/c", `[1]`, bearer, 202, 0},
 	}
@@ -85,5 +94,184 @@ func TestHTTPDoorsAreGuarded(t *testing.T) {
 	_, metrics := get(t, base+"/metrics", nil)
 	if metric(t, metrics, `hilodb_http_requests_total{door="arango"}`) < 8 || metric(t, metrics, `hilodb_errors_total{code="unauthorized"}`) < 4 {
 		t.Errorf("HTTP requests and refusals are not counted:\n%s", metrics)
+	}
+}
+
+// TestRavenHiLoSharesTheWebsocketCounters: HiLo ranges leased over RavenDB's
+// HTTP API follow the capacity rule of the websocket op and come from the
+// same counter, so the two never overlap; a return is honoured only for the
+// tag's latest lease.
+func TestRavenHiLoSharesTheWebsocketCounters(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	base := ts.hs.URL + "/databases/shop/hilo/"
+	recent := time.Now().UTC().Add(-5 * time.Second).Format(time.RFC3339Nano)
+	old := time.Now().UTC().Add(-5 * time.Minute).Format(time.RFC3339Nano)
+	next := func(q string) (low, high, size float64) {
+		t.Helper()
+		status, b := do(t, "GET", base+"next?tag=orders"+q, "", nil)
+		if status != 200 {
+			t.Fatalf("hilo/next%s: %d %v", q, status, b)
+		}
+		return b["Low"].(float64), b["High"].(float64), b["LastSize"].(float64)
+	}
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	wsNext := func(id int) (low, high float64) {
+		got := r.call(fmt.Sprintf(`{"id":%d,"op":"hilo.next","tag":"orders","lastSize":0,"lastMax":0,"lastRangeAt":""}`, id))
+		return got["low"].(float64), got["high"].(float64)
+	}
+	type rng struct{ lo, hi float64 }
+	var all []rng
+	for i, tc := range []struct {
+		q    string
+		size float64
+	}{
+		{"", 32},
+		{"&lastBatchSize=100&lastRangeAt=" + url.QueryEscape(recent), 200},
+		{"&lastBatchSize=100&lastRangeAt=" + url.QueryEscape(old), 50},
+		{"&lastBatchSize=40&lastRangeAt=" + url.QueryEscape(old), 32},
+	} {
+		lo, hi, size := next(tc.q)
+		if size != tc.size || hi-lo+1 != tc.size {
+			t.Errorf("hilo/next%s: size %v (%v..%v), want %v", tc.q, size, lo, hi, tc.size)
+		}
+		all = append(all, rng{lo, hi})
+		wlo, whi := wsNext(i + 2)
+		all = append(all, rng{wlo, whi})
+	}
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if a.lo <= b.hi && b.lo <= a.hi {
+				t.Fatalf("ranges %v and %v overlap", a, b)
+			}
+		}
+	}
+	// The websocket leased last: a return of the HTTP range is ignored.
+	last := all[len(all)-2]
+	if status, b := do(t, "PUT", fmt.Sprintf("%sreturn?tag=orders&end=%.0f&last=%.0f", base, last.hi, last.lo), "", nil); status != 204 {
+		t.Fatalf("hilo/return: %d %v", status, b)
+	}
+	lo, _, _ := next("")
+	if lo <= all[len(all)-1].hi {
+		t.Errorf("a range returned while not the latest lease was handed out again: %v", lo)
+	}
+	// Its own latest lease comes back.
+	lo2, hi2, _ := next("")
+	if status, _ := do(t, "PUT", fmt.Sprintf("%sreturn?tag=orders&end=%.0f&last=%.0f", base, hi2, lo2), "", nil); status != 204 {
+		t.Fatal("hilo/return refused")
+	}
+	if lo3, _, _ := next(""); lo3 != lo2+1 {
+		t.Errorf("after returning %v..%v (only %v used), the next range starts at %v, want %v", lo2, hi2, lo2, lo3, lo2+1)
+	}
+}
+
+// TestHTTPDoorsCountAsConnections: a request in flight counts against the
+// per-address connection limit that websocket clients count against.
+func TestHTTPDoorsCountAsConnections(t *testing.T) {
+	ts := startServer(t, syncserver.Config{MaxConnsPerAddr: 1})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	for _, path := range []string{"/_api/version", "/databases/shop/hilo/next?tag=orders"} {
+		status, body := do(t, "GET", ts.hs.URL+path, "", nil)
+		num, ok := body["errorNum"].(float64)
+		if !ok {
+			num, _ = body["Num"].(float64)
+		}
+		if status != 503 || num != 1910 {
+			t.Errorf("%s while the address holds its one connection: %d %v, want 503 1910", path, status, body)
+		}
+	}
+	r.ws.CloseNow()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, _ := do(t, "GET", ts.hs.URL+"/_api/version", "", nil)
+		if status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the connection's place was not given back: %d", status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRavenTopology: the client's discovery sees one node, this server,
+// with the server's tag, in the database and cluster topologies.
+func TestRavenTopology(t *testing.T) {
+	ts := startServer(t, syncserver.Config{ServerTag: "Q"})
+	status, db := do(t, "GET", ts.hs.URL+"/topology?name=shop", "", nil)
+	nodes, _ := db["Nodes"].([]any)
+	if status != 200 || len(nodes) != 1 {
+		t.Fatalf("topology: %d %v", status, db)
+	}
+	n := nodes[0].(map[string]any)
+	if n["ClusterTag"] != "Q" || n["Database"] != "shop" || n["Url"] != ts.hs.URL {
+		t.Errorf("topology node: %v", n)
+	}
+	status, cl := do(t, "GET", ts.hs.URL+"/cluster/topology", "", nil)
+	top, _ := cl["Topology"].(map[string]any)
+	members, _ := top["Members"].(map[string]any)
+	if status != 200 || cl["Leader"] != "Q" || cl["NodeTag"] != "Q" || len(members) != 1 || members["Q"] != ts.hs.URL {
+		t.Errorf("cluster topology: %d %v", status, cl)
+	}
+}
+
+// TestHTTPDoorsShareTheGuards: the Origin allow-list and the buffered-bytes
+// budget refuse HTTP requests of both doors, and nothing is stored.
+func TestHTTPDoorsShareTheGuards(t *testing.T) {
+	ts := startServer(t, syncserver.Config{AllowedOrigins: []string{"app.example"}})
+	for _, path := range []string{"/databases/shop/hilo/next?tag=orders", "/_api/version"} {
+		if status, body := do(t, "GET", ts.hs.URL+path, "", map[string]string{"Origin": "http://evil.example"}); status != 403 {
+			t.Errorf("%s from a foreign origin: %d %v", path, status, body)
+		}
+		if status, body := do(t, "GET", ts.hs.URL+path, "", map[string]string{"Origin": "http://app.example"}); status != 200 {
+			t.Errorf("%s from the allowed origin: %d %v", path, status, body)
+		}
+	}
+	// A body still arriving holds the whole budget (one message's worth).
+	busy := startServer(t, syncserver.Config{MaxMessageBytes: 64 << 10, MaxBufferedBytes: 64 << 10})
+	slow, err := net.Dial("tcp", strings.TrimPrefix(busy.hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "POST /_api/document/c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"a\":")
+	for _, path := range []string{"/databases/shop/bulk_docs", "/_api/document/c"} {
+		deadline := time.Now().Add(5 * time.Second) // until the server reads the slow body
+		for {
+			status, body := do(t, "POST", busy.hs.URL+path, `{"Commands":[]}`, nil)
+			num, ok := body["errorNum"].(float64)
+			if !ok {
+				num, _ = body["Num"].(float64)
+			}
+			if status == 503 && num == 1909 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s while a body holds the buffered budget: %d %v, want 503 server_busy", path, status, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if status, _ := do(t, "GET", busy.hs.URL+"/_api/document/c/x", "", nil); status != 404 {
+		t.Errorf("a refused write stored something: %d", status)
+	}
+}
+
+// TestArangoDefaultDatabase: /_api/… and /_db/_system/_api/… are hilodb's
+// database "default", and error bodies have ArangoDB's four members.
+func TestArangoDefaultDatabase(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	if status, b := do(t, "POST", ts.hs.URL+"/_api/document/c", `{"_key":"x","v":1}`, nil); status != 201 {
+		t.Fatalf("POST /_api/document/c: %d %v", status, b)
+	}
+	for _, path := range []string{"/_db/_system/_api/document/c/x", "/_db/default/_api/document/c/x"} {
+		if status, b := do(t, "GET", ts.hs.URL+path, "", nil); status != 200 || b["v"] != float64(1) {
+			t.Errorf("%s: %d %v", path, status, b)
+		}
+	}
+	status, b := do(t, "GET", ts.hs.URL+"/_api/document/c/none", "", nil)
+	if status != 404 || b["error"] != true || b["code"] != float64(404) || b["errorNum"] != float64(1202) || b["errorMessage"] == "" || len(b) != 4 {
+		t.Errorf("a missing document: %d %v", status, b)
 	}
 }

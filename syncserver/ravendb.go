@@ -1,8 +1,6 @@
 package syncserver
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -10,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/tidwall/buntdb"
 )
 
 // RavenDB's HTTP API, the subset its clients need for sessions and ids
@@ -67,8 +63,14 @@ func ravenError(w http.ResponseWriter, c errcode.Code, msg string) {
 		}
 	}
 	status := c.Status
-	if c == errcode.Conflict {
+	switch c {
+	case errcode.Conflict:
 		status = http.StatusConflict // RavenDB answers a concurrency violation with 409
+	case errcode.UnknownPath:
+		// RavenDB's clients take a 404 as "no such item" (an attachment,
+		// revisions, …): an unserved route must not look like an empty
+		// answer, so it is 501, which the clients raise with this message.
+		status = http.StatusNotImplemented
 	}
 	writeJSON(w, status, map[string]any{"Type": typ, "Message": msg, "Error": msg, "Code": c.Name, "Num": c.Num})
 }
@@ -218,314 +220,6 @@ func (s *Server) ravenIdentitySeed(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"NewSeedValue": v})
-}
-
-// ravenCommand is one command of a bulk_docs batch.
-type ravenCommand struct {
-	ID           *string         `json:"Id"`
-	ChangeVector *string         `json:"ChangeVector"`
-	Type         string          `json:"Type"`
-	Document     json.RawMessage `json:"Document"`
-}
-
-func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
-	var req struct {
-		Commands        []ravenCommand `json:"Commands"`
-		TransactionMode string         `json:"TransactionMode"`
-	}
-	if err := json.Unmarshal(r.body, &req); err != nil {
-		s.ravenFail(w, badRequest("bulk_docs: malformed body: %v", err))
-		return
-	}
-	if len(req.Commands) == 0 {
-		writeJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
-		return
-	}
-	ws := make([]docWrite, len(req.Commands))
-	for i, c := range req.Commands {
-		id := ""
-		if c.ID != nil {
-			id = *c.ID
-		}
-		switch c.Type {
-		case "PUT":
-			if len(c.Document) == 0 || c.Document[0] != '{' {
-				s.ravenFail(w, badRequest("bulk_docs: command %d: PUT needs a Document object", i))
-				return
-			}
-			full, err := s.serverSideID(r.Context(), r.db, id)
-			if err != nil {
-				s.ravenFail(w, err)
-				return
-			}
-			ws[i] = docWrite{ID: full, Make: ravenPut(full, c.ChangeVector, c.Document)}
-		case "DELETE":
-			ws[i] = docWrite{ID: id, Make: ravenDelete(c.ChangeVector)}
-		default:
-			s.ravenFail(w, badRequest("bulk_docs: command %d: type %s is not served (PUT and DELETE are)", i, quote(truncate(c.Type, 40))))
-			return
-		}
-	}
-	res, err := s.writeDocs(r.Context(), r.db, ws, true)
-	if err != nil {
-		s.ravenFail(w, err)
-		return
-	}
-	for _, x := range res {
-		if x.Err != nil {
-			s.ravenFail(w, x.Err)
-			return
-		}
-	}
-	out := make([]map[string]any, len(res))
-	for i, x := range res {
-		if req.Commands[i].Type == "DELETE" {
-			out[i] = map[string]any{"Type": "DELETE", "Id": x.ID, "Deleted": x.Rev != ""}
-			continue
-		}
-		m := map[string]any{"Type": "PUT", "@id": x.ID, "@change-vector": x.Rev, "@last-modified": time.Now().UTC().Format(time.RFC3339Nano)}
-		if c := metadataField(x.New, "@collection"); c != "" {
-			m["@collection"] = c
-		}
-		out[i] = m
-	}
-	writeJSON(w, http.StatusCreated, map[string]any{"Results": out})
-}
-
-// serverSideID resolves the ids the server makes: "" → a UUID, "prefix|" →
-// prefix + "/" + the identity's next value, "prefix/" → prefix + 19 digits +
-// "-" + the server's tag, from the server's own sequence.
-func (s *Server) serverSideID(ctx context.Context, db, id string) (string, error) {
-	switch {
-	case id == "":
-		return core.NewUUID(), nil
-	case strings.HasSuffix(id, "|"):
-		name := strings.TrimSuffix(id, "|")
-		if err := validTag(name); err != nil {
-			return "", err
-		}
-		v, err := s.nextIdentity(ctx, db, name)
-		if err != nil {
-			return "", err
-		}
-		return name + "/" + strconv.FormatInt(v, 10), nil
-	case strings.HasSuffix(id, "/"):
-		n, err := s.nextServerSeq(ctx, db)
-		if err != nil {
-			return "", err
-		}
-		return core.FormatNodeSeqID(id, uint64(n), s.cfg.ServerTag), nil
-	}
-	return id, nil
-}
-
-// nextServerSeq is the server's own sequence for "prefix/" ids, per
-// database; it ends in the server's tag, which no client is given.
-func (s *Server) nextServerSeq(ctx context.Context, db string) (int64, error) {
-	var v int64
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
-		cur, err := getInt(tx, srvSeqPrefix+db)
-		if err != nil {
-			return err
-		}
-		v = cur + 1
-		return setInt(tx, srvSeqPrefix+db, v)
-	})
-	return v, err
-}
-
-const srvSeqPrefix = "srvseq/"
-
-// ravenPut makes a PUT of doc as id: a non-null change vector is a
-// precondition ("" = the document must not exist).
-func ravenPut(id string, cv *string, doc json.RawMessage) func(*storedDoc) (json.RawMessage, bool, error) {
-	return func(cur *storedDoc) (json.RawMessage, bool, error) {
-		if err := ravenPrecondition(id, cv, cur); err != nil {
-			return nil, false, err
-		}
-		return ravenStored(id, doc)
-	}
-}
-
-func ravenDelete(cv *string) func(*storedDoc) (json.RawMessage, bool, error) {
-	return func(cur *storedDoc) (json.RawMessage, bool, error) {
-		if cur == nil {
-			if cv != nil && *cv != "" {
-				return nil, false, &docError{code: errcode.Conflict, msg: "conflict: the document does not exist"}
-			}
-			return nil, false, &docError{code: errcode.NotFound, msg: "document not found"}
-		}
-		if err := ravenPrecondition("", cv, cur); err != nil {
-			return nil, false, err
-		}
-		return nil, true, nil
-	}
-}
-
-func ravenPrecondition(id string, cv *string, cur *storedDoc) error {
-	switch {
-	case cv == nil:
-		return nil
-	case *cv == "" && cur != nil:
-		return &docError{code: errcode.Conflict, msg: "conflict: document " + quote(id) + " exists, and the write expected none", rev: cur.Rev}
-	case *cv != "" && cur == nil:
-		return &docError{code: errcode.Conflict, msg: "conflict: document " + quote(id) + " does not exist; expected change vector " + quote(*cv)}
-	case *cv != "" && cur.Rev != *cv:
-		return &docError{code: errcode.Conflict, msg: "conflict: document " + quote(id) + " has change vector " + quote(cur.Rev) + ", the write expected " + quote(*cv), rev: cur.Rev}
-	}
-	return nil
-}
-
-// ravenStored turns a RavenDB document into the stored form: its members,
-// _key from the id, and @metadata without the members the server makes.
-func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) {
-	var m map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return nil, false, &docError{code: errcode.BadDocument, msg: "document must be a JSON object: " + err.Error()}
-	}
-	if meta, ok := m["@metadata"]; ok {
-		var md map[string]json.RawMessage
-		if err := json.Unmarshal(meta, &md); err == nil {
-			for _, k := range []string{"@id", "@change-vector", "@last-modified", "@flags"} {
-				delete(md, k)
-			}
-			m["@metadata"], _ = json.Marshal(md)
-		}
-	}
-	delete(m, "_id")
-	delete(m, "_rev")
-	if _, key, err := core.ParseID(id, "/"); err == nil {
-		m["_key"], _ = json.Marshal(key)
-	}
-	b, err := json.Marshal(m)
-	return b, false, err
-}
-
-// ravenDoc renders a stored document for RavenDB's clients: _id, _key and
-// _rev move into @metadata as @id and @change-vector.
-func ravenDoc(id string, d *storedDoc) json.RawMessage {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(d.Doc, &m); err != nil {
-		return nil
-	}
-	md := map[string]json.RawMessage{}
-	if meta, ok := m["@metadata"]; ok {
-		_ = json.Unmarshal(meta, &md)
-	}
-	delete(m, "_id")
-	delete(m, "_key")
-	delete(m, "_rev")
-	md["@id"], _ = json.Marshal(id)
-	md["@change-vector"], _ = json.Marshal(d.Rev)
-	m["@metadata"], _ = json.Marshal(md)
-	b, _ := json.Marshal(m)
-	return b
-}
-
-// metadataField reads a string member of a stored document's @metadata.
-func metadataField(doc json.RawMessage, name string) string {
-	var m struct {
-		Meta map[string]any `json:"@metadata"`
-	}
-	if json.Unmarshal(doc, &m) != nil {
-		return ""
-	}
-	v, _ := m.Meta[name].(string)
-	return v
-}
-
-func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
-	ids := r.URL.Query()["id"]
-	if r.Method == http.MethodPost {
-		var body struct {
-			Ids []string `json:"Ids"`
-		}
-		if err := json.Unmarshal(r.body, &body); err != nil {
-			s.ravenFail(w, badRequest("docs: malformed body: %v", err))
-			return
-		}
-		ids = append(ids, body.Ids...)
-	}
-	if len(ids) == 0 {
-		s.ravenFail(w, badRequest("docs: listing documents without ids is not served; pass id="))
-		return
-	}
-	if err := s.checkBatch(len(ids)); err != nil {
-		s.ravenFail(w, err)
-		return
-	}
-	docs, err := s.readDocs(r.db, ids)
-	if err != nil {
-		s.ravenFail(w, err)
-		return
-	}
-	if len(ids) == 1 && docs[0] == nil {
-		w.WriteHeader(http.StatusNotFound)
-		return
-	}
-	out := make([]json.RawMessage, len(ids))
-	size := 0
-	for i, d := range docs {
-		out[i] = json.RawMessage("null")
-		if d != nil {
-			out[i] = ravenDoc(ids[i], d)
-			size += len(out[i])
-		}
-	}
-	if size > s.replyBudget() {
-		s.ravenFail(w, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num, msg: "the documents are over the reply bound; ask for fewer"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": map[string]any{}})
-}
-
-func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
-	id := r.URL.Query().Get("id")
-	if len(r.body) == 0 || r.body[0] != '{' {
-		s.ravenFail(w, badRequest("docs: PUT needs a JSON object"))
-		return
-	}
-	full, err := s.serverSideID(r.Context(), r.db, id)
-	if err != nil {
-		s.ravenFail(w, err)
-		return
-	}
-	var cv *string
-	if v := r.Header.Get("If-Match"); v != "" {
-		v = strings.Trim(v, `"`)
-		cv = &v
-	}
-	res, err := s.writeDocs(r.Context(), r.db, []docWrite{{ID: full, Make: ravenPut(full, cv, r.body)}}, true)
-	if err != nil {
-		s.ravenFail(w, err)
-		return
-	}
-	if res[0].Err != nil {
-		s.ravenFail(w, res[0].Err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, map[string]any{"Id": full, "ChangeVector": res[0].Rev})
-}
-
-func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *doorRequest) {
-	id := r.URL.Query().Get("id")
-	var cv *string
-	if v := r.Header.Get("If-Match"); v != "" {
-		v = strings.Trim(v, `"`)
-		cv = &v
-	}
-	res, err := s.writeDocs(r.Context(), r.db, []docWrite{{ID: id, Make: ravenDelete(cv)}}, true)
-	if err != nil {
-		s.ravenFail(w, err)
-		return
-	}
-	if e := res[0].Err; e != nil && e.code != errcode.NotFound {
-		s.ravenFail(w, e)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func queryInt(v string) (int64, error) {

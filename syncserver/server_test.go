@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,49 +13,45 @@ import (
 	"github.com/coder/websocket"
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/syncserver"
 )
 
-// testServer is a real server on 127.0.0.1 over a data directory that
-// survives restart.
+// testServer is a real server on 127.0.0.1 (started by internal/servertest)
+// over a data directory that survives restart.
 type testServer struct {
-	t   *testing.T
-	dir string
-	cfg syncserver.Config
-	srv *syncserver.Server
-	hs  *httptest.Server
+	t    *testing.T
+	dir  string
+	cfg  syncserver.Config
+	srv  *syncserver.Server
+	hs   *httpBase
+	halt func()
 }
+
+// httpBase is where a test server answers HTTP: URL is "http://host:port".
+type httpBase struct{ URL string }
 
 func startServer(t *testing.T, cfg syncserver.Config) *testServer {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	ts := &testServer{t: t, dir: cfg.DataDir, cfg: cfg}
 	ts.start()
-	t.Cleanup(ts.stop)
 	return ts
 }
 
 func (ts *testServer) start() {
-	srv, err := syncserver.New(ts.cfg)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	ts.srv = srv
-	ts.hs = httptest.NewServer(srv)
+	ts.t.Helper()
+	srv, addr, halt := servertest.Start(ts.t, ts.cfg, "127.0.0.1:0")
+	ts.srv, ts.hs, ts.halt = srv, &httpBase{URL: "http://" + addr}, halt
 }
 
 func (ts *testServer) stop() {
 	if ts.srv == nil {
 		return
 	}
-	ts.hs.CloseClientConnections()
-	ts.hs.Close()
-	if err := ts.srv.Close(context.Background()); err != nil {
-		ts.t.Error(err)
-	}
+	ts.halt()
 	ts.srv = nil
 }
 
@@ -398,7 +392,7 @@ func TestClientReconnects(t *testing.T) {
 	if _, err := c.NextIdentity(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
-	ts.restart() // drops the connection; the URL stays the same? httptest picks a new port.
+	ts.restart() // drops the connection; the restarted server has a new port
 	c2 := client.New(ts.url(), client.Options{Database: "shop", Node: nodes[0], OnNode: func(n string) { nodes = append(nodes, n) }})
 	defer c2.Close()
 	v, err := c2.NextIdentity(ctx, "x")

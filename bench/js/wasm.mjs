@@ -2,33 +2,16 @@
 // package (the Go core as WebAssembly) in Node, replicating N small documents
 // through a real hilodb-server on 127.0.0.1. Prints one JSON line in the
 // shape of bench/pouchdb/pouch.mjs. Usage: node wasm.mjs SERVER_BIN [docs]
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { openStore } from '../../js/index.js';
+import { startServer } from '../../js/test/server.mjs';
 
 const [bin, docsArg] = process.argv.slice(2);
 const n = Number(docsArg || 10000);
 if (!bin) throw new Error('usage: node wasm.mjs SERVER_BIN [docs]');
 
-const port = await new Promise((ok, fail) => {
-  const s = createServer();
-  s.once('error', fail);
-  s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => ok(p)); });
-});
-const dir = await mkdtemp(join(tmpdir(), 'hilodb-bench-js-'));
-const child = spawn(bin, ['-addr', `127.0.0.1:${port}`, '-data', dir], { stdio: 'ignore' });
+const server = await startServer(bin);
 try {
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
-    if (Date.now() > deadline) throw new Error('hilodb-server did not start');
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-  const url = `ws://127.0.0.1:${port}/v1/sync`;
+  const url = server.wsURL;
   const a = await openStore({ url, database: 'bench' });
   for (let i = 0; i < n; i++) await a.put('orders', { total: i, item: 'widget' });
   let t0 = performance.now();
@@ -50,7 +33,5 @@ try {
     pullDocsPerSec: Math.round(n / (pullMs / 1000)),
   }));
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((ok) => child.once('exit', ok));
-  await rm(dir, { recursive: true, force: true });
+  await server.stop();
 }

@@ -16,8 +16,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { buildServer, startServer } from "../../js/test/server.mjs";
+
 const edgeDir = dirname(dirname(fileURLToPath(import.meta.url)));
-const repoDir = dirname(edgeDir);
 const require = createRequire(import.meta.url);
 
 const BUILD_TIMEOUT_MS = 240_000; // cold Go build caches on 2 cores
@@ -28,7 +29,8 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const ID = /^orders\/(\d+)-A$/;
 
 let tmp;
-let syncServer; // { child, url, output }
+let syncServer; // js/test/server.mjs's server: { wsURL, base, stop }
+let cleanupBin = async () => {};
 let worker; // { child, base, output }
 const children = new Set();
 
@@ -130,19 +132,10 @@ before(
   async () => {
     tmp = await mkdtemp(join(tmpdir(), "hilodb-edge-test-"));
     await run("bash", [join(edgeDir, "build.sh")], { cwd: edgeDir, timeout: BUILD_TIMEOUT_MS });
-    const serverBin = join(tmp, "hilodb-server");
-    await run("go", ["build", "-o", serverBin, "./cmd/hilodb-server"], { cwd: repoDir, timeout: BUILD_TIMEOUT_MS });
     assert.ok(existsSync(join(edgeDir, "build", "app.wasm")), "build.sh made build/app.wasm");
-
-    syncServer = await start(
-      serverBin,
-      ["-addr", "127.0.0.1:0", "-data", join(tmp, "data"), "-node-tag", "A"],
-      { cwd: tmp },
-      (output) => {
-        const m = /addr=http:\/\/(127\.0\.0\.1:\d+)/.exec(output);
-        return m && { url: `ws://${m[1]}/v1/sync`, http: `http://${m[1]}` };
-      },
-    );
+    const built = await buildServer();
+    cleanupBin = built.cleanup;
+    syncServer = await startServer(built.bin, ["-node-tag", "A"]);
 
     worker = await startWorker();
   },
@@ -152,7 +145,7 @@ before(
 // startWorker starts workerd with the worker, configured for the sync
 // server, and waits until it listens.
 function startWorker() {
-  const env = { ...process.env, HILODB_URL: syncServer.url, HILODB_DB: "edgetest" };
+  const env = { ...process.env, HILODB_URL: syncServer.wsURL, HILODB_DB: "edgetest" };
   delete env.HILODB_TOKEN;
   return start(
     workerdBinary(),
@@ -175,7 +168,8 @@ function startWorker() {
 after(
   async () => {
     await stop(worker);
-    await stop(syncServer);
+    await syncServer?.stop();
+    await cleanupBin();
     if (tmp) await rm(tmp, { recursive: true, force: true });
   },
   { timeout: 3 * STOP_TIMEOUT_MS },
@@ -207,7 +201,7 @@ function tail(output, lines = 40) {
 
 // metric returns a counter from the sync server's /metrics.
 async function metric(name) {
-  const res = await fetch(`${syncServer.http}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const res = await fetch(`${syncServer.base}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   assert.equal(res.status, 200);
   const m = new RegExp(`^${name} (\\d+)$`, "m").exec(await res.text());
   assert.ok(m, `the sync server reports ${name}`);
@@ -377,7 +371,7 @@ test("a new workerd reads the documents through from the sync server, then has t
 // Last: it stops the sync server.
 test("with the sync server gone, writes are refused with 503 while cached documents are still served", async () => {
   const before = await postOrder({ online: true });
-  await stop(syncServer);
+  await syncServer.stop();
 
   // The range is still resident, but a write cannot be made durable: no 201.
   for (const body of [{ offline: 1 }, { offline: 2 }, { _key: "named" }]) {

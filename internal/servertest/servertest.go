@@ -21,6 +21,14 @@ import (
 // cleanup stops it too.
 func Serve(t testing.TB, cfg syncserver.Config, addr string) (string, func()) {
 	t.Helper()
+	_, a, stop := Start(t, cfg, addr)
+	return a, stop
+}
+
+// Start is Serve that also returns the server, for tests that call its
+// methods.
+func Start(t testing.TB, cfg syncserver.Config, addr string) (*syncserver.Server, string, func()) {
+	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -48,8 +56,10 @@ func Serve(t testing.TB, cfg syncserver.Config, addr string) (string, func()) {
 		}
 		stopped = true
 		hs.Close()
-		srv.Close(context.Background())
+		if err := srv.Close(context.Background()); err != nil {
+			t.Errorf("close the server: %v", err)
+		}
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return srv, ln.Addr().String(), stop
 }

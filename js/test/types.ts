@@ -12,6 +12,9 @@ import {
   type StoreInfo,
   type SyncResult,
   type Version,
+  type DocumentError,
+  type DocumentResult,
+  type FeedEntry,
 } from '../index.js';
 
 interface Order {
@@ -75,4 +78,35 @@ export async function useStore(): Promise<void> {
   new Store();
   // @ts-expect-error a document is an object
   await store.put('orders', 'text');
+
+  // Sessions, collections and the change feed.
+  class OrderEntity {
+    constructor(public item: string) {}
+  }
+  store.conventions.registerEntityType(OrderEntity);
+  const session = store.openSession({ useOptimisticConcurrency: true });
+  const entity = new OrderEntity('pen');
+  await session.store(entity);
+  await session.store(new OrderEntity('ink'), 'orders/ink', '');
+  await session.store(new OrderEntity('cap'), 'orders/cap', { changeVector: rev });
+  await session.saveChanges();
+  const loaded: OrderEntity | null = await session.load<OrderEntity>('orders/ink', OrderEntity);
+  const loadedMany: Record<string, OrderEntity | null> = await session.load<OrderEntity>(['orders/ink'], { documentType: OrderEntity });
+  const entityId: string | null = session.advanced.getDocumentId(entity);
+  const users = await store.createCollection<Order>('users', { keyOptions: { type: 'autoincrement', increment: 5, offset: 10, allowUserKeys: false } });
+  const saved: DocumentResult<Order> = await users.save({ item: 'a', qty: 1 }, { returnNew: true, overwriteMode: 'update', keepNull: false });
+  const oldRev: string | undefined = saved._oldRev;
+  const each: (DocumentResult<Order> | DocumentError)[] = await users.saveAll([{ item: 'b', qty: 2 }]);
+  const maybe: Stored<Order> | null = await users.document('10', { graceful: true, ifMatch: saved._rev });
+  const counted: { count: number } = await users.count();
+  const feed: { results: FeedEntry<Order>[]; last: number; head: number } = await store.changes<Order>({ since: 0, limit: 10 });
+  const stop: () => void = store.watch<Order>(({ results }) => console.log(results.map((r) => r.doc?.qty)), { since: feed.last });
+  stop();
+  console.log(loaded, loadedMany, entityId, oldRev, each, maybe, counted);
+  // @ts-expect-error not an overwrite mode
+  await users.save({ item: 'c', qty: 3 }, { overwriteMode: 'merge' });
+  // @ts-expect-error not a key generator
+  await store.createCollection('x', { keyOptions: { type: 'snowflake' } });
+  // @ts-expect-error openSession takes useOptimisticConcurrency only
+  store.openSession({ noTracking: true });
 }
