@@ -3,37 +3,136 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"syscall/js"
+	"time"
 
-	"github.com/syumai/workers"
-	"github.com/syumai/workers/cloudflare"
+	"github.com/hilodb/hilodb/errcode"
 )
 
+// main hands the glue (worker.mjs) its entry points on the object the glue
+// left at globalThis.__hilodbBoot, then waits forever: the program lives as
+// long as its Durable Object.
+//
+//	open(config, adapter, found) → Promise      open the replica
+//	handle(method, path, query, ifMatch, ifNoneMatch, body)
+//	                              → {status, headers, body} or a Promise of it
+//	tick()                        → Promise<boolean>  sync round; true while writes are pending
+//
+// A read the replica can answer at once is answered synchronously: no
+// goroutine, no Promise. Everything else runs in a goroutine and settles a
+// Promise.
 func main() {
-	turns := newTurns(js.Global().Get("context").Get("binding"))
-	a, err := openApp(config{
-		URL:      binding("HILODB_URL"),
-		Database: binding("HILODB_DB"),
-		Token:    binding("HILODB_TOKEN"),
-	}, turns.enter)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "edge:", err)
-		os.Exit(1)
+	boot := js.Global().Get("__hilodbBoot")
+	if boot.Type() != js.TypeObject {
+		fmt.Println("edge: globalThis.__hilodbBoot is missing; start the program through worker.mjs")
+		return
 	}
-	// ServeNonBlock and Ready instead of workers.Serve: Serve returns after
-	// the first response and the program would exit with its state. The
-	// glue (worker.mjs) calls the handleRequest binding for every request.
-	workers.ServeNonBlock(turns.wrap(a.handler()))
-	workers.Ready()
+	g := &glue{}
+	boot.Set("open", js.FuncOf(g.open))
+	boot.Set("handle", js.FuncOf(g.handle))
+	boot.Set("tick", js.FuncOf(g.tick))
 	select {}
 }
 
-// binding returns the text binding name, or "" when it is missing or is not
-// text (a fromEnvironment binding of an unset variable is null).
-func binding(name string) string {
-	v := cloudflare.GetBinding(name)
+// glue holds the program's one replica.
+type glue struct {
+	app *app // set once open has succeeded; only read afterwards
+}
+
+var (
+	jsPromise    = js.Global().Get("Promise")
+	jsUint8Array = js.Global().Get("Uint8Array")
+	jsObject     = js.Global().Get("Object")
+	jsError      = js.Global().Get("Error")
+)
+
+// promise runs fn in a goroutine and returns a Promise of its result.
+func promise(fn func() (any, error)) js.Value {
+	var executor js.Func
+	executor = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve, reject := args[0], args[1]
+		executor.Release()
+		go func() {
+			v, err := fn()
+			if err != nil {
+				reject.Invoke(jsError.New(err.Error()))
+				return
+			}
+			resolve.Invoke(v)
+		}()
+		return nil
+	})
+	return jsPromise.New(executor)
+}
+
+func (g *glue) open(_ js.Value, args []js.Value) any {
+	if len(args) < 3 {
+		return jsPromise.Call("reject", jsError.New("open(config, adapter, found)"))
+	}
+	cfg := config{URL: str(args[0].Get("url")), Database: str(args[0].Get("database")), Token: str(args[0].Get("token"))}
+	st := newDOStorage(args[1], args[2])
+	return promise(func() (any, error) {
+		a, err := openApp(context.Background(), cfg, st)
+		if err != nil {
+			return nil, err
+		}
+		g.app = a
+		return nil, nil
+	})
+}
+
+func (g *glue) handle(_ js.Value, args []js.Value) any {
+	if g.app == nil || len(args) < 6 {
+		return toJS(errorResponse(errcode.Internal, "the replica is not open"))
+	}
+	r := &request{method: args[0].String(), path: args[1].String(), query: str(args[2]),
+		ifMatch: str(args[3]), ifNoneMatch: str(args[4])}
+	if b := args[5]; b.Type() == js.TypeObject {
+		r.body = make([]byte, b.Get("length").Int())
+		js.CopyBytesToGo(r.body, b)
+	}
+	if res, ok := g.app.quick(r); ok {
+		return toJS(res)
+	}
+	return promise(func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+time.Second)
+		defer cancel()
+		return toJS(g.app.serve(ctx, r)), nil
+	})
+}
+
+func (g *glue) tick(js.Value, []js.Value) any {
+	return promise(func() (any, error) {
+		if g.app == nil {
+			return false, nil
+		}
+		return g.app.tick(context.Background()), nil
+	})
+}
+
+// toJS is a response as the glue reads it.
+func toJS(r *response) js.Value {
+	o := jsObject.New()
+	o.Set("status", r.status)
+	if len(r.header) > 0 {
+		h := make([]any, len(r.header))
+		for i, s := range r.header {
+			h[i] = s
+		}
+		o.Set("headers", h)
+	}
+	if r.body != nil {
+		u8 := jsUint8Array.New(len(r.body))
+		js.CopyBytesToJS(u8, r.body)
+		o.Set("body", u8)
+	}
+	return o
+}
+
+// str is v's text, "" for anything that is not a string.
+func str(v js.Value) string {
 	if v.Type() != js.TypeString {
 		return ""
 	}

@@ -1,156 +1,231 @@
-// Glue between workerd and the Go program in app.wasm.
+// Glue between workerd (Cloudflare Workers) and the Go program in app.wasm.
 //
-// syumai/workers' own glue starts a new Go instance for every request, which
-// throws away the HiLo ranges the worker leased and the documents it cached.
-// This glue starts the Go program once per isolate, on the first request,
-// and hands every request to the handleRequest binding of that one instance.
+// Every database has one Durable Object, Replica, named after the database.
+// The worker's fetch handler sends each request to the object of its
+// database (the path's /_db/{db}/, else HILODB_DB, else "default"). The
+// object runs one Go program for its whole life: a hilodb replica
+// (database.DB) whose store, node tag and HiLo ranges are kept in the
+// object's storage, replicating live with the sync server.
 //
 // wasm_exec.js is Go's own loader, copied from $(go env GOROOT)/lib/wasm by
 // build.sh; it defines globalThis.Go.
 import "./wasm_exec.js";
 import wasmModule from "./app.wasm";
 
-// REQUEST_DEADLINE_MS bounds one request. The Go side gives up on a write
-// after 10 s; this deadline only fires if the Go side never answers.
+// CHUNK is the largest value the glue stores under one key: Cloudflare
+// allows 128 KiB per value in key-value storage.
+const CHUNK = 120 * 1024;
+// BATCH is the most keys one put or delete call takes.
+const BATCH = 128;
+// ALARM_MS is how soon the object retries a sync while writes are pending.
+const ALARM_MS = 2_000;
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+// pad makes numeric keys sort in order.
+const pad = (n) => String(n).padStart(12, "0");
+
+// storageAdapter keeps a replica's bytes in a Durable Object's storage:
 //
-// The pending timer also keeps the request alive in workerd's eyes. A
-// request waiting on a HiLo lease that another request started has no I/O of
-// its own, and workerd cancels a request with nothing pending as hung ("would
-// never generate a response"). With the timer it waits, and the answer Go
-// settles during the other request's turn is delivered to it.
-const REQUEST_DEADLINE_MS = 20_000;
-
-// TURN_HEADER carries each request's turn token to Go (see turn_js.go).
-const TURN_HEADER = "x-hilodb-turn";
-
-// app is the running Go program, shared by every request of the isolate:
-// { go, binding, waiting, turns }. null before the first request and after
-// the program exits; the next request then starts a new one.
+//   log/<n>    frames appended since the snapshot, in order (a long append
+//              is split into consecutive keys)
+//   snap/<n>   the snapshot, in chunks
+//   node       the node tag
+//   range/<t>  the HiLo range journal entry of tag t
 //
-// No promise is shared between requests: workerd settles a promise only in
-// the request that created it, and awaiting a pending promise of a request
-// that has ended fails at once ("This promise was created by a request that
-// has since ended"). Hence plain values here, and a waiting set of
-// per-request callbacks to answer requests if the program exits.
-let app = null;
+// Writes issued without an await between them are one atomic batch in a
+// Durable Object, so a compaction (new snapshot, old log and old snapshot
+// gone) happens whole or not at all.
+async function storageAdapter(storage) {
+  const [snapParts, logParts, node, rangeEntries] = await Promise.all([
+    storage.list({ prefix: "snap/" }),
+    storage.list({ prefix: "log/" }),
+    storage.get("node"),
+    storage.list({ prefix: "range/" }),
+  ]);
+  const found = {
+    snapshot: snapParts.size ? concat([...snapParts.values()]) : null,
+    log: logParts.size ? concat([...logParts.values()]) : null,
+    node: typeof node === "string" ? node : null,
+    ranges: {},
+  };
+  for (const [k, v] of rangeEntries) found.ranges[k.slice("range/".length)] = v;
+  let logKeys = [...logParts.keys()];
+  let nextLog = logKeys.length ? Number(logKeys[logKeys.length - 1].slice(4)) + 1 : 1;
+  let snapCount = snapParts.size;
 
-// turnCount numbers the requests of the isolate for their turn tokens.
-let turnCount = 0;
+  const putAll = (entries) => {
+    const done = [];
+    for (let i = 0; i < entries.length; i += BATCH) {
+      done.push(storage.put(Object.fromEntries(entries.slice(i, i + BATCH))));
+    }
+    return done;
+  };
+  const deleteAll = (keys) => {
+    const done = [];
+    for (let i = 0; i < keys.length; i += BATCH) done.push(storage.delete(keys.slice(i, i + BATCH)));
+    return done;
+  };
 
-// start instantiates app.wasm and runs the Go program's main until it
-// blocks. main calls workers.Ready synchronously, so the program is ready
-// when start returns.
-//
-// The syumai/workers packages read globalThis.context as they initialise:
-// env (the bindings), ctx (the ExecutionContext) and binding (where Go puts
-// handleRequest and resumeTurn, and finds wakeTurn). Bindings are the same
-// for every request of a worker, so the first request's env serves all of
-// them; ctx stays the first request's and must not be used by the Go code
-// (this worker does not use it).
-function start(env, ctx) {
-  // turns maps the turn token of each request in flight to the function
-  // that wakes it: it settles a promise the request created, so workerd runs
-  // the continuation (which calls back into Go) in that request's own turn.
-  const turns = new Map();
-  const binding = {
-    wakeTurn(token) {
-      const wake = turns.get(token);
-      turns.delete(token);
-      wake?.();
+  const adapter = {
+    append(bytes) {
+      const entries = [];
+      for (let i = 0; i < bytes.length; i += CHUNK) {
+        const key = `log/${pad(nextLog++)}`;
+        logKeys.push(key);
+        entries.push([key, bytes.subarray(i, i + CHUNK)]);
+      }
+      return Promise.all(putAll(entries));
+    },
+    compact(bytes) {
+      const entries = [];
+      let n = 0;
+      for (let i = 0; i < bytes.length; i += CHUNK) entries.push([`snap/${pad(n++)}`, bytes.subarray(i, i + CHUNK)]);
+      const stale = [...logKeys];
+      for (let i = n; i < snapCount; i++) stale.push(`snap/${pad(i)}`);
+      // One batch: no await between these calls.
+      const done = [...deleteAll(stale), ...putAll(entries)];
+      logKeys = [];
+      snapCount = n;
+      return Promise.all(done);
+    },
+    saveNode(tag) {
+      return storage.put("node", tag);
+    },
+    saveRange(tag, text) {
+      return storage.put(`range/${tag}`, text);
     },
   };
-  globalThis.context = { env, ctx, binding };
-  const go = new Go();
-  let ready = false;
-  const instance = new WebAssembly.Instance(wasmModule, {
-    ...go.importObject,
-    workers: {
-      ready: () => {
-        ready = true;
-      },
-    },
-  });
-  const current = { go, binding, waiting: new Set(), turns };
-  go.exit = (code) => stopped(current, `the Go program exited with code ${code}`);
-  go.run(instance).catch((err) => stopped(current, `the Go program failed: ${err?.message ?? err}`));
-  if (!ready || typeof binding.handleRequest !== "function") {
-    throw new Error("the Go program did not call workers.Ready");
-  }
-  return current;
+  return { adapter, found };
 }
 
-// stopped forgets an exited program and answers the requests it held.
-function stopped(current, reason) {
-  console.error(`edge: ${reason}; the next request starts a new instance`);
-  if (app === current) {
-    app = null;
+function concat(parts) {
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p instanceof Uint8Array ? p : new Uint8Array(p), at);
+    at += p.byteLength;
   }
-  for (const answer of current.waiting) {
-    answer(errorResponse(500, "internal", 4, reason));
-  }
+  return out;
 }
 
-// errorResponse answers in the API's JSON error shape.
-function errorResponse(status, code, errorNum, errorMessage) {
-  return new Response(JSON.stringify({ error: true, code, errorNum, errorMessage }), {
+// errorResponse answers in ArangoDB's error shape, as the Go side does.
+function errorResponse(status, errorNum, errorMessage) {
+  return new Response(JSON.stringify({ error: true, code: status, errorNum, errorMessage }), {
     status,
-    headers: { "content-type": "application/json; charset=utf-8" },
+    headers: { "content-type": JSON_TYPE },
   });
 }
 
-async function fetch(request, env, ctx) {
-  if (app === null || app.go.exited) {
-    try {
-      app = start(env, ctx);
-    } catch (err) {
-      app = null;
-      return errorResponse(500, "internal", 4, `start the Go program: ${err?.message ?? err}`);
+// databaseOf is the database a request is for.
+function databaseOf(url, env) {
+  const m = /^\/_db\/([^/]+)\//.exec(url.pathname);
+  if (m) return m[1] === "_system" ? "default" : decodeURIComponent(m[1]);
+  return typeof env.HILODB_DB === "string" && env.HILODB_DB ? env.HILODB_DB : "default";
+}
+
+// Replica is the Durable Object of one database.
+export class Replica {
+  constructor(state, env) {
+    this.state = state;
+    this.env = env;
+    this.app = null; // the Go program's entry points, once open
+    this.database = null;
+    this.opening = null;
+  }
+
+  // open starts the Go program and opens the replica, once; requests wait
+  // for it.
+  open(database) {
+    if (this.app) return null;
+    if (!this.opening) {
+      this.opening = this.state
+        .blockConcurrencyWhile(async () => {
+          const { adapter, found } = await storageAdapter(this.state.storage);
+          const boot = {};
+          globalThis.__hilodbBoot = boot;
+          const go = new Go();
+          const instance = new WebAssembly.Instance(wasmModule, go.importObject);
+          go.run(instance).catch((err) => console.error(`edge: the Go program failed: ${err?.message ?? err}`));
+          delete globalThis.__hilodbBoot;
+          if (typeof boot.handle !== "function") throw new Error("the Go program did not start");
+          const url = typeof this.env.HILODB_URL === "string" ? this.env.HILODB_URL : "";
+          const token = typeof this.env.HILODB_TOKEN === "string" ? this.env.HILODB_TOKEN : "";
+          await boot.open({ url, database, token }, adapter, found);
+          // The alarm, which may start the object without a request, needs it.
+          await this.state.storage.put("database", database);
+          this.database = database;
+          this.app = boot;
+        })
+        .catch((err) => {
+          this.opening = null;
+          throw err;
+        });
     }
+    return this.opening;
   }
-  const current = app;
-  let timer;
-  let answer;
-  const cutOff = new Promise((resolve) => {
-    answer = resolve;
-    timer = setTimeout(
-      () => resolve(errorResponse(504, "timeout", 504, `no answer within ${REQUEST_DEADLINE_MS} ms`)),
-      REQUEST_DEADLINE_MS,
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (!this.app) {
+      try {
+        await this.open(databaseOf(url, this.env));
+      } catch (err) {
+        return errorResponse(500, 4, `open the replica: ${err?.message ?? err}`);
+      }
+    }
+    const method = request.method;
+    let body = null;
+    if (method !== "GET" && method !== "HEAD") {
+      body = new Uint8Array(await request.arrayBuffer());
+    }
+    let r = this.app.handle(
+      method,
+      url.pathname,
+      url.search.slice(1),
+      request.headers.get("if-match") ?? "",
+      request.headers.get("if-none-match") ?? "",
+      body,
     );
-  });
-  current.waiting.add(answer);
+    if (r instanceof Promise) {
+      r = await r;
+      const pending = r.headers?.includes("pending");
+      if (pending) this.armAlarm();
+    }
+    const headers = r.body ? { "content-type": JSON_TYPE } : {};
+    if (r.headers) for (let i = 0; i < r.headers.length; i += 2) headers[r.headers[i]] = r.headers[i + 1];
+    return new Response(method === "HEAD" ? null : r.body ?? null, { status: r.status, headers });
+  }
 
-  // Go calls the sync server (a lease, a push, a get), hangs up and writes
-  // the response only during this request's own turn: it calls
-  // wakeTurn(token), and the continuation below, which workerd runs in this
-  // request's turn, lets it go on.
-  const token = String(++turnCount);
-  let finished = false;
-  const arm = () =>
-    new Promise((resolve) => current.turns.set(token, resolve))
-      .then(() => {
-        if (finished) {
-          return;
-        }
-        // Re-arm first: Go may ask for this turn again (a lease, a push,
-        // the hang-up, then the response).
-        arm();
-        current.binding.resumeTurn(token);
-      })
-      .catch((err) => console.error(`edge: resume turn ${token}: ${err?.message ?? err}`));
-  arm();
-  const headers = new Headers(request.headers);
-  headers.set(TURN_HEADER, token);
+  // armAlarm makes sure pending writes are retried even if no request
+  // comes: the alarm wakes the object (starting it again if it was
+  // evicted) and syncs.
+  armAlarm() {
+    if (this.alarmSet) return;
+    this.alarmSet = true;
+    this.state.storage.setAlarm(Date.now() + ALARM_MS).catch(() => (this.alarmSet = false));
+  }
 
-  try {
-    return await Promise.race([current.binding.handleRequest(new Request(request, { headers })), cutOff]);
-  } catch (err) {
-    return errorResponse(500, "internal", 4, String(err?.message ?? err));
-  } finally {
-    finished = true;
-    clearTimeout(timer);
-    current.waiting.delete(answer);
-    current.turns.delete(token);
+  async alarm() {
+    this.alarmSet = false;
+    if (!this.app) {
+      const database = await this.state.storage.get("database");
+      await this.open(typeof database === "string" ? database : "default");
+    }
+    if (await this.app.tick()) this.armAlarm();
   }
 }
 
-export default { fetch };
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const database = databaseOf(url, env);
+    if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(database)) {
+      return errorResponse(400, 1208, `illegal database name ${JSON.stringify(database)}`);
+    }
+    const ns = env.REPLICA;
+    return ns.get(ns.idFromName(database)).fetch(request);
+  },
+};
