@@ -146,11 +146,11 @@ func (a *app) arango(ctx context.Context, r *request, rt route) *response {
 		ids = append(ids, x.ID)
 		x.New, x.Old = arangoView(x.New), arangoView(x.Old)
 	}
+	// Without waitForSync a write is answered as soon as it is durable
+	// here: its push is under way, not acknowledged.
 	synced := len(ids) == 0
 	if wait && len(ids) > 0 {
 		synced = a.waitSynced(ctx, ids)
-	} else if len(ids) > 0 {
-		synced = !a.anyPending(ids)
 	}
 	var (
 		body []byte

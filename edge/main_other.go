@@ -54,6 +54,20 @@ func run() error {
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// As the Durable Object's alarm: a sync round while writes are pending
+	// and the live loop is not following.
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				a.tick(ctx)
+			}
+		}
+	}()
 	fmt.Fprintf(os.Stderr, "edge: serving http://%s\n", ln.Addr())
 	select {
 	case err := <-errc:

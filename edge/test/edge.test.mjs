@@ -67,6 +67,14 @@ async function call(method, path, body, { base = worker.base, headers = {} } = {
 
 const onServer = (method, path, body, headers) => call(method, `/_db/${DB}${path}`, body, { base: server.http, headers });
 
+// metric returns a counter from the sync server's /metrics.
+async function metric(name) {
+  const text = await (await fetch(`${server.http}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })).text();
+  const m = new RegExp(`^${name} (\\d+)$`, "m").exec(text);
+  assert.ok(m, `the sync server reports ${name}`);
+  return Number(m[1]);
+}
+
 function tail(output, lines = 40) {
   return output.split("\n").slice(-lines).join("\n");
 }
@@ -120,6 +128,15 @@ test("short forms: POST /docs/{collection} waits for the server, GET /docs/{id} 
   assert.equal(there.status, 200);
   assert.equal(there.json._rev, res.json._rev);
   arangoError(await call("GET", "/docs/orders/404-A"), 404, 1202);
+
+  // The replica keeps one connection: writes dial none.
+  const dials = await metric("hilodb_connections_total");
+  for (let i = 0; i < 10; i++) {
+    const w = await call("POST", "/docs/orders", { i });
+    assert.equal(w.status, 201);
+    fresh(w.json._id);
+  }
+  assert.equal(await metric("hilodb_connections_total"), dials, "no websocket dialled per request");
 });
 
 test("ArangoDB's document API: create, read, replace, update, remove, arrays, If-Match", async () => {

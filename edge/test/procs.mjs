@@ -125,21 +125,25 @@ function workerdBinary() {
   return require.resolve("@cloudflare/workerd-linux-64/bin/workerd");
 }
 
-// startWorker runs workerd with config (config.capnp by default) on a free
-// port, its Durable Objects' storage in replicas, and env added to the
-// environment (HILODB_URL, HILODB_DB, …).
-export function startWorker({ config = join(edgeDir, "config.capnp"), replicas, env = {} }) {
+// startWorker runs workerd with config (config.capnp by default) on free
+// ports, its Durable Objects' storage in replicas, and env added to the
+// environment (HILODB_URL, HILODB_DB, …). It waits until every socket named
+// in sockets listens; base is the first one's URL, urls all of them.
+export function startWorker({ config = join(edgeDir, "config.capnp"), replicas, env = {}, sockets = ["http"] }) {
   const e = { ...process.env, ...env };
   if (!("HILODB_TOKEN" in env)) delete e.HILODB_TOKEN;
-  const args = ["serve", config, "--socket-addr", "http=127.0.0.1:0", "--control-fd", "3"];
+  const args = ["serve", config, "--control-fd", "3"];
+  for (const name of sockets) args.push("--socket-addr", `${name}=127.0.0.1:0`);
   if (replicas) args.push("--directory-path", `replicas=${replicas}`);
   return start(workerdBinary(), args, { cwd: edgeDir, env: e }, (_output, control) => {
     // workerd reports {"event":"listen","socket":"http","port":N} on fd 3.
+    const urls = {};
     for (const line of control.split("\n")) {
       if (!line.trim()) continue;
       const msg = JSON.parse(line);
-      if (msg.event === "listen" && msg.socket === "http") return { base: `http://127.0.0.1:${msg.port}` };
+      if (msg.event === "listen") urls[msg.socket] = `http://127.0.0.1:${msg.port}`;
     }
-    return null;
+    if (!sockets.every((name) => urls[name])) return null;
+    return { base: urls[sockets[0]], urls };
   });
 }
