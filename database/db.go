@@ -45,9 +45,11 @@ type Config struct {
 	// answers) the DB opens offline and dials on its first call that needs
 	// the server. Default 5 seconds.
 	DialTimeout time.Duration
-	// PullLimit and PingEvery are the replicator's (replica.Options).
+	// PullLimit, PingEvery and PushDelay are the replicator's
+	// (replica.Options).
 	PullLimit int
 	PingEvery time.Duration
+	PushDelay time.Duration
 
 	// OnStatus is called with true once a connection is up and false once it
 	// is lost. OnNode is called with the node tag once the server gives or
@@ -186,6 +188,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.rep = replica.New(st, cl, replica.Options{
 		Resolve: cfg.Resolve, OnConflict: cfg.OnConflict, OnApply: cfg.OnApply, OnAck: cfg.OnAck,
 		OnConnect: cfg.OnConnect, OnError: cfg.OnError, PullLimit: cfg.PullLimit, PingEvery: cfg.PingEvery,
+		PushDelay: cfg.PushDelay,
 	})
 	if cfg.Live {
 		db.bg.Add(1)

@@ -33,6 +33,11 @@ const (
 	// syncWait bounds how long a write asked to wait for the server
 	// (waitForSync, the short form) waits for its acknowledgement.
 	syncWait = 3 * time.Second
+	// pushDelay gathers the writes made within it into one push: one
+	// reply, one acknowledgement and one change back on the feed for all
+	// of them, instead of each. A write asked to wait for the server is
+	// pushed at once.
+	pushDelay = 10 * time.Millisecond
 )
 
 // app is one database's replica at the edge: a database.DB kept in the
@@ -69,6 +74,7 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 		Live:        true,
 		Reserve:     1, // a spare range, for HiLo ids while the server is away
 		DialTimeout: 2 * time.Second,
+		PushDelay:   pushDelay,
 		OnConnect:   func() { a.following.Store(true) },
 		OnStatus: func(up bool) {
 			if !up {
@@ -118,8 +124,9 @@ func (a *app) freshen(ctx context.Context) string {
 	return "pulled"
 }
 
-// waitSynced waits, at most syncWait, until the server has acknowledged
-// the latest writes of ids, and reports whether it has.
+// waitSynced pushes now (rather than after pushDelay) and waits, at most
+// syncWait, until the server has acknowledged the latest writes of ids; it
+// reports whether it has.
 func (a *app) waitSynced(ctx context.Context, ids []string) bool {
 	ctx, cancel := context.WithTimeout(ctx, syncWait)
 	defer cancel()
@@ -128,12 +135,13 @@ func (a *app) waitSynced(ctx context.Context, ids []string) bool {
 		if !a.anyPending(ids) {
 			return true
 		}
-		if !a.following.Load() {
-			// The live loop is reconnecting: push from here.
-			if _, err := a.db.Replicator().Push(ctx); err != nil {
-				return !a.anyPending(ids)
-			}
-			continue
+		// Push waits for a push of the live loop under way, then sends
+		// what is left.
+		if _, err := a.db.Replicator().Push(ctx); err != nil {
+			return !a.anyPending(ids)
+		}
+		if !a.anyPending(ids) {
+			return true
 		}
 		select {
 		case <-signal:

@@ -16,20 +16,22 @@ import (
 // long as its Durable Object.
 //
 //	open(config, adapter, found) → Promise      open the replica
-//	handle(method, path, query, ifMatch, ifNoneMatch, body)
-//	                              → {status, headers, body} or a Promise of it
+//	handle(token, method, path, query, ifMatch, ifNoneMatch, body)
+//	                              → {status, headers, body}, or undefined and
+//	                                later done(token, {status, headers, body})
 //	tick()                        → Promise<boolean>  sync round; true while writes are pending
 //
 // A read the replica can answer at once is answered synchronously: no
-// goroutine, no Promise. Everything else runs in a goroutine and settles a
-// Promise.
+// goroutine, no Promise. Everything else runs in a goroutine that calls the
+// glue's done function with the answer; done may be called before handle
+// returns. No Promise is made on the Go side per request.
 func main() {
 	boot := js.Global().Get("__hilodbBoot")
 	if boot.Type() != js.TypeObject {
 		fmt.Println("edge: globalThis.__hilodbBoot is missing; start the program through worker.mjs")
 		return
 	}
-	g := &glue{}
+	g := &glue{done: boot.Get("done")}
 	boot.Set("open", js.FuncOf(g.open))
 	boot.Set("handle", js.FuncOf(g.handle))
 	boot.Set("tick", js.FuncOf(g.tick))
@@ -38,7 +40,8 @@ func main() {
 
 // glue holds the program's one replica.
 type glue struct {
-	app *app // set once open has succeeded; only read afterwards
+	app  *app     // set once open has succeeded; only read afterwards
+	done js.Value // the glue's done(token, response)
 }
 
 var (
@@ -84,23 +87,25 @@ func (g *glue) open(_ js.Value, args []js.Value) any {
 }
 
 func (g *glue) handle(_ js.Value, args []js.Value) any {
-	if g.app == nil || len(args) < 6 {
+	if g.app == nil || len(args) < 7 {
 		return toJS(errorResponse(errcode.Internal, "the replica is not open"))
 	}
-	r := &request{method: args[0].String(), path: args[1].String(), query: str(args[2]),
-		ifMatch: str(args[3]), ifNoneMatch: str(args[4])}
-	if b := args[5]; b.Type() == js.TypeObject {
+	token := args[0]
+	r := &request{method: args[1].String(), path: args[2].String(), query: str(args[3]),
+		ifMatch: str(args[4]), ifNoneMatch: str(args[5])}
+	if b := args[6]; b.Type() == js.TypeObject {
 		r.body = make([]byte, b.Get("length").Int())
 		js.CopyBytesToGo(r.body, b)
 	}
 	if res, ok := g.app.quick(r); ok {
 		return toJS(res)
 	}
-	return promise(func() (any, error) {
+	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+time.Second)
 		defer cancel()
-		return toJS(g.app.serve(ctx, r)), nil
-	})
+		g.done.Invoke(token, toJS(g.app.serve(ctx, r)))
+	}()
+	return nil
 }
 
 func (g *glue) tick(js.Value, []js.Value) any {

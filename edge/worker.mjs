@@ -69,6 +69,11 @@ async function storageAdapter(storage) {
 
   const adapter = {
     append(bytes) {
+      if (bytes.length <= CHUNK) {
+        const key = `log/${pad(nextLog++)}`;
+        logKeys.push(key);
+        return storage.put(key, bytes);
+      }
       const entries = [];
       for (let i = 0; i < bytes.length; i += CHUNK) {
         const key = `log/${pad(nextLog++)}`;
@@ -134,6 +139,7 @@ export class Replica {
     this.app = null; // the Go program's entry points, once open
     this.database = null;
     this.opening = null;
+    this.requests = 0; // numbers requests for done(token, …)
   }
 
   // open starts the Go program and opens the replica, once; requests wait
@@ -144,7 +150,21 @@ export class Replica {
       this.opening = this.state
         .blockConcurrencyWhile(async () => {
           const { adapter, found } = await storageAdapter(this.state.storage);
-          const boot = {};
+          // done settles the request waiting for token; an answer may come
+          // before handle has returned, and then waits in early.
+          const waiters = new Map();
+          const early = new Map();
+          const boot = {
+            done(token, r) {
+              const w = waiters.get(token);
+              if (w) {
+                waiters.delete(token);
+                w(r);
+              } else early.set(token, r);
+            },
+          };
+          this.waiters = waiters;
+          this.early = early;
           globalThis.__hilodbBoot = boot;
           const go = new Go();
           const instance = new WebAssembly.Instance(wasmModule, go.importObject);
@@ -181,7 +201,9 @@ export class Replica {
     if (method !== "GET" && method !== "HEAD") {
       body = new Uint8Array(await request.arrayBuffer());
     }
+    const token = ++this.requests;
     let r = this.app.handle(
+      token,
       method,
       url.pathname,
       url.search.slice(1),
@@ -189,10 +211,11 @@ export class Replica {
       request.headers.get("if-none-match") ?? "",
       body,
     );
-    if (r instanceof Promise) {
-      r = await r;
-      const pending = r.headers?.includes("pending");
-      if (pending) this.armAlarm();
+    if (r === undefined || r === null) {
+      r = this.early.get(token);
+      if (r) this.early.delete(token);
+      else r = await new Promise((resolve) => this.waiters.set(token, resolve));
+      if (r.headers?.includes("pending")) this.armAlarm();
     }
     const headers = r.body ? { "content-type": JSON_TYPE } : {};
     if (r.headers) for (let i = 0; i < r.headers.length; i += 2) headers[r.headers[i]] = r.headers[i + 1];

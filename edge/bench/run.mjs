@@ -9,7 +9,7 @@
 // Durable Object, pushed over the live connection), and the same write
 // waiting for the server's acknowledgement. Cold start is workerd's start to
 // the first answer, for each worker, over fresh processes.
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { edgeDir, freePort, run, serverBinary, startServer, startWorker, stop } from "../test/procs.mjs";
@@ -24,6 +24,13 @@ function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const at = (q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
   return { median: at(0.5), p99: at(0.99) };
+}
+
+// cpuMs is the CPU time workerd (pid) has used, in ms (/proc, 10 ms ticks).
+async function cpuMs(pid) {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, at 100 ticks a second
 }
 
 async function timed(url, init, n) {
@@ -81,13 +88,24 @@ async function main() {
     const rounds = 10;
     const per = Math.ceil(N / rounds);
     const r = { plain: [], read: [], write: [], plainW: [], sync: [] };
+    const cpu = { plain: 0, read: 0, write: 0, plainW: 0, sync: 0 };
+    const pid = worker.child.pid;
+    const phase = async (kind, url, init, n) => {
+      const c0 = await cpuMs(pid);
+      r[kind].push(...(await timed(url, init, n)));
+      // The replica's work for these writes (pushes, acknowledgements)
+      // may finish after the last answer: let it, then count.
+      if (kind === "write") await new Promise((ok) => setTimeout(ok, 50));
+      cpu[kind] += (await cpuMs(pid)) - c0;
+    };
     for (let i = 0; i < rounds; i++) {
-      r.plain.push(...(await timed(plain, {}, per)));
-      r.read.push(...(await timed(readURL, {}, per)));
-      r.plainW.push(...(await timed(plain, write, per)));
-      r.write.push(...(await timed(`${edge}/_api/document/orders`, write, per)));
-      r.sync.push(...(await timed(`${edge}/_api/document/orders?waitForSync=true`, write, Math.ceil(per / 4))));
+      await phase("plain", plain, {}, per);
+      await phase("read", readURL, {}, per);
+      await phase("plainW", plain, write, per);
+      await phase("write", `${edge}/_api/document/orders`, write, per);
+      await phase("sync", `${edge}/_api/document/orders?waitForSync=true`, write, Math.ceil(per / 4));
     }
+    const cpuPer = (kind) => (cpu[kind] / r[kind].length).toFixed(3);
     const dials = (await metric(server.http, "hilodb_connections_total")) - dialsBefore;
     await stop(worker);
 
@@ -114,15 +132,15 @@ async function main() {
     const sy = stats(r.sync);
     const medianOf = (xs, f) => stats(xs.map(f)).median;
     const lines = [
-      `edge benchmark: ${N} warm requests each, workerd ${worker.child.spawnargs[0].includes("workerd") ? "(npm @cloudflare/workerd-linux-64)" : ""}`,
+      `edge benchmark: ${N} warm requests of each kind (${Math.ceil(N / 40) * 10} with waitForSync), one at a time; load average ${(await readFile("/proc/loadavg", "utf8")).split(" ")[0]}`,
       "",
-      "| request | median ms | p99 ms | median ratio to plain |",
-      "|---|---|---|---|",
-      `| plain worker, GET fixed JSON | ${fmt(p.median)} | ${fmt(p.p99)} | 1.00 |`,
-      `| edge, GET a document (local read) | ${fmt(rd.median)} | ${fmt(rd.p99)} | ${(rd.median / p.median).toFixed(2)} |`,
-      `| plain worker, POST (body ignored) | ${fmt(pw.median)} | ${fmt(pw.p99)} | 1.00 |`,
-      `| edge, POST a document (HiLo id, durable in the object) | ${fmt(wr.median)} | ${fmt(wr.p99)} | ${(wr.median / pw.median).toFixed(2)} |`,
-      `| edge, POST ?waitForSync=true (acknowledged by the server) | ${fmt(sy.median)} | ${fmt(sy.p99)} | ${(sy.median / pw.median).toFixed(2)} |`,
+      "| request | median ms | p99 ms | median ratio to plain | workerd CPU ms per request |",
+      "|---|---|---|---|---|",
+      `| plain worker, GET fixed JSON | ${fmt(p.median)} | ${fmt(p.p99)} | 1.00 | ${cpuPer("plain")} |`,
+      `| edge, GET a document (local read) | ${fmt(rd.median)} | ${fmt(rd.p99)} | ${(rd.median / p.median).toFixed(2)} | ${cpuPer("read")} |`,
+      `| plain worker, POST (body ignored) | ${fmt(pw.median)} | ${fmt(pw.p99)} | 1.00 | ${cpuPer("plainW")} |`,
+      `| edge, POST a document (HiLo id, durable in the object) | ${fmt(wr.median)} | ${fmt(wr.p99)} | ${(wr.median / pw.median).toFixed(2)} | ${cpuPer("write")} |`,
+      `| edge, POST ?waitForSync=true (acknowledged by the server) | ${fmt(sy.median)} | ${fmt(sy.p99)} | ${(sy.median / pw.median).toFixed(2)} | ${cpuPer("sync")} |`,
       "",
       `websocket connections the server accepted during the warm requests: ${dials}`,
       "",

@@ -238,6 +238,8 @@ test("the replica survives workerd killed with SIGKILL: documents, node tag and 
 });
 
 test("writable offline: the sync server stopped, writes are kept and pushed when it is back", async () => {
+  // Writes not waited for are pushed within moments (pushDelay): let them.
+  await eventually(async () => (await call("GET", "/_edge/status")).json.pending === 0, 5_000, "nothing pending");
   await stop(server);
   const offline = [];
   for (let i = 0; i < 10; i++) {
