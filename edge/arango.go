@@ -105,6 +105,9 @@ func (a *app) arango(ctx context.Context, r *request, rt route) *response {
 		err  error
 		post = r.method == "POST"
 	)
+	if post {
+		a.learnCollection(ctx, rt.coll)
+	}
 	switch {
 	case post && rt.key == "" && many:
 		res, err = a.store.InsertMany(ctx, rt.coll, items, &opts)

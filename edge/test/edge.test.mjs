@@ -197,6 +197,27 @@ test("ArangoDB's document API: create, read, replace, update, remove, arrays, If
   await eventually(async () => (await onServer("GET", `/_api/document/orders/${key}`)).status === 404, 5_000, "the removal on the server");
 });
 
+test("keys follow the collection's keyOptions defined on the server", async () => {
+  const made = await onServer("POST", "/_api/collection", { name: "tickets", keyOptions: { type: "autoincrement", increment: 10, offset: 5 } });
+  assert.equal(made.status, 200, JSON.stringify(made.json));
+  const sealed = await onServer("POST", "/_api/collection", { name: "sealed", keyOptions: { type: "padded", allowUserKeys: false } });
+  assert.equal(sealed.status, 200, JSON.stringify(sealed.json));
+  const keys = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await call("POST", "/_api/document/tickets", { i });
+    assert.ok(res.status === 201 || res.status === 202, JSON.stringify(res.json));
+    keys.push(res.json._key);
+  }
+  for (const k of keys) {
+    assert.match(k, /^\d+$/);
+    assert.equal((Number(k) - 5) % 10, 0, `autoincrement key ${k}: offset 5, increment 10`);
+  }
+  assert.equal(new Set(keys).size, 3);
+  const padded = await call("POST", "/_api/document/sealed", { a: 1 });
+  assert.match(padded.json._key, /^[0-9a-f]{16}$/);
+  arangoError(await call("POST", "/_api/document/sealed", { _key: "mine" }), 400, 1222);
+});
+
 test("fresh reads: a change made by another client of the server is visible at the edge within the bound", async () => {
   for (let i = 0; i < 3; i++) {
     const key = `fresh${i}`;
