@@ -31,7 +31,7 @@ func main() {
 		fmt.Println("edge: globalThis.__hilodbBoot is missing; start the program through worker.mjs")
 		return
 	}
-	g := &glue{done: boot.Get("done")}
+	g := &glue{done: boot.Get("done"), workers: workers{idle: make(chan func())}}
 	boot.Set("open", js.FuncOf(g.open))
 	boot.Set("handle", js.FuncOf(g.handle))
 	boot.Set("tick", js.FuncOf(g.tick))
@@ -40,8 +40,9 @@ func main() {
 
 // glue holds the program's one replica.
 type glue struct {
-	app  *app     // set once open has succeeded; only read afterwards
-	done js.Value // the glue's done(token, response)
+	app     *app     // set once open has succeeded; only read afterwards
+	done    js.Value // the glue's done(token, response)
+	workers workers
 }
 
 var (
@@ -100,12 +101,35 @@ func (g *glue) handle(_ js.Value, args []js.Value) any {
 	if res, ok := g.app.quick(r); ok {
 		return toJS(res)
 	}
-	go func() {
+	g.workers.run(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+time.Second)
 		defer cancel()
 		g.done.Invoke(token, toJS(g.app.serve(ctx, r)))
-	}()
+	})
 	return nil
+}
+
+// workers runs requests on goroutines kept between requests: a new
+// goroutine's stack grows (and is copied) on every request it serves,
+// which costs a write a few percent of its CPU.
+type workers struct {
+	idle chan func() // an idle worker receives here
+}
+
+// run hands job to an idle worker, or to a new one if none is idle.
+func (w *workers) run(job func()) {
+	select {
+	case w.idle <- job:
+	default:
+		go w.work(job)
+	}
+}
+
+func (w *workers) work(job func()) {
+	for {
+		job()
+		job = <-w.idle
+	}
 }
 
 func (g *glue) tick(js.Value, []js.Value) any {

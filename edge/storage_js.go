@@ -3,32 +3,41 @@
 package main
 
 import (
+	"sync"
 	"syscall/js"
 
 	"github.com/hilodb/hilodb/database"
 )
 
 // doStorage is the database.Storage and database.Meta of a replica, over the
-// Durable Object's storage through the adapter worker.mjs makes:
+// Durable Object's storage through the adapter worker.mjs makes. Each call
+// takes a number last and, once what it did is stored (or failed), the
+// adapter calls settled(number, error message or null), which Go set on it:
 //
-//	append(bytes)        → Promise, settled once the frames are stored
-//	compact(bytes)       → Promise, settled once bytes are the snapshot and the log is empty
-//	saveNode(node)       → Promise
-//	saveRange(tag, text) → Promise
+//	append(bytes, n)        the frames are stored at the end of the log
+//	compact(bytes, n)       bytes are the snapshot and the log is empty
+//	saveNode(node, n)
+//	saveRange(tag, text, n)
 //
-// What the storage held when the object started (found: snapshot, log,
-// node, ranges) is read by the glue before the program opens the replica.
+// One settled function for every call, rather than two callbacks made and
+// released per call, keeps a write's storage call cheap. What the storage
+// held when the object started (found: snapshot, log, node, ranges) is read
+// by the glue before the program opens the replica.
 //
 // # Concurrency
 //
-// A doStorage is safe for concurrent use; its methods wait for Promises and
-// so run in goroutines, never on the event loop.
+// A doStorage is safe for concurrent use; its methods wait for the adapter
+// and so run in goroutines, never on the event loop.
 type doStorage struct {
 	adapter  js.Value
 	snapshot []byte
 	log      []byte
 	node     string
 	ranges   map[string][]byte
+
+	mu      sync.Mutex
+	next    int
+	waiting map[int]chan error
 }
 
 var (
@@ -37,7 +46,8 @@ var (
 )
 
 func newDOStorage(adapter, found js.Value) *doStorage {
-	s := &doStorage{adapter: adapter, ranges: map[string][]byte{}}
+	s := &doStorage{adapter: adapter, ranges: map[string][]byte{}, waiting: map[int]chan error{}}
+	adapter.Set("settled", js.FuncOf(s.settled))
 	if found.Type() != js.TypeObject {
 		return s
 	}
@@ -78,12 +88,12 @@ func (s *doStorage) Load() ([]byte, []byte, error) {
 
 // Append implements database.Storage.
 func (s *doStorage) Append(frames []byte) error {
-	return await(s.adapter.Call("append", bytesToJS(frames)))
+	return s.call("append", bytesToJS(frames))
 }
 
 // Compact implements database.Storage.
 func (s *doStorage) Compact(snap []byte) error {
-	return await(s.adapter.Call("compact", bytesToJS(snap)))
+	return s.call("compact", bytesToJS(snap))
 }
 
 // LoadMeta implements database.Meta.
@@ -93,12 +103,12 @@ func (s *doStorage) LoadMeta() (string, map[string][]byte, error) {
 
 // SaveNode implements database.Meta.
 func (s *doStorage) SaveNode(node string) error {
-	return await(s.adapter.Call("saveNode", node))
+	return s.call("saveNode", node)
 }
 
 // SaveRange implements database.Meta.
 func (s *doStorage) SaveRange(tag string, entry []byte) error {
-	return await(s.adapter.Call("saveRange", tag, string(entry)))
+	return s.call("saveRange", tag, string(entry))
 }
 
 // storageError is a rejected storage call.
@@ -106,21 +116,36 @@ type storageError struct{ msg string }
 
 func (e *storageError) Error() string { return "durable object storage: " + e.msg }
 
-// await waits for p, a Promise, to settle.
-func await(p js.Value) error {
+// call calls the adapter's method with args and a call number, and waits
+// until the adapter settles that number.
+func (s *doStorage) call(method string, args ...any) error {
 	ch := make(chan error, 1)
-	var ok, fail js.Func
-	ok = js.FuncOf(func(js.Value, []js.Value) any { ch <- nil; return nil })
-	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		msg := "rejected"
-		if len(args) > 0 {
-			msg = args[0].Call("toString").String()
-		}
-		ch <- &storageError{msg}
-		return nil
-	})
-	defer ok.Release()
-	defer fail.Release()
-	p.Call("then", ok, fail)
+	s.mu.Lock()
+	s.next++
+	n := s.next
+	s.waiting[n] = ch
+	s.mu.Unlock()
+	s.adapter.Call(method, append(args, n)...)
 	return <-ch
+}
+
+// settled is the adapter's settled(n, message): it never blocks, as it
+// runs on the event loop.
+func (s *doStorage) settled(_ js.Value, args []js.Value) any {
+	if len(args) < 2 {
+		return nil
+	}
+	n := args[0].Int()
+	var err error
+	if args[1].Type() == js.TypeString {
+		err = &storageError{args[1].String()}
+	}
+	s.mu.Lock()
+	ch := s.waiting[n]
+	delete(s.waiting, n)
+	s.mu.Unlock()
+	if ch != nil {
+		ch <- err
+	}
+	return nil
 }

@@ -67,12 +67,20 @@ async function storageAdapter(storage) {
     return done;
   };
 
+  // settle reports the outcome of call n to Go, which sets
+  // adapter.settled(n, message or null) when it takes the adapter.
+  const settle = (done, n) =>
+    done.then(
+      () => adapter.settled(n, null),
+      (err) => adapter.settled(n, String(err?.message ?? err)),
+    );
   const adapter = {
-    append(bytes) {
+    append(bytes, n) {
       if (bytes.length <= CHUNK) {
         const key = `log/${pad(nextLog++)}`;
         logKeys.push(key);
-        return storage.put(key, bytes);
+        settle(storage.put(key, bytes), n);
+        return;
       }
       const entries = [];
       for (let i = 0; i < bytes.length; i += CHUNK) {
@@ -80,25 +88,25 @@ async function storageAdapter(storage) {
         logKeys.push(key);
         entries.push([key, bytes.subarray(i, i + CHUNK)]);
       }
-      return Promise.all(putAll(entries));
+      settle(Promise.all(putAll(entries)), n);
     },
-    compact(bytes) {
+    compact(bytes, n) {
       const entries = [];
-      let n = 0;
-      for (let i = 0; i < bytes.length; i += CHUNK) entries.push([`snap/${pad(n++)}`, bytes.subarray(i, i + CHUNK)]);
+      let count = 0;
+      for (let i = 0; i < bytes.length; i += CHUNK) entries.push([`snap/${pad(count++)}`, bytes.subarray(i, i + CHUNK)]);
       const stale = [...logKeys];
-      for (let i = n; i < snapCount; i++) stale.push(`snap/${pad(i)}`);
+      for (let i = count; i < snapCount; i++) stale.push(`snap/${pad(i)}`);
       // One batch: no await between these calls.
       const done = [...deleteAll(stale), ...putAll(entries)];
       logKeys = [];
-      snapCount = n;
-      return Promise.all(done);
+      snapCount = count;
+      settle(Promise.all(done), n);
     },
-    saveNode(tag) {
-      return storage.put("node", tag);
+    saveNode(tag, n) {
+      settle(storage.put("node", tag), n);
     },
-    saveRange(tag, text) {
-      return storage.put(`range/${tag}`, text);
+    saveRange(tag, text, n) {
+      settle(storage.put(`range/${tag}`, text), n);
     },
   };
   return { adapter, found };
