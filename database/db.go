@@ -29,6 +29,9 @@ type Config struct {
 	Storage Storage
 	// Durability says when a write returns (with Storage).
 	Durability Durability
+	// CompactAt is the log size past which the journal compacts it into a
+	// snapshot (JournalOptions.CompactAt); default 4 MiB.
+	CompactAt int
 	// Reserve is how many whole HiLo ranges to hold leased beyond the one
 	// in use, for offline periods (idgen.Options.Reserve).
 	Reserve int
@@ -171,7 +174,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.store = st
 	var durable core.Journal
 	if cfg.Storage != nil {
-		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability})
+		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability, CompactAt: cfg.CompactAt})
 		if err != nil {
 			_ = cl.Close()
 			_ = st.Close()

@@ -38,6 +38,9 @@ const (
 	// of them, instead of each. A write asked to wait for the server is
 	// pushed at once.
 	pushDelay = 10 * time.Millisecond
+	// compactAt is the log size past which the replica's journal is
+	// compacted into a snapshot.
+	compactAt = 1 << 20
 )
 
 // app is one database's replica at the edge: a database.DB kept in the
@@ -76,7 +79,10 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 		Reserve:     1, // a spare range, for HiLo ids while the server is away
 		DialTimeout: 2 * time.Second,
 		PushDelay:   pushDelay,
-		OnConnect:   func() { a.following.Store(true) },
+		// A smaller log than the default: every append is a key in the
+		// object's storage, and the log is read whole when the object starts.
+		CompactAt: compactAt,
+		OnConnect: func() { a.following.Store(true) },
 		OnStatus: func(up bool) {
 			if !up {
 				a.following.Store(false)

@@ -13,7 +13,9 @@ import "./wasm_exec.js";
 import wasmModule from "./app.wasm";
 
 // CHUNK is the largest value the glue stores under one key: Cloudflare
-// allows 128 KiB per value in key-value storage.
+// allows 128 KiB per value in key-value storage. Chunks are copies
+// (slice), not views (subarray): storage serialises a view with its whole
+// buffer.
 const CHUNK = 120 * 1024;
 // BATCH is the most keys one put or delete call takes.
 const BATCH = 128;
@@ -86,14 +88,14 @@ async function storageAdapter(storage) {
       for (let i = 0; i < bytes.length; i += CHUNK) {
         const key = `log/${pad(nextLog++)}`;
         logKeys.push(key);
-        entries.push([key, bytes.subarray(i, i + CHUNK)]);
+        entries.push([key, bytes.slice(i, i + CHUNK)]);
       }
       settle(Promise.all(putAll(entries)), n);
     },
     compact(bytes, n) {
       const entries = [];
       let count = 0;
-      for (let i = 0; i < bytes.length; i += CHUNK) entries.push([`snap/${pad(count++)}`, bytes.subarray(i, i + CHUNK)]);
+      for (let i = 0; i < bytes.length; i += CHUNK) entries.push([`snap/${pad(count++)}`, bytes.slice(i, i + CHUNK)]);
       const stale = [...logKeys];
       for (let i = count; i < snapCount; i++) stale.push(`snap/${pad(i)}`);
       // One batch: no await between these calls.
