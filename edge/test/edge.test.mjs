@@ -197,6 +197,23 @@ test("ArangoDB's document API: create, read, replace, update, remove, arrays, If
   await eventually(async () => (await onServer("GET", `/_api/document/orders/${key}`)).status === 404, 5_000, "the removal on the server");
 });
 
+test("100 concurrent writes get distinct ids, and reads among them see each write", async () => {
+  const made = await Promise.all(
+    Array.from({ length: 100 }, (_, i) =>
+      call("POST", i % 2 ? "/_api/document/orders?returnNew=true" : "/docs/orders?waitForSync=false", { i }),
+    ),
+  );
+  for (const res of made) {
+    assert.ok(res.status === 201 || res.status === 202, JSON.stringify(res.json));
+    fresh(res.json._id);
+  }
+  const reads = await Promise.all(made.map((res) => call("GET", `/docs/${res.json._id}`)));
+  for (const [i, r] of reads.entries()) {
+    assert.equal(r.status, 200);
+    assert.equal(r.json.i, made[i].json.i ?? made[i].json.new.i);
+  }
+});
+
 test("keys follow the collection's keyOptions defined on the server", async () => {
   const made = await onServer("POST", "/_api/collection", { name: "tickets", keyOptions: { type: "autoincrement", increment: 10, offset: 5 } });
   assert.equal(made.status, 200, JSON.stringify(made.json));
@@ -313,6 +330,28 @@ test("writable offline: the sync server stopped, writes are kept and pushed when
   const again = await call("POST", "/docs/orders", { online: true });
   assert.equal(again.status, 201, JSON.stringify(again.json));
   fresh(again.json._id);
+});
+
+test("an offline write over a document the server changed meanwhile is reconciled by _rev: the server's version wins", async () => {
+  const made = await call("POST", "/_api/document/orders?waitForSync=true", { _key: "contested", v: "first" });
+  assert.equal(made.status, 201, JSON.stringify(made.json));
+  await stop(server);
+  const local = await call("PATCH", "/_api/document/orders/contested", { v: "edge" });
+  assert.equal(local.status, 202, JSON.stringify(local.json));
+  assert.equal((await call("GET", "/_api/document/orders/contested")).json.v, "edge");
+  // The edge is down while the server takes another client's change.
+  await stop(worker, "SIGKILL");
+  server = await startServer(serverBin, serverPort, dataDir);
+  const theirs = await onServer("PATCH", "/_api/document/orders/contested", { v: "server" });
+  assert.equal(theirs.status, 201, JSON.stringify(theirs.json));
+  worker = await startWorker({ replicas, env: { HILODB_URL: server.ws, HILODB_DB: DB } });
+  // The alarm pushes the edge's write; the server refuses it (its base _rev
+  // is not the server's), and the server's version is kept on both sides.
+  await eventually(async () => (await call("GET", "/_edge/status")).json.pending === 0, 15_000, "the write settled");
+  const atEdge = await call("GET", "/_api/document/orders/contested");
+  assert.equal(atEdge.json.v, "server");
+  assert.equal(atEdge.json._rev, theirs.json._rev);
+  assert.equal((await onServer("GET", "/_api/document/orders/contested")).json.v, "server");
 });
 
 test("no id was given twice, and the server has every document the edge made", async () => {
