@@ -38,6 +38,10 @@ const pad = (n) => String(n).padStart(12, "0");
 // Writes issued without an await between them are one atomic batch in a
 // Durable Object, so a compaction (new snapshot, old log and old snapshot
 // gone) happens whole or not at all.
+//
+// The Go side (storage_js.go) calls append, compact, saveNode and saveRange
+// with a call number last; each reports its outcome through
+// adapter.settled(number, error message or null), which Go sets.
 async function storageAdapter(storage) {
   const [snapParts, logParts, node, rangeEntries] = await Promise.all([
     storage.list({ prefix: "snap/" }),
