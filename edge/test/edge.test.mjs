@@ -119,6 +119,7 @@ test("short forms: POST /docs/{collection} waits for the server, GET /docs/{id} 
   assert.equal(res.json._id, "orders/1-A");
   assert.equal(res.headers.get("location"), "/docs/orders/1-A");
   fresh(res.json._id);
+  await eventually(async () => (await call("GET", "/_edge/status")).json.following, 5_000, "the replica follows the feed");
   const got = await call("GET", "/docs/orders/1-A");
   assert.equal(got.status, 200);
   assert.deepEqual(got.json, res.json);
@@ -312,6 +313,7 @@ test("writable offline: the sync server stopped, writes are kept and pushed when
   fresh(short.json._id);
   offline.push(short.json);
   // Reads go on, saying they could not be freshened.
+  await eventually(async () => !(await call("GET", "/_edge/status")).json.following, 5_000, "the replica notices");
   const r = await call("GET", `/_api/document/orders/${offline[0]._key}`);
   assert.equal(r.status, 200);
   assert.equal(r.headers.get("x-hilodb-fresh"), "stale");
