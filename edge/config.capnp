@@ -43,6 +43,7 @@ const edgeWorker :Workerd.Worker = (
     (name = "HILODB_URL", fromEnvironment = "HILODB_URL"),
     (name = "HILODB_DB", fromEnvironment = "HILODB_DB"),
     (name = "HILODB_TOKEN", fromEnvironment = "HILODB_TOKEN"),
+    (name = "HILODB_EDGE_TOKEN", fromEnvironment = "HILODB_EDGE_TOKEN"),
     (name = "REPLICA", durableObjectNamespace = "Replica"),
   ],
   compatibilityDate = "2026-05-01",

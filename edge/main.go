@@ -98,15 +98,41 @@ func (g *glue) handle(_ js.Value, args []js.Value) any {
 		r.body = make([]byte, b.Get("length").Int())
 		js.CopyBytesToGo(r.body, b)
 	}
-	if res, ok := g.app.quick(r); ok {
+	if res, ok := quickSafely(g.app, r); ok {
 		return toJS(res)
 	}
 	g.workers.run(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+time.Second)
 		defer cancel()
-		g.done.Invoke(token, toJS(g.app.serve(ctx, r)))
+		g.done.Invoke(token, toJS(serveSafely(ctx, g.app, r)))
 	})
 	return nil
+}
+
+// quickSafely and serveSafely run the app's quick and serve, turning a
+// panic into a 500: one that escaped would end the Go program, and with it
+// the replica every later request of the object needs.
+func quickSafely(a *app, r *request) (res *response, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, ok = panicked(r, v), true
+		}
+	}()
+	return a.quick(r)
+}
+
+func serveSafely(ctx context.Context, a *app, r *request) (res *response) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = panicked(r, v)
+		}
+	}()
+	return a.serve(ctx, r)
+}
+
+func panicked(r *request, v any) *response {
+	fmt.Printf("edge: panic serving %s %s: %v\n", r.method, r.path, v)
+	return errorResponse(errcode.Internal, fmt.Sprint("internal error: ", v))
 }
 
 // workers runs requests on goroutines kept between requests: a new

@@ -138,6 +138,12 @@ function errorResponse(status, errorNum, errorMessage) {
   });
 }
 
+// internalError is a 500 in the shape handle answers.
+function internalError(message) {
+  const body = new TextEncoder().encode(JSON.stringify({ error: true, code: 500, errorNum: 4, errorMessage: message }));
+  return { status: 500, headers: null, body };
+}
+
 // databaseOf is the database a request is for.
 function databaseOf(url, env) {
   const m = /^\/_db\/([^/]+)\//.exec(url.pathname);
@@ -182,7 +188,21 @@ export class Replica {
           globalThis.__hilodbBoot = boot;
           const go = new Go();
           const instance = new WebAssembly.Instance(wasmModule, go.importObject);
-          go.run(instance).catch((err) => console.error(`edge: the Go program failed: ${err?.message ?? err}`));
+          // Should the program end, the requests it holds are answered 500
+          // and the next request starts it again over the same storage.
+          const ended = (how) => {
+            console.error(`edge: the Go program ${how}; the next request starts it again`);
+            if (this.app === boot) {
+              this.app = null;
+              this.opening = null;
+            }
+            for (const answer of waiters.values()) answer(internalError(`the Go program ${how}`));
+            waiters.clear();
+          };
+          go.run(instance).then(
+            () => ended("exited"),
+            (err) => ended(`failed: ${err?.message ?? err}`),
+          );
           delete globalThis.__hilodbBoot;
           if (typeof boot.handle !== "function") throw new Error("the Go program did not start");
           const url = typeof this.env.HILODB_URL === "string" ? this.env.HILODB_URL : "";
@@ -255,8 +275,26 @@ export class Replica {
   }
 }
 
+// authorized checks the request's bearer token against HILODB_EDGE_TOKEN,
+// when that secret is set.
+function authorized(request, env) {
+  const want = env.HILODB_EDGE_TOKEN;
+  if (typeof want !== "string" || want === "") return true;
+  const got = request.headers.get("authorization") ?? "";
+  const a = new TextEncoder().encode(got);
+  const b = new TextEncoder().encode(`Bearer ${want}`);
+  if (a.byteLength !== b.byteLength) return false;
+  if (crypto.subtle.timingSafeEqual) return crypto.subtle.timingSafeEqual(a, b);
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
+  return diff === 0;
+}
+
 export default {
   async fetch(request, env) {
+    if (!authorized(request, env)) {
+      return errorResponse(401, 401, "a wrong or missing token (Authorization: Bearer, HILODB_EDGE_TOKEN)");
+    }
     const url = new URL(request.url);
     const database = databaseOf(url, env);
     if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(database)) {

@@ -374,6 +374,20 @@ test("no id was given twice, and the server has every document the edge made", a
   assert.equal(found, ids.size - 1, "every document but the removed one is on the server");
 });
 
+test("with HILODB_EDGE_TOKEN set, a request needs it as a bearer token", async () => {
+  const dir = join(tmp, "replicas-token");
+  await mkdir(dir);
+  const guarded = await startWorker({ replicas: dir, env: { HILODB_URL: server.ws, HILODB_DB: DB, HILODB_EDGE_TOKEN: "s3cret" } });
+  try {
+    const as = (headers) => call("GET", "/_api/document/orders/none", undefined, { base: guarded.base, headers });
+    arangoError(await as({}), 401, 401);
+    arangoError(await as({ authorization: "Bearer wrong" }), 401, 401);
+    arangoError(await as({ authorization: "Bearer s3cret" }), 404, 1202);
+  } finally {
+    await stop(guarded);
+  }
+});
+
 test("wrangler deploy --dry-run accepts wrangler.toml and the bundle is at most 2.0 MB gzipped", async () => {
   const out = await run("npx", ["wrangler", "deploy", "--dry-run", "--outdir", join(tmp, "dry-run")], {
     cwd: edgeDir,

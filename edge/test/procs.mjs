@@ -132,6 +132,7 @@ function workerdBinary() {
 export function startWorker({ config = join(edgeDir, "config.capnp"), replicas, env = {}, sockets = ["http"] }) {
   const e = { ...process.env, ...env };
   if (!("HILODB_TOKEN" in env)) delete e.HILODB_TOKEN;
+  if (!("HILODB_EDGE_TOKEN" in env)) delete e.HILODB_EDGE_TOKEN;
   const args = ["serve", config, "--control-fd", "3"];
   for (const name of sockets) args.push("--socket-addr", `${name}=127.0.0.1:0`);
   if (replicas) args.push("--directory-path", `replicas=${replicas}`);
