@@ -78,7 +78,11 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 		Live:        true,
 		Reserve:     1, // a spare range, for HiLo ids while the server is away
 		DialTimeout: 2 * time.Second,
-		PushDelay:   pushDelay,
+		// A connection that dies without a close (a lost peer) is noticed
+		// within Heartbeat + RequestTimeout, after which reads pull first.
+		Heartbeat:      time.Second,
+		RequestTimeout: 5 * time.Second,
+		PushDelay:      pushDelay,
 		// A smaller log than the default: every append is a key in the
 		// object's storage, and the log is read whole when the object starts.
 		CompactAt: compactAt,
