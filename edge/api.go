@@ -207,8 +207,7 @@ func (a *app) serve(ctx context.Context, r *request) *response {
 	case rt.kind == "arango":
 		return a.arango(ctx, r, rt)
 	}
-	res := errorResponse(errcode.MethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.method, truncate(r.path, 200)))
-	return res
+	return errorResponse(errcode.MethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.method, truncate(r.path, 200)))
 }
 
 // read answers a document read from the replica.

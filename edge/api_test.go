@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/hilodb/hilodb/database"
@@ -162,5 +163,16 @@ func TestReplicaAgainstServer(t *testing.T) {
 	res = serve(t, a, &request{method: "POST", path: "/docs/orders", body: []byte(`{"n":2}`)}, &doc)
 	if res.status != 201 || seen[doc.ID] {
 		t.Errorf("after reopening: %d %s (ids before: %v)", res.status, res.body, seen)
+	}
+}
+
+func TestOpenWithoutServer(t *testing.T) {
+	st, err := database.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := openApp(context.Background(), config{}, st); !errors.Is(err, errNoServer) {
+		t.Errorf("openApp without a URL: %v, want errNoServer", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -43,6 +44,9 @@ const (
 	compactAt = 1 << 20
 )
 
+// errNoServer is the failure to open a replica without a sync server URL.
+var errNoServer = errors.New("no sync server is configured (HILODB_URL)")
+
 // app is one database's replica at the edge: a database.DB kept in the
 // Durable Object's storage, replicating live with the sync server.
 //
@@ -67,7 +71,7 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 		cfg.Database = defaultDatabase
 	}
 	if cfg.URL == "" {
-		return nil, fmt.Errorf("open replica: no sync server is configured (HILODB_URL)")
+		return nil, fmt.Errorf("open replica: %w", errNoServer)
 	}
 	a := &app{acked: make(chan struct{})}
 	db, err := database.Open(ctx, database.Config{
