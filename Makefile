@@ -69,7 +69,7 @@ test-wasm:
 test-js: server wasm
 	cd js && npm test
 
-test-edge: server edge
+test-edge: server wasm edge
 	cd edge && npm test
 
 test-browser: server web

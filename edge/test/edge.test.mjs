@@ -11,6 +11,9 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "arangojs";
+// The npm package: the browser store's code (Go as WebAssembly) in Node,
+// a websocket client of the sync server like a browser tab (make wasm).
+import { openStore } from "../../js/index.js";
 import { edgeDir, freePort, run, serverBinary, startServer, startWorker, stop } from "./procs.mjs";
 
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -281,6 +284,25 @@ test("fresh reads: a change made by another client of the server is visible at t
     // And a change to it.
     await onServer("PATCH", `/_api/document/orders/${key}`, { v: i + 100 });
     await eventually(async () => (await call("GET", `/_api/document/orders/${key}`)).json?.v === i + 100, FRESH_BOUND_MS, `${key}'s update at the edge`);
+  }
+});
+
+test("fresh reads: a change made through the npm package (the browser store) is visible at the edge within the bound, and the edge's reach it", async () => {
+  const store = await openStore({ url: server.ws, database: DB, sync: true });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const key = `tab${i}`;
+      await store.collection("notes").save({ _key: key, from: "a browser store" });
+      await store.sync(); // the server has it now
+      const t0 = Date.now();
+      await eventually(async () => (await call("GET", `/_api/document/notes/${key}`)).status === 200, FRESH_BOUND_MS, `${key} at the edge`);
+      assert.ok(Date.now() - t0 <= FRESH_BOUND_MS);
+    }
+    const made = await call("POST", "/_api/document/notes", { _key: "fromEdge", from: "the edge" });
+    assert.equal(made.status, 202, JSON.stringify(made.json));
+    await eventually(async () => (await store.get("notes/fromEdge").catch(() => null))?.from === "the edge", 5_000, "the edge's write in the store");
+  } finally {
+    await store.close();
   }
 });
 
