@@ -235,6 +235,7 @@ export class Replica {
     if (method !== "GET" && method !== "HEAD") {
       body = new Uint8Array(await request.arrayBuffer());
     }
+    if (!this.app) return errorResponse(503, 1902, "the replica closed while the request was read; retry");
     const token = ++this.requests;
     let r = this.app.handle(
       token,
