@@ -16,7 +16,7 @@ TOOLS   := $(CURDIR)/build/tools
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser test-compat bench bench-go bench-bridge bench-browser bench-sync load fuzz lint clean
+        test-go test-wasm test-js test-edge test-browser test-compat bench bench-go bench-bridge bench-browser bench-sync bench-edge load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
 run: server web
@@ -69,7 +69,7 @@ test-wasm:
 test-js: server wasm
 	cd js && npm test
 
-test-edge: server edge
+test-edge: server wasm edge
 	cd edge && npm test
 
 test-browser: server web
@@ -93,6 +93,10 @@ bench-bridge: wasm
 ## bench-browser: hilodb's browser store against PouchDB 9 (idb, indexeddb) in Chromium, side by side
 bench-browser: deps-apt server web
 	cd bench/browser && npm ci --no-audit --no-fund && node run.mjs
+
+## bench-edge: the edge worker (local read, HiLo write) beside a plain JS worker in one workerd; cold start
+bench-edge: server edge
+	cd edge && node bench/run.mjs 2000
 
 ## bench-sync: replicate 10,000 documents with hilodb and with PouchDB 9, side by side
 bench-sync:

@@ -4,7 +4,6 @@ go 1.26
 
 require (
 	github.com/coder/websocket v1.8.15
-	github.com/syumai/workers v0.33.0
 	github.com/tidwall/buntdb v1.3.2
 	github.com/tidwall/gjson v1.20.0
 )

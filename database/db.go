@@ -29,6 +29,9 @@ type Config struct {
 	Storage Storage
 	// Durability says when a write returns (with Storage).
 	Durability Durability
+	// CompactAt is the log size past which the journal compacts it into a
+	// snapshot (JournalOptions.CompactAt); default 4 MiB.
+	CompactAt int
 	// Reserve is how many whole HiLo ranges to hold leased beyond the one
 	// in use, for offline periods (idgen.Options.Reserve).
 	Reserve int
@@ -45,9 +48,11 @@ type Config struct {
 	// answers) the DB opens offline and dials on its first call that needs
 	// the server. Default 5 seconds.
 	DialTimeout time.Duration
-	// PullLimit and PingEvery are the replicator's (replica.Options).
+	// PullLimit, PingEvery and PushDelay are the replicator's
+	// (replica.Options).
 	PullLimit int
 	PingEvery time.Duration
+	PushDelay time.Duration
 
 	// OnStatus is called with true once a connection is up and false once it
 	// is lost. OnNode is called with the node tag once the server gives or
@@ -169,7 +174,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.store = st
 	var durable core.Journal
 	if cfg.Storage != nil {
-		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability})
+		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability, CompactAt: cfg.CompactAt})
 		if err != nil {
 			_ = cl.Close()
 			_ = st.Close()
@@ -186,6 +191,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.rep = replica.New(st, cl, replica.Options{
 		Resolve: cfg.Resolve, OnConflict: cfg.OnConflict, OnApply: cfg.OnApply, OnAck: cfg.OnAck,
 		OnConnect: cfg.OnConnect, OnError: cfg.OnError, PullLimit: cfg.PullLimit, PingEvery: cfg.PingEvery,
+		PushDelay: cfg.PushDelay,
 	})
 	if cfg.Live {
 		db.bg.Add(1)

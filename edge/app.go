@@ -2,72 +2,237 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
 
-	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
-	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/database"
 )
 
 // config is what the worker needs to know about its sync server. In the
-// worker it comes from the HILODB_URL, HILODB_DB and HILODB_TOKEN bindings.
+// worker it comes from the HILODB_URL, HILODB_DB and HILODB_TOKEN bindings
+// (the database may also come from the path, /_db/{db}/…).
 type config struct {
 	URL      string // websocket endpoint, e.g. ws://127.0.0.1:8080/v1/sync
 	Database string // database name on the sync server
 	Token    string // token for Database; empty on a loopback server without tokens
 }
 
-// defaultDatabase is used when no database is configured.
-const defaultDatabase = "default"
+const (
+	// defaultDatabase is used when no database is configured.
+	defaultDatabase = "default"
+	// pullWait bounds the pull a read makes while the replica does not
+	// follow the live feed; retryPull is how long after a failed one reads
+	// are served from the replica without trying again.
+	pullWait  = time.Second
+	retryPull = time.Second
+	// syncWait bounds how long a write asked to wait for the server
+	// (waitForSync, the short form) waits for its acknowledgement.
+	syncWait = 3 * time.Second
+	// pushDelay gathers the writes made within it into one push: one
+	// reply, one acknowledgement and one change back on the feed for all
+	// of them, instead of each. A write asked to wait for the server is
+	// pushed at once.
+	pushDelay = 10 * time.Millisecond
+	// compactAt is the log size past which the replica's journal is
+	// compacted into a snapshot.
+	compactAt = 1 << 20
+)
 
-// app is the worker's state in one isolate: the resident cache and the way
-// to the sync server.
+// errNoServer is the failure to open a replica without a sync server URL.
+var errNoServer = errors.New("no sync server is configured (HILODB_URL)")
+
+// app is one database's replica at the edge: a database.DB kept in the
+// Durable Object's storage, replicating live with the sync server.
+//
+// # Concurrency
+//
+// An app is safe for concurrent use.
 type app struct {
-	store  *core.Store
-	remote *remote // nil without a sync server URL
+	db    *database.DB
+	store *core.Store
+
+	following atomic.Bool  // the live feed is followed
+	known     sync.Map     // collection name → true once its definition was looked for on the server
+	lastPull  atomic.Int64 // unix nanos of the last failed pull a read made
+
+	ackMu sync.Mutex
+	acked chan struct{} // closed (and replaced) whenever the server acknowledges writes
 }
 
-// openApp opens the resident in-memory store. With a sync server URL,
-// documents stored without an id get HiLo ids leased from it, and it is the
-// origin of the cache. Without one, every write and every cache miss fails
-// with needs_server. enterTurn, if not nil, is called before each call to
-// the sync server (see remote.enterTurn).
-func openApp(cfg config, enterTurn func(context.Context) bool) (*app, error) {
+// openApp opens the replica of cfg.Database kept in st.
+func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error) {
 	if cfg.Database == "" {
 		cfg.Database = defaultDatabase
 	}
-	var (
-		ids core.IDSource
-		rem *remote
-	)
-	if cfg.URL != "" {
-		rem = newRemote(cfg.URL, client.Options{Database: cfg.Database, Token: cfg.Token})
-		rem.enterTurn = enterTurn
-		ids = idgen.NewGenerator(rem)
+	if cfg.URL == "" {
+		return nil, fmt.Errorf("open replica: %w", errNoServer)
 	}
-	st, err := core.Open(":memory:", core.Options{IDs: ids})
+	a := &app{acked: make(chan struct{})}
+	db, err := database.Open(ctx, database.Config{
+		URL:         cfg.URL,
+		Database:    cfg.Database,
+		Token:       cfg.Token,
+		Storage:     st,
+		Live:        true,
+		Reserve:     1, // a spare range, for HiLo ids while the server is away
+		DialTimeout: 2 * time.Second,
+		// A connection that dies without a close (a lost peer) is noticed
+		// within Heartbeat + RequestTimeout, after which reads pull first.
+		Heartbeat:      time.Second,
+		RequestTimeout: 5 * time.Second,
+		PushDelay:      pushDelay,
+		// A smaller log than the default: every append is a key in the
+		// object's storage, and the log is read whole when the object starts.
+		CompactAt: compactAt,
+		OnConnect: func() { a.following.Store(true) },
+		OnStatus: func(up bool) {
+			if !up {
+				a.following.Store(false)
+			}
+		},
+		OnAck: func([]core.Ack) { a.signalAck() },
+	})
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, fmt.Errorf("open replica: %w", err)
 	}
-	if rem != nil {
-		// Revisions carry the node tag the server gives this isolate on its
-		// first hello.
-		rem.setOnNode(st.Clock().SetNode)
-	}
-	return &app{store: st, remote: rem}, nil
+	a.db, a.store = db, db.Store()
+	return a, nil
 }
 
-// handler returns the HTTP API. Each request gets its own connection to
-// the sync server, dialed when it first needs the server and closed before
-// it answers.
-func (a *app) handler() http.Handler {
-	var o origin
-	if a.remote != nil {
-		o = a.remote
-	}
-	return a.remote.scope(newHandler(a.store, o))
+func (a *app) signalAck() {
+	a.ackMu.Lock()
+	close(a.acked)
+	a.acked = make(chan struct{})
+	a.ackMu.Unlock()
 }
 
-// Close closes the store.
-func (a *app) Close() error { return a.store.Close() }
+func (a *app) ackSignal() <-chan struct{} {
+	a.ackMu.Lock()
+	defer a.ackMu.Unlock()
+	return a.acked
+}
+
+// freshen makes sure a read is fresh within the documented bound: while
+// the replica follows the live feed it is; otherwise it pulls what the
+// server has since its checkpoint, waiting at most pullWait. It returns the
+// freshness the read gets ("live", "pulled" or "stale").
+func (a *app) freshen(ctx context.Context) string {
+	if a.following.Load() {
+		return "live"
+	}
+	if last := a.lastPull.Load(); last != 0 && time.Since(time.Unix(0, last)) < retryPull {
+		return "stale"
+	}
+	pctx, cancel := context.WithTimeout(ctx, pullWait)
+	defer cancel()
+	if _, err := a.db.Replicator().Pull(pctx); err != nil {
+		a.lastPull.Store(time.Now().UnixNano())
+		return "stale"
+	}
+	a.lastPull.Store(0)
+	return "pulled"
+}
+
+// learnCollection makes sure the replica has the server's definition of
+// coll, if there is one, before it makes a key for it: the live feed
+// carries documents, not definitions, so the first write to a collection
+// the replica does not know pulls (at most pullWait), adopting the
+// server's definitions on the way.
+func (a *app) learnCollection(ctx context.Context, coll string) {
+	if _, ok := a.known.Load(coll); ok {
+		return
+	}
+	if _, ok := a.store.CollectionInfo(coll); !ok {
+		pctx, cancel := context.WithTimeout(ctx, pullWait)
+		_, err := a.db.Replicator().Pull(pctx)
+		cancel()
+		if err != nil {
+			return // offline: the collection's keys are made as defined here; look again next time
+		}
+	}
+	a.known.Store(coll, true)
+}
+
+// waitSynced pushes now (rather than after pushDelay) and waits, at most
+// syncWait, until the server has acknowledged the latest writes of ids; it
+// reports whether it has.
+func (a *app) waitSynced(ctx context.Context, ids []string) bool {
+	ctx, cancel := context.WithTimeout(ctx, syncWait)
+	defer cancel()
+	for {
+		signal := a.ackSignal()
+		if !a.anyPending(ids) {
+			return true
+		}
+		// Push waits for a push of the live loop under way, then sends
+		// what is left.
+		if _, err := a.db.Replicator().Push(ctx); err != nil {
+			return !a.anyPending(ids)
+		}
+		if !a.anyPending(ids) {
+			return true
+		}
+		select {
+		case <-signal:
+		case <-ctx.Done():
+			return !a.anyPending(ids)
+		}
+	}
+}
+
+// anyPending reports whether a write of one of ids awaits the server.
+func (a *app) anyPending(ids []string) bool {
+	n, err := a.store.PendingCount()
+	if err != nil || n == 0 {
+		return err != nil
+	}
+	ws, err := a.store.PendingWrites(math.MaxInt)
+	if err != nil {
+		return true
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, w := range ws {
+		if want[w.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// tick is the Durable Object's alarm: one sync round (push what is
+// pending, pull) unless the live loop is following. It reports whether
+// writes are still pending, so the glue sets the next alarm.
+func (a *app) tick(ctx context.Context) (pending bool) {
+	if !a.following.Load() {
+		ctx, cancel := context.WithTimeout(ctx, syncWait)
+		_, _, _ = a.db.Sync(ctx)
+		cancel()
+	}
+	n, err := a.store.PendingCount()
+	return err != nil || n > 0
+}
+
+// status is GET /_edge/status: whether the replica follows the server, how
+// many writes are pending, its node tag.
+func (a *app) status() *response {
+	n, _ := a.store.PendingCount()
+	b, _ := json.Marshal(map[string]any{
+		"following": a.following.Load(),
+		"connected": a.db.Client().Connected(),
+		"pending":   n,
+		"node":      a.store.Clock().Node(),
+	})
+	return jsonResponse(200, b)
+}
+
+// Close closes the replica.
+func (a *app) Close() error { return a.db.Close() }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the edge worker into edge/build/: app.wasm (the Go program) and
-# wasm_exec.js (Go's loader for it, copied from the Go toolchain in use so
+# Builds the edge worker into edge/build/: app.wasm (the Go program),
+# worker.mjs (the glue) and wasm_exec.js (Go's loader for it, copied from the Go toolchain in use so
 # the two always match). Callable from any directory.
 set -euo pipefail
 
@@ -9,6 +9,8 @@ out="$edge_dir/build"
 mkdir -p "$out"
 
 cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$out/wasm_exec.js"
+# wrangler bundles from build/ (wrangler.toml: main), beside what it imports.
+cp "$edge_dir/worker.mjs" "$out/worker.mjs"
 (
   cd "$edge_dir"
   GOOS=js GOARCH=wasm go build -ldflags="-s -w" -trimpath -o "$out/app.wasm" .

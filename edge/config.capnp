@@ -1,9 +1,14 @@
 # workerd config for the hilodb edge worker.
 #
+#   mkdir -p .replicas
 #   HILODB_URL=ws://127.0.0.1:8080/v1/sync HILODB_DB=shop \
-#     npx workerd serve config.capnp [--socket-addr http=127.0.0.1:8788]
+#     npx workerd serve config.capnp [--socket-addr http=127.0.0.1:8788] \
+#       [--directory-path replicas=/path/to/dir]
 #
-# Run build.sh first: the worker's modules are embedded from build/.
+# Run build.sh first: the worker's modules are embedded from build/. The
+# Durable Objects (one replica per database) keep their storage in the
+# "replicas" directory (.replicas by default, relative to where workerd
+# runs; it must exist).
 
 using Workerd = import "/workerd/workerd.capnp";
 
@@ -14,6 +19,7 @@ const config :Workerd.Config = (
     # the "internet" service. Its default allows public addresses only; a
     # sync server on this machine or a private network needs these too.
     (name = "internet", network = (allow = ["public", "private", "local"])),
+    (name = "replicas", disk = (path = ".replicas", writable = true)),
   ],
   sockets = [
     (name = "http", address = "127.0.0.1:8788", http = (), service = "edge"),
@@ -26,6 +32,10 @@ const edgeWorker :Workerd.Worker = (
     (name = "wasm_exec.js", esModule = embed "build/wasm_exec.js"),
     (name = "app.wasm", wasm = embed "build/app.wasm"),
   ],
+  durableObjectNamespaces = [
+    (className = "Replica", uniqueKey = "hilodb-edge-replica", enableSql = true),
+  ],
+  durableObjectStorage = (localDisk = "replicas"),
   # Text bindings read from workerd's environment; an unset variable gives
   # null, which the worker treats as not configured. On Cloudflare these are
   # ordinary vars and secrets (HILODB_TOKEN should be a secret).
@@ -33,6 +43,8 @@ const edgeWorker :Workerd.Worker = (
     (name = "HILODB_URL", fromEnvironment = "HILODB_URL"),
     (name = "HILODB_DB", fromEnvironment = "HILODB_DB"),
     (name = "HILODB_TOKEN", fromEnvironment = "HILODB_TOKEN"),
+    (name = "HILODB_EDGE_TOKEN", fromEnvironment = "HILODB_EDGE_TOKEN"),
+    (name = "REPLICA", durableObjectNamespace = "Replica"),
   ],
-  compatibilityDate = "2026-11-01",
+  compatibilityDate = "2026-05-01",
 );

@@ -1,39 +1,47 @@
-// Command edge is hilodb's edge worker: a syumai/workers program, built with
-// GOOS=js GOARCH=wasm and run by workerd (Cloudflare Workers), that serves a
-// small HTTP API as a write-through, read-through cache of the sync server.
+// Command edge is hilodb's edge worker: a Go program built with GOOS=js
+// GOARCH=wasm and run by workerd (Cloudflare Workers), one instance per
+// Durable Object, each the replica of one database.
 //
-//	POST /docs/{collection}  store the JSON body, push it to the sync server,
-//	                         and answer 201 with the document once the
-//	                         server has acknowledged it
-//	GET  /docs/{id...}       the document from the isolate's cache, or read
-//	                         through from the sync server on a miss
-//	                         (X-Hilodb-Cache: hit or miss)
+// The replica is a database.DB like any other: its store, node tag and
+// journaled HiLo ranges are kept in the Durable Object's storage (an
+// adapter in worker.mjs; see doStorage), it leases ranges from the sync
+// server and replicates with it live (push as writes are made, follow the
+// change feed, conflicts by _rev with the server-wins policy).
 //
-// Documents stored without an id get HiLo ids (orders/1-A, orders/2-A, …)
-// from number ranges leased from the sync server, one lease per range and
-// none per document. A write the server did not acknowledge is not answered
-// 201 and is not kept in the cache.
+// It serves ArangoDB's document API (the subset the sync server serves,
+// docs/http.md) under /_api/document/… and /_db/{db}/_api/document/…, and
+// two short forms:
 //
-// # Residency
+//	POST /docs/{collection}  store the body with a HiLo id; wait (at most a
+//	                         few seconds) for the server's acknowledgement
+//	GET  /docs/{id...}       the document, by _id
 //
-// The glue in worker.mjs starts the Go program once per isolate and sends
-// every request to the same instance, so the leased ranges and the cache
-// outlive the request that made them.
+// A write is answered once it is durable in the Durable Object: 201 when
+// the sync server has acknowledged it too, 202 when it is stored locally
+// and pending (X-Hilodb-Sync: synced or pending). While the sync server is
+// unreachable writes go on being accepted, with HiLo ids from the range in
+// use and the spare one held for that; the object's alarm pushes them once
+// the server is back. A read is served from the replica: fresh while it
+// follows the live feed (X-Hilodb-Fresh: live), after a pull of at most a
+// second otherwise (pulled), or as the replica has it when the server
+// cannot be reached (stale).
 //
 // # Wasm
 //
-// The worker runtime ties every socket to the request whose code opened it,
-// and refuses I/O on it from any other request. The worker therefore keeps
-// no connection between requests: each request that needs the sync server
-// dials it (remote), uses that one connection for everything it asks (a
-// lease and a push, or a get) and hangs up before it answers (see
-// README.md).
+// worker.mjs starts the program once per Durable Object and calls its
+// handle function for every request; a read the replica can answer at once
+// is answered synchronously, without a goroutine or a Promise. The program
+// uses no net/http (the request and response types are its own), which
+// keeps the bundle small. A Durable Object, unlike a stateless worker, may
+// keep a socket across requests, which is what lets the replica hold one
+// connection to the sync server.
 //
-// Built for the host instead, the same handler runs as a plain HTTP server
-// on loopback, for development and for the tests of this package.
+// Built for the host instead, the same API runs as a plain HTTP server on
+// loopback with the replica kept in a directory, for development and for
+// this package's tests.
 //
 // # Concurrency
 //
-// The handler is safe for concurrent use: requests run in their own
-// goroutines over one cache and one set of HiLo generators.
+// The API is safe for concurrent use: requests run in their own goroutines
+// over one replica.
 package main

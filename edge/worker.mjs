@@ -1,156 +1,307 @@
-// Glue between workerd and the Go program in app.wasm.
+// Glue between workerd (Cloudflare Workers) and the Go program in app.wasm.
 //
-// syumai/workers' own glue starts a new Go instance for every request, which
-// throws away the HiLo ranges the worker leased and the documents it cached.
-// This glue starts the Go program once per isolate, on the first request,
-// and hands every request to the handleRequest binding of that one instance.
+// Every database has one Durable Object, Replica, named after the database.
+// The worker's fetch handler sends each request to the object of its
+// database (the path's /_db/{db}/, else HILODB_DB, else "default"). The
+// object runs one Go program for its whole life: a hilodb replica
+// (database.DB) whose store, node tag and HiLo ranges are kept in the
+// object's storage, replicating live with the sync server.
 //
 // wasm_exec.js is Go's own loader, copied from $(go env GOROOT)/lib/wasm by
 // build.sh; it defines globalThis.Go.
 import "./wasm_exec.js";
 import wasmModule from "./app.wasm";
 
-// REQUEST_DEADLINE_MS bounds one request. The Go side gives up on a write
-// after 10 s; this deadline only fires if the Go side never answers.
+// CHUNK is the largest value the glue stores under one key: Cloudflare
+// allows 128 KiB per value in key-value storage. Chunks are copies
+// (slice), not views (subarray): storage serialises a view with its whole
+// buffer.
+const CHUNK = 120 * 1024;
+// BATCH is the most keys one put or delete call takes.
+const BATCH = 128;
+// ALARM_MS is how soon the object retries a sync while writes are pending.
+const ALARM_MS = 2_000;
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+// pad makes numeric keys sort in order.
+const pad = (n) => String(n).padStart(12, "0");
+
+// storageAdapter keeps a replica's bytes in a Durable Object's storage:
 //
-// The pending timer also keeps the request alive in workerd's eyes. A
-// request waiting on a HiLo lease that another request started has no I/O of
-// its own, and workerd cancels a request with nothing pending as hung ("would
-// never generate a response"). With the timer it waits, and the answer Go
-// settles during the other request's turn is delivered to it.
-const REQUEST_DEADLINE_MS = 20_000;
-
-// TURN_HEADER carries each request's turn token to Go (see turn_js.go).
-const TURN_HEADER = "x-hilodb-turn";
-
-// app is the running Go program, shared by every request of the isolate:
-// { go, binding, waiting, turns }. null before the first request and after
-// the program exits; the next request then starts a new one.
+//   log/<n>    frames appended since the snapshot, in order (a long append
+//              is split into consecutive keys)
+//   snap/<n>   the snapshot, in chunks
+//   node       the node tag
+//   range/<t>  the HiLo range journal entry of tag t
 //
-// No promise is shared between requests: workerd settles a promise only in
-// the request that created it, and awaiting a pending promise of a request
-// that has ended fails at once ("This promise was created by a request that
-// has since ended"). Hence plain values here, and a waiting set of
-// per-request callbacks to answer requests if the program exits.
-let app = null;
-
-// turnCount numbers the requests of the isolate for their turn tokens.
-let turnCount = 0;
-
-// start instantiates app.wasm and runs the Go program's main until it
-// blocks. main calls workers.Ready synchronously, so the program is ready
-// when start returns.
+// Writes issued without an await between them are one atomic batch in a
+// Durable Object, so a compaction (new snapshot, old log and old snapshot
+// gone) happens whole or not at all.
 //
-// The syumai/workers packages read globalThis.context as they initialise:
-// env (the bindings), ctx (the ExecutionContext) and binding (where Go puts
-// handleRequest and resumeTurn, and finds wakeTurn). Bindings are the same
-// for every request of a worker, so the first request's env serves all of
-// them; ctx stays the first request's and must not be used by the Go code
-// (this worker does not use it).
-function start(env, ctx) {
-  // turns maps the turn token of each request in flight to the function
-  // that wakes it: it settles a promise the request created, so workerd runs
-  // the continuation (which calls back into Go) in that request's own turn.
-  const turns = new Map();
-  const binding = {
-    wakeTurn(token) {
-      const wake = turns.get(token);
-      turns.delete(token);
-      wake?.();
+// The Go side (storage_js.go) calls append, compact, saveNode and saveRange
+// with a call number last; each reports its outcome through
+// adapter.settled(number, error message or null), which Go sets.
+async function storageAdapter(storage) {
+  const [snapParts, logParts, node, rangeEntries] = await Promise.all([
+    storage.list({ prefix: "snap/" }),
+    storage.list({ prefix: "log/" }),
+    storage.get("node"),
+    storage.list({ prefix: "range/" }),
+  ]);
+  const found = {
+    snapshot: snapParts.size ? concat([...snapParts.values()]) : null,
+    log: logParts.size ? concat([...logParts.values()]) : null,
+    node: typeof node === "string" ? node : null,
+    ranges: {},
+  };
+  for (const [k, v] of rangeEntries) found.ranges[k.slice("range/".length)] = v;
+  let logKeys = [...logParts.keys()];
+  let nextLog = logKeys.length ? Number(logKeys[logKeys.length - 1].slice(4)) + 1 : 1;
+  let snapCount = snapParts.size;
+
+  const putAll = (entries) => {
+    const done = [];
+    for (let i = 0; i < entries.length; i += BATCH) {
+      done.push(storage.put(Object.fromEntries(entries.slice(i, i + BATCH))));
+    }
+    return done;
+  };
+  const deleteAll = (keys) => {
+    const done = [];
+    for (let i = 0; i < keys.length; i += BATCH) done.push(storage.delete(keys.slice(i, i + BATCH)));
+    return done;
+  };
+
+  // settle reports the outcome of call n to Go, which sets
+  // adapter.settled(n, message or null) when it takes the adapter.
+  const settle = (done, n) =>
+    done.then(
+      () => adapter.settled(n, null),
+      (err) => adapter.settled(n, String(err?.message ?? err)),
+    );
+  const adapter = {
+    append(bytes, n) {
+      if (bytes.length <= CHUNK) {
+        const key = `log/${pad(nextLog++)}`;
+        logKeys.push(key);
+        settle(storage.put(key, bytes), n);
+        return;
+      }
+      const entries = [];
+      for (let i = 0; i < bytes.length; i += CHUNK) {
+        const key = `log/${pad(nextLog++)}`;
+        logKeys.push(key);
+        entries.push([key, bytes.slice(i, i + CHUNK)]);
+      }
+      settle(Promise.all(putAll(entries)), n);
+    },
+    compact(bytes, n) {
+      const entries = [];
+      let count = 0;
+      for (let i = 0; i < bytes.length; i += CHUNK) entries.push([`snap/${pad(count++)}`, bytes.slice(i, i + CHUNK)]);
+      const stale = [...logKeys];
+      for (let i = count; i < snapCount; i++) stale.push(`snap/${pad(i)}`);
+      // One batch: no await between these calls.
+      const done = [...deleteAll(stale), ...putAll(entries)];
+      logKeys = [];
+      snapCount = count;
+      settle(Promise.all(done), n);
+    },
+    saveNode(tag, n) {
+      settle(storage.put("node", tag), n);
+    },
+    saveRange(tag, text, n) {
+      settle(storage.put(`range/${tag}`, text), n);
     },
   };
-  globalThis.context = { env, ctx, binding };
-  const go = new Go();
-  let ready = false;
-  const instance = new WebAssembly.Instance(wasmModule, {
-    ...go.importObject,
-    workers: {
-      ready: () => {
-        ready = true;
-      },
-    },
-  });
-  const current = { go, binding, waiting: new Set(), turns };
-  go.exit = (code) => stopped(current, `the Go program exited with code ${code}`);
-  go.run(instance).catch((err) => stopped(current, `the Go program failed: ${err?.message ?? err}`));
-  if (!ready || typeof binding.handleRequest !== "function") {
-    throw new Error("the Go program did not call workers.Ready");
-  }
-  return current;
+  return { adapter, found };
 }
 
-// stopped forgets an exited program and answers the requests it held.
-function stopped(current, reason) {
-  console.error(`edge: ${reason}; the next request starts a new instance`);
-  if (app === current) {
-    app = null;
+function concat(parts) {
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p instanceof Uint8Array ? p : new Uint8Array(p), at);
+    at += p.byteLength;
   }
-  for (const answer of current.waiting) {
-    answer(errorResponse(500, "internal", 4, reason));
-  }
+  return out;
 }
 
-// errorResponse answers in the API's JSON error shape.
-function errorResponse(status, code, errorNum, errorMessage) {
-  return new Response(JSON.stringify({ error: true, code, errorNum, errorMessage }), {
+// errorResponse answers in ArangoDB's error shape, as the Go side does.
+function errorResponse(status, errorNum, errorMessage) {
+  return new Response(JSON.stringify({ error: true, code: status, errorNum, errorMessage }), {
     status,
-    headers: { "content-type": "application/json; charset=utf-8" },
+    headers: { "content-type": JSON_TYPE },
   });
 }
 
-async function fetch(request, env, ctx) {
-  if (app === null || app.go.exited) {
-    try {
-      app = start(env, ctx);
-    } catch (err) {
-      app = null;
-      return errorResponse(500, "internal", 4, `start the Go program: ${err?.message ?? err}`);
+// internalError is a 500 in the shape handle answers.
+function internalError(message) {
+  const body = new TextEncoder().encode(JSON.stringify({ error: true, code: 500, errorNum: 4, errorMessage: message }));
+  return { status: 500, headers: null, body };
+}
+
+// databaseOf is the database a request is for.
+function databaseOf(url, env) {
+  const m = /^\/_db\/([^/]+)\//.exec(url.pathname);
+  if (m) return m[1] === "_system" ? "default" : decodeURIComponent(m[1]);
+  return typeof env.HILODB_DB === "string" && env.HILODB_DB ? env.HILODB_DB : "default";
+}
+
+// Replica is the Durable Object of one database.
+export class Replica {
+  constructor(state, env) {
+    this.state = state;
+    this.env = env;
+    this.app = null; // the Go program's entry points, once open
+    this.database = null;
+    this.opening = null;
+    this.requests = 0; // numbers requests for done(token, …)
+  }
+
+  // open starts the Go program and opens the replica, once; requests wait
+  // for it.
+  open(database) {
+    if (this.app) return null;
+    if (!this.opening) {
+      this.opening = this.state
+        .blockConcurrencyWhile(async () => {
+          const { adapter, found } = await storageAdapter(this.state.storage);
+          // done settles the request waiting for token; an answer may come
+          // before handle has returned, and then waits in early.
+          const waiters = new Map();
+          const early = new Map();
+          const boot = {
+            done(token, r) {
+              const w = waiters.get(token);
+              if (w) {
+                waiters.delete(token);
+                w(r);
+              } else early.set(token, r);
+            },
+          };
+          this.waiters = waiters;
+          this.early = early;
+          globalThis.__hilodbBoot = boot;
+          const go = new Go();
+          const instance = new WebAssembly.Instance(wasmModule, go.importObject);
+          // Should the program end, the requests it holds are answered 500
+          // and the next request starts it again over the same storage.
+          const ended = (how) => {
+            console.error(`edge: the Go program ${how}; the next request starts it again`);
+            if (this.app === boot) {
+              this.app = null;
+              this.opening = null;
+            }
+            for (const answer of waiters.values()) answer(internalError(`the Go program ${how}`));
+            waiters.clear();
+          };
+          go.run(instance).then(
+            () => ended("exited"),
+            (err) => ended(`failed: ${err?.message ?? err}`),
+          );
+          delete globalThis.__hilodbBoot;
+          if (typeof boot.handle !== "function") throw new Error("the Go program did not start");
+          const url = typeof this.env.HILODB_URL === "string" ? this.env.HILODB_URL : "";
+          const token = typeof this.env.HILODB_TOKEN === "string" ? this.env.HILODB_TOKEN : "";
+          await boot.open({ url, database, token }, adapter, found);
+          // The alarm, which may start the object without a request, needs it.
+          await this.state.storage.put("database", database);
+          this.database = database;
+          this.app = boot;
+        })
+        .catch((err) => {
+          this.opening = null;
+          throw err;
+        });
     }
+    return this.opening;
   }
-  const current = app;
-  let timer;
-  let answer;
-  const cutOff = new Promise((resolve) => {
-    answer = resolve;
-    timer = setTimeout(
-      () => resolve(errorResponse(504, "timeout", 504, `no answer within ${REQUEST_DEADLINE_MS} ms`)),
-      REQUEST_DEADLINE_MS,
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (!this.app) {
+      try {
+        await this.open(databaseOf(url, this.env));
+      } catch (err) {
+        return errorResponse(500, 4, `open the replica: ${err?.message ?? err}`);
+      }
+    }
+    const method = request.method;
+    let body = null;
+    if (method !== "GET" && method !== "HEAD") {
+      body = new Uint8Array(await request.arrayBuffer());
+    }
+    if (!this.app) return errorResponse(503, 1902, "the replica closed while the request was read; retry");
+    const token = ++this.requests;
+    let r = this.app.handle(
+      token,
+      method,
+      url.pathname,
+      url.search.slice(1),
+      request.headers.get("if-match") ?? "",
+      request.headers.get("if-none-match") ?? "",
+      body,
     );
-  });
-  current.waiting.add(answer);
+    if (r === undefined || r === null) {
+      r = this.early.get(token);
+      if (r) this.early.delete(token);
+      else r = await new Promise((resolve) => this.waiters.set(token, resolve));
+      if (r.headers?.includes("pending")) this.armAlarm();
+    }
+    const headers = r.body ? { "content-type": JSON_TYPE } : {};
+    if (r.headers) for (let i = 0; i < r.headers.length; i += 2) headers[r.headers[i]] = r.headers[i + 1];
+    return new Response(method === "HEAD" ? null : r.body ?? null, { status: r.status, headers });
+  }
 
-  // Go calls the sync server (a lease, a push, a get), hangs up and writes
-  // the response only during this request's own turn: it calls
-  // wakeTurn(token), and the continuation below, which workerd runs in this
-  // request's turn, lets it go on.
-  const token = String(++turnCount);
-  let finished = false;
-  const arm = () =>
-    new Promise((resolve) => current.turns.set(token, resolve))
-      .then(() => {
-        if (finished) {
-          return;
-        }
-        // Re-arm first: Go may ask for this turn again (a lease, a push,
-        // the hang-up, then the response).
-        arm();
-        current.binding.resumeTurn(token);
-      })
-      .catch((err) => console.error(`edge: resume turn ${token}: ${err?.message ?? err}`));
-  arm();
-  const headers = new Headers(request.headers);
-  headers.set(TURN_HEADER, token);
+  // armAlarm makes sure pending writes are retried even if no request
+  // comes: the alarm wakes the object (starting it again if it was
+  // evicted) and syncs.
+  armAlarm() {
+    if (this.alarmSet) return;
+    this.alarmSet = true;
+    this.state.storage.setAlarm(Date.now() + ALARM_MS).catch(() => (this.alarmSet = false));
+  }
 
-  try {
-    return await Promise.race([current.binding.handleRequest(new Request(request, { headers })), cutOff]);
-  } catch (err) {
-    return errorResponse(500, "internal", 4, String(err?.message ?? err));
-  } finally {
-    finished = true;
-    clearTimeout(timer);
-    current.waiting.delete(answer);
-    current.turns.delete(token);
+  async alarm() {
+    this.alarmSet = false;
+    if (!this.app) {
+      const database = await this.state.storage.get("database");
+      await this.open(typeof database === "string" ? database : "default");
+    }
+    if (await this.app.tick()) this.armAlarm();
   }
 }
 
-export default { fetch };
+// authorized checks the request's bearer token against HILODB_EDGE_TOKEN,
+// when that secret is set.
+function authorized(request, env) {
+  const want = env.HILODB_EDGE_TOKEN;
+  if (typeof want !== "string" || want === "") return true;
+  const got = request.headers.get("authorization") ?? "";
+  const a = new TextEncoder().encode(got);
+  const b = new TextEncoder().encode(`Bearer ${want}`);
+  if (a.byteLength !== b.byteLength) return false;
+  if (crypto.subtle.timingSafeEqual) return crypto.subtle.timingSafeEqual(a, b);
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
+  return diff === 0;
+}
+
+export default {
+  async fetch(request, env) {
+    if (!authorized(request, env)) {
+      return errorResponse(401, 401, "a wrong or missing token (Authorization: Bearer, HILODB_EDGE_TOKEN)");
+    }
+    const url = new URL(request.url);
+    const database = databaseOf(url, env);
+    if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(database)) {
+      return errorResponse(400, 1208, `illegal database name ${JSON.stringify(database)}`);
+    }
+    const ns = env.REPLICA;
+    return ns.get(ns.idFromName(database)).fetch(request);
+  },
+};

@@ -55,6 +55,11 @@ type Options struct {
 	PullLimit int
 	// PingEvery is how often Run pings a quiet connection. Default 30 s.
 	PingEvery time.Duration
+	// PushDelay is how long Run waits after a local write before pushing,
+	// so the writes made meanwhile share one push (and one reply, one
+	// acknowledgement, one change coming back on the feed). Default 0:
+	// every write is pushed at once.
+	PushDelay time.Duration
 }
 
 // Replicator replicates one store through one sync client.
@@ -371,6 +376,7 @@ func (r *Replicator) follow(ctx context.Context, connected *bool) error {
 	// Only client messages keep a connection from the server's idle timeout.
 	keepAlive := time.NewTicker(r.opts.PingEvery)
 	defer keepAlive.Stop()
+	var pushAt <-chan time.Time // set while a delayed push waits (PushDelay)
 	for {
 		select {
 		case <-ctx.Done():
@@ -382,6 +388,17 @@ func (r *Replicator) follow(ctx context.Context, connected *bool) error {
 				return err
 			}
 		case <-r.wake:
+			if r.opts.PushDelay > 0 {
+				if pushAt == nil {
+					pushAt = time.After(r.opts.PushDelay)
+				}
+				continue
+			}
+			if _, err := r.Push(ctx); err != nil {
+				return err
+			}
+		case <-pushAt:
+			pushAt = nil
 			if _, err := r.Push(ctx); err != nil {
 				return err
 			}

@@ -584,3 +584,61 @@ func TestPushAdvancesCheckpoint(t *testing.T) {
 		t.Fatalf("b's checkpoint after sync: %d, want 6", ck)
 	}
 }
+
+// TestPushDelayBatches checks that writes made within PushDelay of each
+// other share one push while Run follows the server.
+func TestPushDelayBatches(t *testing.T) {
+	srv := startServer(t)
+	cli := client.New(srv.url(), client.Options{Database: "shop"})
+	st, err := core.Open(":memory:", core.Options{IDs: idgen.NewGenerator(cli)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close(); st.Close() })
+	var (
+		mu      sync.Mutex
+		batches []int
+	)
+	connected := make(chan struct{}, 1)
+	rep := replica.New(st, cli, replica.Options{PushDelay: 200 * time.Millisecond,
+		OnConnect: func() {
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		},
+		OnAck: func(acks []core.Ack) {
+			mu.Lock()
+			batches = append(batches, len(acks))
+			mu.Unlock()
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); rep.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-connected:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not connect")
+	}
+	for i := range 5 {
+		if _, err := st.Put(context.Background(), "notes", []byte(fmt.Sprintf(`{"i":%d}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if n, _ := st.PendingCount(); n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("writes still pending")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(batches) != 1 || batches[0] != 5 {
+		t.Errorf("acknowledged in batches %v, want one of 5", batches)
+	}
+}
