@@ -12,7 +12,6 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/tidwall/buntdb"
 )
 
 // RavenDB's HTTP API, the subset its clients need for sessions and ids
@@ -323,7 +322,7 @@ func (s *Server) serverSideID(ctx context.Context, db, id string) (string, error
 // database; it ends in the server's tag, which no client is given.
 func (s *Server) nextServerSeq(ctx context.Context, db string) (int64, error) {
 	var v int64
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		cur, err := getInt(tx, srvSeqPrefix+db)
 		if err != nil {
 			return err

@@ -45,7 +45,7 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 	}
 	docs := make([]wire.Change, len(req.IDs))
 	budget := c.srv.replyBudget()
-	err := c.srv.store.view(func(tx *buntdb.Tx) error {
+	err := c.srv.store.view(func(tx kvTx) error {
 		size := 0
 		for i, docID := range req.IDs {
 			docs[i].ID = docID
@@ -162,7 +162,7 @@ func (s *Server) checkSince(db string, since int64) error {
 		return badRequest("since must be >= 0")
 	}
 	var last int64
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		var err error
 		last, err = getInt(tx, seqCounterKey(db))
 		return err
@@ -301,7 +301,7 @@ func (r *docRecord) encode() string {
 }
 
 // getRecord reads the record of id; found is false when there is none.
-func getRecord(tx *buntdb.Tx, db, id string) (rec docRecord, found bool, err error) {
+func getRecord(tx kvTx, db, id string) (rec docRecord, found bool, err error) {
 	v, err := tx.Get(docKey(db, id))
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return rec, false, nil
@@ -436,8 +436,10 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 	}
 	accepted := 0
 	now := s.now().UnixMilli()
-	err = s.store.update(ctx, func(tx *buntdb.Tx) error {
+	checked := append([]wire.PushResult(nil), results...)
+	err = s.store.update(ctx, func(tx kvTx) error {
 		accepted = 0
+		copy(results, checked) // a rerun starts from the checks alone
 		seq, err := getInt(tx, seqCounterKey(db))
 		if err != nil {
 			return err
@@ -559,7 +561,7 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 	}
 	maxBytes = min(maxBytes, int(s.cfg.MaxMessageBytes/2))
 	out := wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		var err error
 		if out.PurgedSeq, err = getInt(tx, purgedKey(db)); err != nil {
 			return err
@@ -602,7 +604,7 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 		seq    int64
 	}
 	var victims []victim
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		var err error
 		tx.AscendKeys("rdoc/*", func(key, val string) bool {
 			if !gjson.Get(val, "deleted").Bool() || gjson.Get(val, "at").Int() > cutoff {
@@ -622,7 +624,7 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 		return 0, err
 	}
 	removed := 0
-	err = s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err = s.store.update(ctx, func(tx kvTx) error {
 		removed = 0
 		for _, v := range victims {
 			rec, found, err := getRecord(tx, v.db, v.id)

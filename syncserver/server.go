@@ -127,7 +127,7 @@ const (
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *store
+	store   kvStore
 	metrics *metrics
 	mux     *http.ServeMux
 	now     func() time.Time
