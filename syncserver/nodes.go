@@ -37,12 +37,17 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 		if !validNodeTag(sent) || sent == s.cfg.ServerTag {
 			return "", badRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", quote(sent))
 		}
-		known := false
+		known, server := false, false
 		_ = s.store.view(func(tx kvTx) error {
 			_, err := tx.Get(nodePrefix + sent)
 			known = err == nil
+			_, err = tx.Get(serverTagPrefix + sent)
+			server = err == nil // another server's tag, in a cluster
 			return nil
 		})
+		if server {
+			return "", badRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", quote(sent))
+		}
 		if known {
 			return sent, nil
 		}

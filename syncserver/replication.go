@@ -709,3 +709,17 @@ func (h *hub) notify(db string) {
 	}
 	h.mu.Unlock()
 }
+
+// notifyAll wakes the subscribers of every database.
+func (h *hub) notifyAll() {
+	h.mu.Lock()
+	for _, subs := range h.subs {
+		for ch := range subs {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+	h.mu.Unlock()
+}

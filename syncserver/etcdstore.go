@@ -1,0 +1,345 @@
+package syncserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/buntdb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// errContention is returned when a transaction lost to other servers'
+// writes more often than maxTxAttempts allows.
+var errContention = errors.New("transaction kept conflicting with other servers' writes")
+
+// errNoTag is the store's state while this server holds no live lease on
+// its node tag: it hands out nothing until it has the tag again.
+var errNoTag = errors.New("this server's node tag lease is lost; it accepts no changes until it holds the tag again")
+
+const (
+	// maxTxAttempts bounds how often one update runs again after losing a
+	// compare to another server's write.
+	maxTxAttempts = 1000
+	// etcdPage is how many keys one range read fetches at a time.
+	etcdPage = 512
+	// etcdOpTimeout bounds one etcd call.
+	etcdOpTimeout = 10 * time.Second
+)
+
+// etcdStore keeps the server's keys in an etcd cluster, under a prefix, so
+// that any number of sync servers share one state. An update is an
+// optimistic transaction: its reads are taken at one etcd revision and
+// recorded with their mod revisions, its writes are buffered, and the commit
+// is one etcd Txn that applies the writes only if every key read still has
+// the mod revision it was read at (a compare-and-swap over the whole read
+// set; for a range read, no key in the range changed since). A transaction
+// that loses runs again from scratch. Two servers can therefore never both
+// hand out a number read from the same counter value: the second commit
+// fails its compare and reads the first one's result.
+//
+// etcd acknowledges a Txn once a majority of its members have it in their
+// fsynced logs, so an update that returned survives the loss of any
+// minority of members and of this process.
+type etcdStore struct {
+	cli    *clientv3.Client
+	prefix string
+
+	failed atomic.Pointer[error]
+}
+
+var _ kvStore = (*etcdStore)(nil)
+
+// openEtcdStore connects to the etcd members at endpoints and checks that
+// the cluster answers.
+func openEtcdStore(endpoints []string, prefix string) (*etcdStore, error) {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:          endpoints,
+		DialTimeout:        5 * time.Second,
+		DialKeepAliveTime:  5 * time.Second,
+		MaxCallSendMsgSize: 64 << 20,
+		Logger:             zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to etcd %s: %w", strings.Join(endpoints, ","), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
+	defer cancel()
+	if _, err := cli.Get(ctx, prefix+"sys/ping"); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("reach etcd %s: %w", strings.Join(endpoints, ","), err)
+	}
+	return &etcdStore{cli: cli, prefix: prefix}, nil
+}
+
+func (s *etcdStore) err() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// setFailed stops (err != nil) or resumes (nil) every update.
+func (s *etcdStore) setFailed(err error) {
+	if err == nil {
+		s.failed.Store(nil)
+		return
+	}
+	s.failed.Store(&err)
+}
+
+func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := s.err(); err != nil {
+			return err
+		}
+		if attempt == maxTxAttempts {
+			return errContention
+		}
+		tx := &etcdTx{ctx: ctx, s: s, reads: map[string]int64{}, writes: map[string]*string{}}
+		if err := runEtcdTx(fn, tx); err != nil {
+			return err
+		}
+		if len(tx.writes) == 0 {
+			return nil
+		}
+		ok, err := tx.commit()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		// Another server wrote what this transaction read: wait a little
+		// (more after each loss) and run it again on the new state.
+		wait := time.Duration(rand.Int64N(int64(time.Millisecond) * int64(min(attempt+1, 20))))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *etcdStore) view(fn func(tx kvTx) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
+	defer cancel()
+	tx := &etcdTx{ctx: ctx, s: s, readOnly: true, writes: map[string]*string{}}
+	return runEtcdTx(fn, tx)
+}
+
+// backup copies every key, read at one revision, into an in-memory buntdb
+// and saves it: the same format as the embedded store's backup, so it
+// restores into a single server.
+func (s *etcdStore) backup(w io.Writer) error {
+	mem, err := buntdb.Open(":memory:")
+	if err != nil {
+		return fmt.Errorf("open backup buffer: %w", err)
+	}
+	defer mem.Close()
+	err = s.view(func(tx kvTx) error {
+		return mem.Update(func(mtx *buntdb.Tx) error {
+			var serr error
+			err := tx.AscendRange("", "", "\xff", func(key, value string) bool {
+				_, _, serr = mtx.Set(key, value, nil)
+				return serr == nil
+			})
+			return errors.Join(err, serr)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("copy etcd keys: %w", err)
+	}
+	if err := mem.Save(w); err != nil {
+		return fmt.Errorf("save backup: %w", err)
+	}
+	return nil
+}
+
+func (s *etcdStore) close() error { return s.cli.Close() }
+
+// runEtcdTx runs fn, turning a panic into an error as runTx does.
+func runEtcdTx(fn func(tx kvTx) error, tx *etcdTx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("transaction panicked: %v", p)
+		}
+	}()
+	return fn(tx)
+}
+
+// etcdTx is one optimistic transaction of an etcdStore (see there).
+type etcdTx struct {
+	ctx      context.Context
+	s        *etcdStore
+	readOnly bool
+	rev      int64              // the revision every read is taken at; 0 before the first
+	reads    map[string]int64   // key → mod revision when read (0: absent)
+	ranges   [][2]string        // ranges read, [from, to)
+	writes   map[string]*string // key → new value; nil deletes
+}
+
+var _ kvTx = (*etcdTx)(nil)
+
+func (tx *etcdTx) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if tx.rev > 0 {
+		opts = append(opts, clientv3.WithRev(tx.rev))
+	}
+	ctx, cancel := context.WithTimeout(tx.ctx, etcdOpTimeout)
+	defer cancel()
+	resp, err := tx.s.cli.Get(ctx, tx.s.prefix+key, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("read etcd: %w", err)
+	}
+	if tx.rev == 0 {
+		tx.rev = resp.Header.Revision
+	}
+	return resp, nil
+}
+
+// Get implements kvTx.
+func (tx *etcdTx) Get(key string, _ ...bool) (string, error) {
+	if v, ok := tx.writes[key]; ok {
+		if v == nil {
+			return "", buntdb.ErrNotFound
+		}
+		return *v, nil
+	}
+	resp, err := tx.get(key)
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Kvs) == 0 {
+		if !tx.readOnly {
+			tx.reads[key] = 0
+		}
+		return "", buntdb.ErrNotFound
+	}
+	if !tx.readOnly {
+		tx.reads[key] = resp.Kvs[0].ModRevision
+	}
+	return string(resp.Kvs[0].Value), nil
+}
+
+// Set implements kvTx; the write is applied at commit.
+func (tx *etcdTx) Set(key, value string, _ *buntdb.SetOptions) (string, bool, error) {
+	if tx.readOnly {
+		return "", false, errors.New("write in a read-only transaction")
+	}
+	tx.writes[key] = &value
+	return "", false, nil
+}
+
+// Delete implements kvTx; the delete is applied at commit. Deleting an
+// absent key is not an error here.
+func (tx *etcdTx) Delete(key string) (string, error) {
+	if tx.readOnly {
+		return "", errors.New("write in a read-only transaction")
+	}
+	tx.writes[key] = nil
+	return "", nil
+}
+
+// AscendKeys implements kvTx for a pattern of a prefix and "*".
+func (tx *etcdTx) AscendKeys(pattern string, iterator func(key, value string) bool) error {
+	prefix, ok := strings.CutSuffix(pattern, "*")
+	if !ok || strings.ContainsAny(prefix, "*?") {
+		return fmt.Errorf("key pattern %q: only a prefix and * is supported", pattern)
+	}
+	return tx.AscendRange("", prefix, clientv3.GetPrefixRangeEnd(prefix), iterator)
+}
+
+// AscendRange implements kvTx: the keys are fetched a page at a time, at
+// the transaction's revision, merged with its own writes.
+func (tx *etcdTx) AscendRange(_ string, from, to string, iterator func(key, value string) bool) error {
+	if !tx.readOnly {
+		tx.ranges = append(tx.ranges, [2]string{from, to})
+	}
+	// This transaction's own writes in the range, in key order.
+	var mine []string
+	for k := range tx.writes {
+		if k >= from && k < to {
+			mine = append(mine, k)
+		}
+	}
+	sort.Strings(mine)
+	emitMine := func(upTo string, inclusive bool) bool {
+		for len(mine) > 0 && (mine[0] < upTo || inclusive && mine[0] == upTo) {
+			k := mine[0]
+			mine = mine[1:]
+			if v := tx.writes[k]; v != nil && !iterator(k, *v) {
+				return false
+			}
+		}
+		return true
+	}
+	cursor := from
+	for {
+		resp, err := tx.get(cursor, clientv3.WithRange(tx.s.prefix+to), clientv3.WithLimit(etcdPage))
+		if err != nil {
+			return err
+		}
+		for _, kv := range resp.Kvs {
+			key := string(kv.Key[len(tx.s.prefix):])
+			if !emitMine(key, false) {
+				return nil
+			}
+			if _, own := tx.writes[key]; own {
+				if len(mine) > 0 && mine[0] == key {
+					mine = mine[1:]
+				}
+				if v := tx.writes[key]; v != nil && !iterator(key, *v) {
+					return nil
+				}
+				continue
+			}
+			if !iterator(key, string(kv.Value)) {
+				return nil
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			break
+		}
+		cursor = string(resp.Kvs[len(resp.Kvs)-1].Key[len(tx.s.prefix):]) + "\x00"
+	}
+	emitMine(to, false)
+	return nil
+}
+
+// commit applies the writes if nothing read has changed since; ok is false
+// when a compare failed and the transaction must run again.
+func (tx *etcdTx) commit() (ok bool, err error) {
+	p := tx.s.prefix
+	cmps := make([]clientv3.Cmp, 0, len(tx.reads)+len(tx.ranges))
+	for k, rev := range tx.reads {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(p+k), "=", rev))
+	}
+	for _, r := range tx.ranges {
+		// No key of the range was written after the read revision.
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(p+r[0]).WithRange(p+r[1]), "<", tx.rev+1))
+	}
+	ops := make([]clientv3.Op, 0, len(tx.writes))
+	for k, v := range tx.writes {
+		if v == nil {
+			ops = append(ops, clientv3.OpDelete(p+k))
+		} else {
+			ops = append(ops, clientv3.OpPut(p+k, *v))
+		}
+	}
+	// Once sent, wait for the outcome even if the request ends: the
+	// transaction may already be committed.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(tx.ctx), etcdOpTimeout)
+	defer cancel()
+	resp, err := tx.s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return false, fmt.Errorf("commit etcd transaction: %w", err)
+	}
+	return resp.Succeeded, nil
+}
