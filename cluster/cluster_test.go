@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -261,6 +262,36 @@ func TestCluster(t *testing.T) {
 		if err != nil || len(more.Changes) != 1 || more.Changes[0].ID != "notes/2" {
 			t.Errorf("pull from B after C's checkpoint %d: %v %+v", pulled.Last, err, more)
 		}
+	})
+
+	t.Run("FailoverFromAServerThatStopsAnswering", func(t *testing.T) {
+		cl := client.New(c.url(), client.Options{Database: "stall", URLs: []string{a.url()}, RequestTimeout: time.Second})
+		defer cl.Close()
+		first, err := cl.NextIdentity(ctx, "stall")
+		if err != nil || cl.ServerTag() != "C" {
+			t.Fatalf("identity from C: %d %v (server %s)", first, err, cl.ServerTag())
+		}
+		c.cmd.Process.Signal(syscall.SIGSTOP) // C hangs: its socket stays open
+		defer c.cmd.Process.Signal(syscall.SIGCONT)
+		var got int64
+		for i := 0; i < 5 && got == 0; i++ {
+			v, err := cl.NextIdentity(ctx, "stall")
+			if err != nil {
+				if !errors.Is(err, client.ErrDisconnected) {
+					t.Fatalf("call to a stalled server: %v", err)
+				}
+				continue
+			}
+			got = v
+		}
+		if got == 0 || cl.ServerTag() != "A" {
+			t.Fatalf("no identity through A after C stalled (got %d from %s)", got, cl.ServerTag())
+		}
+		// A call cut by the stall may have taken a value; none repeats.
+		if got <= first {
+			t.Errorf("identity %d through A after %d through C", got, first)
+		}
+		c.cmd.Process.Signal(syscall.SIGCONT)
 	})
 
 	t.Run("FailuresUnderLoad", func(t *testing.T) {

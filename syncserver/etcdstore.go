@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +53,11 @@ type etcdStore struct {
 	cli    *clientv3.Client
 	prefix string
 
-	failed atomic.Pointer[error]
+	failed  atomic.Pointer[error]
+	reqs    chan *txReq
+	quit    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
 }
 
 var _ kvStore = (*etcdStore)(nil)
@@ -76,7 +81,9 @@ func openEtcdStore(endpoints []string, prefix string) (*etcdStore, error) {
 		cli.Close()
 		return nil, fmt.Errorf("reach etcd %s: %w", strings.Join(endpoints, ","), err)
 	}
-	return &etcdStore{cli: cli, prefix: prefix}, nil
+	s := &etcdStore{cli: cli, prefix: prefix, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), stopped: make(chan struct{})}
+	go s.commitLoop()
+	return s, nil
 }
 
 func (s *etcdStore) err() error {
@@ -95,7 +102,73 @@ func (s *etcdStore) setFailed(err error) {
 	s.failed.Store(&err)
 }
 
+// update queues fn for the committer and waits for its outcome.
 func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	r := &txReq{fn: fn, done: make(chan struct{})}
+	select {
+	case s.reqs <- r:
+	case <-s.quit:
+		return errStoreClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, wait for the outcome even if ctx ends: the change may
+	// already be committed.
+	<-r.done
+	return r.err
+}
+
+// commitLoop runs the updates queued meanwhile in one optimistic
+// transaction, one after another (each sees the writes of those before
+// it), and commits them with one etcd Txn: many clients of this server
+// share one round through etcd's log, as they share one fsync on buntdb.
+func (s *etcdStore) commitLoop() {
+	defer close(s.stopped)
+	batch := make([]*txReq, 0, maxGroup)
+	for {
+		select {
+		case r := <-s.reqs:
+			batch = append(batch[:0], r)
+		drain:
+			for len(batch) < maxGroup {
+				select {
+				case r := <-s.reqs:
+					batch = append(batch, r)
+				default:
+					break drain
+				}
+			}
+			s.commit(batch)
+		case <-s.quit:
+			for {
+				select {
+				case r := <-s.reqs:
+					r.err = errStoreClosed
+					close(r.done)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (s *etcdStore) commit(batch []*txReq) {
+	err := s.runBatch(batch)
+	for _, r := range batch {
+		if err != nil {
+			r.err = err
+		}
+		close(r.done)
+	}
+}
+
+// runBatch runs the batch until its transaction commits; each request's
+// own error is left in its err.
+func (s *etcdStore) runBatch(batch []*txReq) error {
 	for attempt := 0; ; attempt++ {
 		if err := s.err(); err != nil {
 			return err
@@ -103,9 +176,9 @@ func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
 		if attempt == maxTxAttempts {
 			return errContention
 		}
-		tx := &etcdTx{ctx: ctx, s: s, reads: map[string]int64{}, writes: map[string]*string{}}
-		if err := runEtcdTx(fn, tx); err != nil {
-			return err
+		tx := &etcdTx{ctx: context.Background(), s: s, reads: map[string]int64{}, writes: map[string]*string{}}
+		for _, r := range batch {
+			r.err = runEtcdTx(r.fn, tx)
 		}
 		if len(tx.writes) == 0 {
 			return nil
@@ -122,8 +195,8 @@ func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) * int64(min(attempt+1, 20))))
 		select {
 		case <-time.After(wait):
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-s.quit:
+			return errStoreClosed
 		}
 	}
 }
@@ -163,7 +236,15 @@ func (s *etcdStore) backup(w io.Writer) error {
 	return nil
 }
 
-func (s *etcdStore) close() error { return s.cli.Close() }
+func (s *etcdStore) close() error {
+	var err error
+	s.once.Do(func() {
+		close(s.quit)
+		<-s.stopped
+		err = s.cli.Close()
+	})
+	return err
+}
 
 // runEtcdTx runs fn, turning a panic into an error as runTx does.
 func runEtcdTx(fn func(tx kvTx) error, tx *etcdTx) (err error) {

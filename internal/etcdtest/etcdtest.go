@@ -60,6 +60,9 @@ func Start(dir string, n int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("create etcd directory: %w", err)
+	}
 	c := &Cluster{bin: bin, logDir: dir}
 	ports, err := freePorts(2 * n)
 	if err != nil {
