@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -261,6 +264,31 @@ func TestCluster(t *testing.T) {
 		more, err := cb.Pull(ctx, pulled.Last, 100)
 		if err != nil || len(more.Changes) != 1 || more.Changes[0].ID != "notes/2" {
 			t.Errorf("pull from B after C's checkpoint %d: %v %+v", pulled.Last, err, more)
+		}
+	})
+
+	t.Run("HTTPDoorsShareTheState", func(t *testing.T) {
+		do := func(method, url, body string) (int, string) {
+			req, _ := http.NewRequest(method, url, strings.NewReader(body))
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			return res.StatusCode, string(b)
+		}
+		if code, body := do("PUT", "http://"+a.addr+"/databases/doors/docs?id=users/1", `{"name":"Ann"}`); code != 201 {
+			t.Fatalf("RavenDB PUT through A: %d %s", code, body)
+		}
+		if code, body := do("GET", "http://"+c.addr+"/databases/doors/docs?id=users/1", ""); code != 200 || !strings.Contains(body, `"Ann"`) {
+			t.Errorf("RavenDB GET through C: %d %s", code, body)
+		}
+		for i, srv := range []*node{a, b, c} {
+			code, body := do("POST", "http://"+srv.addr+"/databases/doors/identity/next?name=companies", "")
+			if want := fmt.Sprintf(`"NewIdentityValue":%d`, i+1); code != 200 || !strings.Contains(body, want) {
+				t.Errorf("identity through %s: %d %s, want %s", srv.tag, code, body, want)
+			}
 		}
 	})
 

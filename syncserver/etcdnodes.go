@@ -127,21 +127,6 @@ func (s *etcdStore) holdTag(ctx context.Context, tag string, lease clientv3.Leas
 	}
 }
 
-// liveTags lists the tags of the servers running now.
-func (s *etcdStore) liveTags(ctx context.Context) ([]string, error) {
-	cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
-	defer cancel()
-	resp, err := s.cli.Get(cctx, s.prefix+liveTagPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
-	if err != nil {
-		return nil, err
-	}
-	tags := make([]string, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		tags = append(tags, strings.TrimPrefix(string(kv.Key), s.prefix+liveTagPrefix))
-	}
-	return tags, nil
-}
-
 // watchChanges calls changed with the database of every change sequence
 // that moved (any server's push), until ctx ends: the live feeds of this
 // server follow the writes made through the others.

@@ -90,6 +90,7 @@ func Start(dir string, n int) (*Cluster, error) {
 			// A push of a whole batch is one transaction: room for it.
 			"--max-txn-ops", "100000", "--max-request-bytes", "33554432",
 			"--heartbeat-interval", "50", "--election-timeout", "500",
+			"--auto-compaction-mode", "periodic", "--auto-compaction-retention", "1h",
 			"--logger", "zap", "--log-level", "error",
 		}
 		if err := c.start(m); err != nil {
