@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tidwall/buntdb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -31,6 +32,9 @@ const (
 	maxTxAttempts = 1000
 	// etcdPage is how many keys one range read fetches at a time.
 	etcdPage = 512
+	// etcdPrefetch is how many Gets one prefetch Txn holds (etcd's default
+	// --max-txn-ops is 128).
+	etcdPrefetch = 128
 	// etcdOpTimeout bounds one etcd call.
 	etcdOpTimeout = 10 * time.Second
 )
@@ -263,6 +267,7 @@ type etcdTx struct {
 	readOnly bool
 	rev      int64              // the revision every read is taken at; 0 before the first
 	reads    map[string]int64   // key → mod revision when read (0: absent)
+	cache    map[string]*string // key → value read (nil: absent)
 	ranges   [][2]string        // ranges read, [from, to)
 	writes   map[string]*string // key → new value; nil deletes
 }
@@ -293,20 +298,90 @@ func (tx *etcdTx) Get(key string, _ ...bool) (string, error) {
 		}
 		return *v, nil
 	}
+	if v, ok := tx.cache[key]; ok {
+		if v == nil {
+			return "", buntdb.ErrNotFound
+		}
+		return *v, nil
+	}
 	resp, err := tx.get(key)
 	if err != nil {
 		return "", err
 	}
-	if len(resp.Kvs) == 0 {
-		if !tx.readOnly {
-			tx.reads[key] = 0
-		}
+	var kv *mvccpb.KeyValue
+	if len(resp.Kvs) > 0 {
+		kv = resp.Kvs[0]
+	}
+	v := tx.remember(key, kv)
+	if v == nil {
 		return "", buntdb.ErrNotFound
 	}
-	if !tx.readOnly {
-		tx.reads[key] = resp.Kvs[0].ModRevision
+	return *v, nil
+}
+
+// remember records what key held (kv nil: absent) for later reads and the
+// commit's compares, and returns its value.
+func (tx *etcdTx) remember(key string, kv *mvccpb.KeyValue) *string {
+	if tx.cache == nil {
+		tx.cache = map[string]*string{}
 	}
-	return string(resp.Kvs[0].Value), nil
+	var v *string
+	var rev int64
+	if kv != nil {
+		s := string(kv.Value)
+		v, rev = &s, kv.ModRevision
+	}
+	tx.cache[key] = v
+	if !tx.readOnly {
+		tx.reads[key] = rev
+	}
+	return v
+}
+
+// prefetch reads keys in a few round trips (read-only Txns of up to
+// etcdPrefetch Gets each, at the transaction's revision), so the Gets that
+// follow need none.
+func (tx *etcdTx) prefetch(keys []string) error {
+	var todo []string
+	for _, k := range keys {
+		if _, ok := tx.writes[k]; ok {
+			continue
+		}
+		if _, ok := tx.cache[k]; ok {
+			continue
+		}
+		todo = append(todo, k)
+	}
+	for len(todo) > 0 {
+		n := min(len(todo), etcdPrefetch)
+		chunk := todo[:n]
+		todo = todo[n:]
+		ops := make([]clientv3.Op, len(chunk))
+		for i, k := range chunk {
+			if tx.rev > 0 {
+				ops[i] = clientv3.OpGet(tx.s.prefix+k, clientv3.WithRev(tx.rev))
+			} else {
+				ops[i] = clientv3.OpGet(tx.s.prefix + k)
+			}
+		}
+		ctx, cancel := context.WithTimeout(tx.ctx, etcdOpTimeout)
+		resp, err := tx.s.cli.Txn(ctx).Then(ops...).Commit()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("read etcd: %w", err)
+		}
+		if tx.rev == 0 {
+			tx.rev = resp.Header.Revision
+		}
+		for i, k := range chunk {
+			var kv *mvccpb.KeyValue
+			if r := resp.Responses[i].GetResponseRange(); r != nil && len(r.Kvs) > 0 {
+				kv = r.Kvs[0]
+			}
+			tx.remember(k, kv)
+		}
+	}
+	return nil
 }
 
 // Set implements kvTx; the write is applied at commit.

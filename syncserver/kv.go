@@ -45,3 +45,11 @@ type kvStore interface {
 }
 
 var _ kvStore = (*store)(nil)
+
+// prefetcher is a kvTx that can read many keys at once ahead of the Gets
+// that follow (the etcd store: one round trip instead of one per key).
+type prefetcher interface {
+	prefetch(keys []string) error
+}
+
+var _ prefetcher = (*etcdTx)(nil)

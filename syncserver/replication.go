@@ -440,6 +440,17 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 	err = s.store.update(ctx, func(tx kvTx) error {
 		accepted = 0
 		copy(results, checked) // a rerun starts from the checks alone
+		if p, ok := tx.(prefetcher); ok {
+			keys := []string{seqCounterKey(db)}
+			for i, it := range items {
+				if results[i].Error == nil {
+					keys = append(keys, docKey(db, it.ID))
+				}
+			}
+			if err := p.prefetch(keys); err != nil {
+				return err
+			}
+		}
 		seq, err := getInt(tx, seqCounterKey(db))
 		if err != nil {
 			return err
