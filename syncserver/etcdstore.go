@@ -173,6 +173,7 @@ func (s *etcdStore) commit(batch []*txReq) {
 // runBatch runs the batch until its transaction commits; each request's
 // own error is left in its err.
 func (s *etcdStore) runBatch(batch []*txReq) error {
+	tx := s.newTx()
 	for attempt := 0; ; attempt++ {
 		if err := s.err(); err != nil {
 			return err
@@ -180,20 +181,20 @@ func (s *etcdStore) runBatch(batch []*txReq) error {
 		if attempt == maxTxAttempts {
 			return errContention
 		}
-		tx := &etcdTx{ctx: context.Background(), s: s, reads: map[string]int64{}, writes: map[string]*string{}}
 		for _, r := range batch {
 			r.err = runEtcdTx(r.fn, tx)
 		}
 		if len(tx.writes) == 0 {
 			return nil
 		}
-		ok, err := tx.commit()
+		ok, next, err := tx.commit()
 		if err != nil {
 			return err
 		}
 		if ok {
 			return nil
 		}
+		tx = next
 		// Another server wrote what this transaction read: wait a little
 		// (more after each loss) and run it again on the new state.
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) * int64(min(attempt+1, 20))))
@@ -267,12 +268,19 @@ type etcdTx struct {
 	readOnly bool
 	rev      int64              // the revision every read is taken at; 0 before the first
 	reads    map[string]int64   // key → mod revision when read (0: absent)
-	cache    map[string]*string // key → value read (nil: absent)
+	cache    map[string]cached  // key → what it held at rev
 	ranges   [][2]string        // ranges read, [from, to)
 	writes   map[string]*string // key → new value; nil deletes
 }
 
 var _ kvTx = (*etcdTx)(nil)
+
+// cached is a key's value (nil: absent) and mod revision at a transaction's
+// revision.
+type cached struct {
+	v   *string
+	rev int64
+}
 
 func (tx *etcdTx) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	if tx.rev > 0 {
@@ -298,11 +306,14 @@ func (tx *etcdTx) Get(key string, _ ...bool) (string, error) {
 		}
 		return *v, nil
 	}
-	if v, ok := tx.cache[key]; ok {
-		if v == nil {
+	if c, ok := tx.cache[key]; ok {
+		if !tx.readOnly {
+			tx.reads[key] = c.rev
+		}
+		if c.v == nil {
 			return "", buntdb.ErrNotFound
 		}
-		return *v, nil
+		return *c.v, nil
 	}
 	resp, err := tx.get(key)
 	if err != nil {
@@ -313,29 +324,28 @@ func (tx *etcdTx) Get(key string, _ ...bool) (string, error) {
 		kv = resp.Kvs[0]
 	}
 	v := tx.remember(key, kv)
+	if !tx.readOnly {
+		tx.reads[key] = tx.cache[key].rev
+	}
 	if v == nil {
 		return "", buntdb.ErrNotFound
 	}
 	return *v, nil
 }
 
-// remember records what key held (kv nil: absent) for later reads and the
-// commit's compares, and returns its value.
+// remember keeps what key held (kv nil: absent) for the Gets that follow,
+// which record it for the commit's compares, and returns its value.
 func (tx *etcdTx) remember(key string, kv *mvccpb.KeyValue) *string {
 	if tx.cache == nil {
-		tx.cache = map[string]*string{}
+		tx.cache = map[string]cached{}
 	}
-	var v *string
-	var rev int64
+	var c cached
 	if kv != nil {
 		s := string(kv.Value)
-		v, rev = &s, kv.ModRevision
+		c = cached{v: &s, rev: kv.ModRevision}
 	}
-	tx.cache[key] = v
-	if !tx.readOnly {
-		tx.reads[key] = rev
-	}
-	return v
+	tx.cache[key] = c
+	return c.v
 }
 
 // prefetch reads keys in a few round trips (read-only Txns of up to
@@ -471,7 +481,11 @@ func (tx *etcdTx) AscendRange(_ string, from, to string, iterator func(key, valu
 
 // commit applies the writes if nothing read has changed since; ok is false
 // when a compare failed and the transaction must run again.
-func (tx *etcdTx) commit() (ok bool, err error) {
+//
+// When it fails, the values of the keys it read as the winning write left
+// them come back with it (Else), and next is a transaction that starts
+// from them: a lost race costs one round trip, not two.
+func (tx *etcdTx) commit() (ok bool, next *etcdTx, err error) {
 	p := tx.s.prefix
 	cmps := make([]clientv3.Cmp, 0, len(tx.reads)+len(tx.ranges))
 	for k, rev := range tx.reads {
@@ -493,9 +507,34 @@ func (tx *etcdTx) commit() (ok bool, err error) {
 	// transaction may already be committed.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(tx.ctx), etcdOpTimeout)
 	defer cancel()
-	resp, err := tx.s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
-	if err != nil {
-		return false, fmt.Errorf("commit etcd transaction: %w", err)
+	var again []string
+	var elseOps []clientv3.Op
+	if len(tx.reads) <= etcdPrefetch {
+		for k := range tx.reads {
+			again = append(again, k)
+			elseOps = append(elseOps, clientv3.OpGet(p+k))
+		}
 	}
-	return resp.Succeeded, nil
+	resp, err := tx.s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(elseOps...).Commit()
+	if err != nil {
+		return false, nil, fmt.Errorf("commit etcd transaction: %w", err)
+	}
+	if resp.Succeeded {
+		return true, nil, nil
+	}
+	next = tx.s.newTx()
+	next.rev = resp.Header.Revision
+	for i, k := range again {
+		var kv *mvccpb.KeyValue
+		if r := resp.Responses[i].GetResponseRange(); r != nil && len(r.Kvs) > 0 {
+			kv = r.Kvs[0]
+		}
+		next.remember(k, kv)
+	}
+	return false, next, nil
+}
+
+// newTx starts an update transaction.
+func (s *etcdStore) newTx() *etcdTx {
+	return &etcdTx{ctx: context.Background(), s: s, reads: map[string]int64{}, writes: map[string]*string{}}
 }

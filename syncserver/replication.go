@@ -580,6 +580,19 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 		size := 0
 		pivot := seqKey(db, since+1)
 		end := "rseq/" + db + "0" // '0' follows '/': past the last key of db
+		if p, ok := tx.(prefetcher); ok {
+			// A store with round trips reads the page's documents at once.
+			var keys []string
+			if err := tx.AscendRange("", pivot, end, func(_, id string) bool {
+				keys = append(keys, docKey(db, id))
+				return len(keys) < limit
+			}); err != nil {
+				return err
+			}
+			if err := p.prefetch(keys); err != nil {
+				return err
+			}
+		}
 		return tx.AscendRange("", pivot, end, func(key, id string) bool {
 			if len(out.Changes) >= limit || size >= maxBytes {
 				out.More = true

@@ -129,6 +129,7 @@ type result struct {
 	LeasesPerSec float64 `json:"leasesPerSec"`
 	IdentsPerSec float64 `json:"identitiesPerSec"`
 	DocsPerSec   float64 `json:"pushedDocsPerSec"`
+	PullPerSec   float64 `json:"pulledDocsPerSec"`
 }
 
 func bench(setup string, urls []string, clients int, d time.Duration, batch int) (result, error) {
@@ -179,6 +180,22 @@ func bench(setup string, urls []string, clients int, d time.Duration, batch int)
 	}); err != nil {
 		return r, fmt.Errorf("pushes: %w", err)
 	}
+	// One client reads the whole feed from the start, through the last
+	// server.
+	start, n := time.Now(), 0
+	var since int64
+	for {
+		p, err := cls[len(cls)-1].Pull(ctx, since, 1000)
+		if err != nil {
+			return r, fmt.Errorf("pull: %w", err)
+		}
+		n += len(p.Changes)
+		since = p.Last
+		if !p.More {
+			break
+		}
+	}
+	r.PullPerSec = float64(n) / time.Since(start).Seconds()
 	return r, nil
 }
 
@@ -230,9 +247,9 @@ func run(bin string, clients int, d time.Duration, batch int) error {
 		results = append(results, r)
 	}
 	fmt.Printf("%d clients, %v per figure, pushes of %d documents; one HiLo tag, one identity, one database\n", clients, d, batch)
-	fmt.Printf("%-8s %7s %12s %14s %14s\n", "store", "servers", "leases/s", "identities/s", "pushed docs/s")
+	fmt.Printf("%-8s %7s %12s %14s %14s %14s\n", "store", "servers", "leases/s", "identities/s", "pushed docs/s", "pulled docs/s")
 	for _, r := range results {
-		fmt.Printf("%-8s %7d %12.0f %14.0f %14.0f\n", r.Setup, r.Servers, r.LeasesPerSec, r.IdentsPerSec, r.DocsPerSec)
+		fmt.Printf("%-8s %7d %12.0f %14.0f %14.0f %14.0f\n", r.Setup, r.Servers, r.LeasesPerSec, r.IdentsPerSec, r.DocsPerSec, r.PullPerSec)
 	}
 	for _, r := range results {
 		b, _ := json.Marshal(r)
