@@ -34,7 +34,7 @@ export async function openStore(options) {
   if (options === null || typeof options !== 'object') {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
-  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
+  const { url, urls, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
@@ -61,6 +61,7 @@ export async function openStore(options) {
   try {
     raw = await api.openStore({
       url,
+      urls,
       database,
       token,
       node,
