@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
@@ -13,7 +14,7 @@ import (
 // config is what the worker needs to know about its sync server. In the
 // worker it comes from the HILODB_URL, HILODB_DB and HILODB_TOKEN bindings.
 type config struct {
-	URL      string // websocket endpoint, e.g. ws://127.0.0.1:8080/v1/sync
+	URL      string // websocket endpoint, e.g. ws://127.0.0.1:8080/v1/sync; several, comma-separated, for a cluster
 	Database string // database name on the sync server
 	Token    string // token for Database; empty on a loopback server without tokens
 }
@@ -42,7 +43,13 @@ func openApp(cfg config, enterTurn func(context.Context) bool) (*app, error) {
 		rem *remote
 	)
 	if cfg.URL != "" {
-		rem = newRemote(cfg.URL, client.Options{Database: cfg.Database, Token: cfg.Token})
+		// Further servers of a cluster follow the first, comma-separated:
+		// the client moves to the next when one is unreachable or silent.
+		urls := strings.Split(cfg.URL, ",")
+		for i := range urls {
+			urls[i] = strings.TrimSpace(urls[i])
+		}
+		rem = newRemote(urls[0], client.Options{Database: cfg.Database, Token: cfg.Token, URLs: urls[1:]})
 		rem.enterTurn = enterTurn
 		ids = idgen.NewGenerator(rem)
 	}
