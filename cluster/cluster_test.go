@@ -171,6 +171,19 @@ func TestCluster(t *testing.T) {
 		if !errors.As(err, &e) || e.Code != "bad_request" {
 			t.Errorf("client claiming server tag C: %v, want bad_request", err)
 		}
+		// A clean stop gives the tag back at once: A restarts without
+		// waiting out a lease, and answers as A.
+		a.stop()
+		start := time.Now()
+		a.start()
+		if d := time.Since(start); d > 4*time.Second {
+			t.Errorf("A took %v to take its tag back after a clean stop", d)
+		}
+		cl, err := client.Dial(ctx, a.url(), client.Options{Database: "tags"})
+		if err != nil || cl.ServerTag() != "A" {
+			t.Fatalf("restarted A: %v (tag %s)", err, cl.ServerTag())
+		}
+		cl.Close()
 	})
 
 	t.Run("IdentitiesSequentialAcrossNodes", func(t *testing.T) {
@@ -256,13 +269,48 @@ func TestCluster(t *testing.T) {
 		if err != nil || out.Results[0].OK || out.Results[0].Error.Code != "conflict" {
 			t.Errorf("stale write through B: %v %+v", err, out.Results)
 		}
+		// Writes racing on one document through three servers: exactly one
+		// wins each round, the others see a conflict.
+		cls := []*client.Client{ca, cb, cc}
+		base := ""
+		for round := range 10 {
+			var wg sync.WaitGroup
+			results := make([]client.PushResult, 3)
+			for i, cl := range cls {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rev := fmt.Sprintf("race-%d-%d", round, i)
+					out, err := cl.Push(ctx, []client.PushItem{{ID: "notes/race", BaseRev: base, Rev: rev, Doc: []byte(`{"n":1}`)}})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					results[i] = out.Results[0]
+				}()
+			}
+			wg.Wait()
+			won := 0
+			for i, res := range results {
+				switch {
+				case res.OK:
+					won++
+					base = fmt.Sprintf("race-%d-%d", round, i)
+				case res.Error == nil || res.Error.Code != "conflict":
+					t.Errorf("round %d: %+v", round, res)
+				}
+			}
+			if won != 1 {
+				t.Fatalf("round %d: %d writes on base %q accepted, want 1: %+v", round, won, base, results)
+			}
+		}
 		// A client switches servers mid-sync and resumes from its checkpoint.
 		out, err = ca.Push(ctx, []client.PushItem{{ID: "notes/2", Rev: "r1", Doc: []byte(`{"n":2}`)}})
 		if err != nil || !out.Results[0].OK {
 			t.Fatal(err)
 		}
 		more, err := cb.Pull(ctx, pulled.Last, 100)
-		if err != nil || len(more.Changes) != 1 || more.Changes[0].ID != "notes/2" {
+		if err != nil || len(more.Changes) != 2 || more.Changes[0].ID != "notes/race" || more.Changes[1].ID != "notes/2" || more.Changes[0].Seq <= pulled.Last {
 			t.Errorf("pull from B after C's checkpoint %d: %v %+v", pulled.Last, err, more)
 		}
 	})

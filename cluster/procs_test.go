@@ -144,6 +144,16 @@ func (n *node) kill() {
 	<-n.done
 }
 
+// stop sends SIGTERM and waits for a clean exit.
+func (n *node) stop() {
+	n.t.Helper()
+	n.cmd.Process.Signal(syscall.SIGTERM)
+	if !n.exited(15 * time.Second) {
+		n.kill()
+		n.t.Fatalf("server %s did not stop on SIGTERM: %s", n.tag, n.out)
+	}
+}
+
 // exited waits up to d for the process to end by itself.
 func (n *node) exited(d time.Duration) bool {
 	select {
