@@ -22,6 +22,11 @@ import (
 // writes more often than maxTxAttempts allows.
 var errContention = errors.New("transaction kept conflicting with other servers' writes")
 
+// errEtcdUnavailable wraps a failed etcd call: the cluster's store is out
+// of reach (no quorum, no member answering), which a client may retry here
+// or through another server.
+var errEtcdUnavailable = errors.New("the cluster's store (etcd) is out of reach")
+
 // errNoTag is the store's state while this server holds no live lease on
 // its node tag: it hands out nothing until it has the tag again.
 var errNoTag = errors.New("this server's node tag lease is lost; it accepts no changes until it holds the tag again")
@@ -290,7 +295,7 @@ func (tx *etcdTx) get(key string, opts ...clientv3.OpOption) (*clientv3.GetRespo
 	defer cancel()
 	resp, err := tx.s.cli.Get(ctx, tx.s.prefix+key, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("read etcd: %w", err)
+		return nil, fmt.Errorf("read etcd: %w: %w", errEtcdUnavailable, err)
 	}
 	if tx.rev == 0 {
 		tx.rev = resp.Header.Revision
@@ -378,7 +383,7 @@ func (tx *etcdTx) prefetch(keys []string) error {
 		resp, err := tx.s.cli.Txn(ctx).Then(ops...).Commit()
 		cancel()
 		if err != nil {
-			return fmt.Errorf("read etcd: %w", err)
+			return fmt.Errorf("read etcd: %w: %w", errEtcdUnavailable, err)
 		}
 		if tx.rev == 0 {
 			tx.rev = resp.Header.Revision
@@ -517,7 +522,7 @@ func (tx *etcdTx) commit() (ok bool, next *etcdTx, err error) {
 	}
 	resp, err := tx.s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(elseOps...).Commit()
 	if err != nil {
-		return false, nil, fmt.Errorf("commit etcd transaction: %w", err)
+		return false, nil, fmt.Errorf("commit etcd transaction: %w: %w", errEtcdUnavailable, err)
 	}
 	if resp.Succeeded {
 		return true, nil, nil

@@ -539,6 +539,17 @@ func (s *Server) asProtoError(err error) *protoError {
 	if errors.Is(err, errStoreFailed) {
 		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "the server's storage failed; it accepts no changes until restarted"}
 	}
+	if errors.Is(err, errEtcdUnavailable) || errors.Is(err, errNoTag) || errors.Is(err, errContention) {
+		s.log.Warn("request failed on the cluster's store", "err", err)
+		why := errEtcdUnavailable
+		switch {
+		case errors.Is(err, errNoTag):
+			why = errNoTag
+		case errors.Is(err, errContention):
+			why = errContention
+		}
+		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: why.Error() + "; try again, here or through another server"}
+	}
 	if errors.Is(err, errStoreClosed) || errors.Is(err, context.Canceled) {
 		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "server is shutting down"}
 	}
