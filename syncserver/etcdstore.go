@@ -497,7 +497,10 @@ func (tx *etcdTx) commit() (ok bool, next *etcdTx, err error) {
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(p+k), "=", rev))
 	}
 	for _, r := range tx.ranges {
-		// No key of the range was written after the read revision.
+		// No key of the range was written after the read revision. A key
+		// deleted from the range since is not seen by this compare; the
+		// server's updates read ranges only of keys never deleted
+		// (collection definitions) or re-read each key they act on.
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(p+r[0]).WithRange(p+r[1]), "<", tx.rev+1))
 	}
 	ops := make([]clientv3.Op, 0, len(tx.writes))
