@@ -3,10 +3,12 @@ package syncserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +36,12 @@ func startServer(t *testing.T, cfg syncserver.Config) *testServer {
 		cfg.DataDir = t.TempDir()
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if endpoints := os.Getenv("HILODB_TEST_ETCD"); endpoints != "" && len(cfg.Etcd) == 0 {
+		// The same test on the etcd store (cluster/ runs the suite so):
+		// each test server gets a prefix of its own, kept across restarts.
+		cfg.Etcd = strings.Split(endpoints, ",")
+		cfg.EtcdPrefix = fmt.Sprintf("test/%s/%d/", t.Name(), time.Now().UnixNano())
+	}
 	ts := &testServer{t: t, dir: cfg.DataDir, cfg: cfg}
 	ts.start()
 	t.Cleanup(ts.stop)
