@@ -16,7 +16,8 @@ TOOLS   := $(CURDIR)/build/tools
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser test-compat bench bench-go bench-bridge bench-browser bench-sync bench-edge load fuzz lint clean
+        test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser bench-sync \
+        bench-edge bench-cluster load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
 run: server web
@@ -39,7 +40,7 @@ web: wasm
 edge:
 	bash edge/build.sh
 
-## deps: what the tests need: Debian's Chromium, npm packages from lockfiles
+## deps: what the tests need: Debian's Chromium and etcd-server, npm packages from lockfiles
 deps: deps-apt deps-npm
 
 deps-apt:
@@ -47,6 +48,11 @@ deps-apt:
 	  echo "installing Debian's chromium"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@if [ ! -x /usr/bin/etcd ]; then \
+	  echo "installing Debian's etcd-server"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq etcd-server >/dev/null; \
 	fi
 
 deps-npm:
@@ -56,12 +62,16 @@ deps-npm:
 	cd compat && npm ci --no-audit --no-fund
 
 ## test: lint, then every test — Go (-race), core/idgen/wasm under wasm, js in Node, edge in workerd, Chromium
-test: deps build lint test-go test-wasm test-js test-edge test-browser test-compat
+test: deps build lint test-go test-cluster test-wasm test-js test-edge test-browser test-compat
 	@echo "make test: all suites passed"
 
 test-go:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/cluster$$')
+
+## test-cluster: three sync servers over a three-member etcd cluster (Debian's etcd-server), real processes
+test-cluster: deps-apt
+	$(GO) test -race -count=1 -timeout 10m ./cluster/
 
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./core/... ./idgen/... ./client/... ./database/... ./wasm/...
@@ -101,6 +111,10 @@ bench-edge: server edge
 ## bench-sync: replicate 10,000 documents with hilodb and with PouchDB 9, side by side
 bench-sync:
 	bash bench/sync.sh 10000
+
+## bench-cluster: leases, identities and pushes per second through 1, 2 and 3 servers on etcd, beside one server on buntdb
+bench-cluster: deps-apt server
+	$(GO) run ./bench/cluster -server-bin $(SERVER) -duration 5s
 
 ## load: 200 websocket clients for 30 s against the real server (figures in docs/benchmarks.md)
 load: server

@@ -34,6 +34,13 @@ var ErrNoReply = fmt.Errorf("%w: no reply in time", ErrDisconnected)
 type Options struct {
 	// Database is the name of the database on the server.
 	Database string
+	// URLs are further servers of the same cluster (sync servers over one
+	// etcd cluster, docs/operations.md): when the server in use cannot be
+	// reached or stops answering, the client dials the next one, in turn.
+	// Every server of a cluster hands out numbers from one state and keeps
+	// one change sequence, so ids, checkpoints and preconditions hold
+	// across the move.
+	URLs []string
 	// Token authorizes the client for Database.
 	Token string
 	// Node is the node tag this client was given before; empty to be given
@@ -69,7 +76,9 @@ type Options struct {
 // A Client is safe for concurrent use; calls are multiplexed on one
 // connection by request id.
 type Client struct {
-	url  string
+	url  string   // the server dialed first
+	urls []string // url, then Options.URLs
+	cur  atomic.Int64
 	opts Options
 
 	nextID atomic.Int64
@@ -90,6 +99,7 @@ var (
 // session is one live connection and its outstanding calls.
 type session struct {
 	conn    conn
+	url     int // index in Client.urls
 	mu      sync.Mutex
 	pending map[int64]chan []byte
 	done    chan struct{}
@@ -123,7 +133,13 @@ func New(url string, opts Options) *Client {
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = 10 * time.Second
 	}
-	return &Client{url: url, opts: opts, node: opts.Node}
+	urls := append([]string{url}, opts.URLs...)
+	return &Client{url: url, urls: urls, opts: opts, node: opts.Node}
+}
+
+// URL returns the address of the server in use (or to be dialed next).
+func (c *Client) URL() string {
+	return c.urls[int(c.cur.Load())%len(c.urls)]
 }
 
 // ServerTag returns the server's node tag, empty before the first connect.
@@ -159,16 +175,38 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		return c.sess, nil
 	}
 	c.sess = nil
+	// Each server in turn, from the one in use, until one says hello.
+	var errs []error
+	start := int(c.cur.Load())
+	for i := range c.urls {
+		idx := (start + i) % len(c.urls)
+		s, err := c.connectTo(ctx, idx)
+		if err == nil {
+			c.cur.Store(int64(idx))
+			return s, nil
+		}
+		var werr *wire.Error
+		if errors.As(err, &werr) || ctx.Err() != nil {
+			return nil, err // the server answered: another would say the same
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// connectTo dials c.urls[idx] and says hello; c.mu is held.
+func (c *Client) connectTo(ctx context.Context, idx int) (*session, error) {
+	url := c.urls[idx]
 	if c.opts.RequestTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
 		defer cancel()
 	}
-	cn, err := dial(ctx, c.url, c.opts.MaxMessageBytes)
+	cn, err := dial(ctx, url, c.opts.MaxMessageBytes)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w: %w", c.url, ErrDisconnected, err)
+		return nil, fmt.Errorf("dial %s: %w: %w", url, ErrDisconnected, err)
 	}
-	s := &session{conn: cn, pending: make(map[int64]chan []byte), done: make(chan struct{})}
+	s := &session{conn: cn, url: idx, pending: make(map[int64]chan []byte), done: make(chan struct{})}
 	s.lastRecv.Store(time.Now().UnixNano())
 	go c.readLoop(s)
 	var reply wire.HelloReply
@@ -221,6 +259,8 @@ func (c *Client) drop(s *session) {
 	if s.dead.Swap(true) {
 		return
 	}
+	// A server that stopped answering is tried last next time.
+	c.cur.CompareAndSwap(int64(s.url), int64((s.url+1)%len(c.urls)))
 	c.down(s)
 	// In the background: closing waits for a handshake the peer won't do.
 	go s.conn.Close("no reply")

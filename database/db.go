@@ -17,6 +17,9 @@ import (
 type Config struct {
 	// URL is the sync server's websocket endpoint (ws://host/v1/sync).
 	URL string
+	// URLs are further servers of the same cluster, tried in turn when the
+	// one in use is unreachable or stops answering (client.Options.URLs).
+	URLs []string
 	// Database and Token name the database on the server and authorize
 	// the client for it.
 	Database, Token string
@@ -133,7 +136,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 			node = n
 		}
 	}
-	copts := client.Options{Database: cfg.Database, Token: cfg.Token, Node: node, OnNode: db.setNode,
+	copts := client.Options{Database: cfg.Database, Token: cfg.Token, URLs: cfg.URLs, Node: node, OnNode: db.setNode,
 		RequestTimeout: cfg.RequestTimeout, Heartbeat: cfg.Heartbeat, OnStatus: cfg.OnStatus}
 	dctx, dcancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	cl, err := client.Dial(dctx, cfg.URL, copts)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,12 +71,21 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 	if cfg.Database == "" {
 		cfg.Database = defaultDatabase
 	}
-	if cfg.URL == "" {
+	// Further servers of a cluster follow the first, comma-separated: the
+	// client moves to the next when one is unreachable or stops answering.
+	var urls []string
+	for _, u := range strings.Split(cfg.URL, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) == 0 {
 		return nil, fmt.Errorf("open replica: %w", errNoServer)
 	}
 	a := &app{acked: make(chan struct{})}
 	db, err := database.Open(ctx, database.Config{
-		URL:         cfg.URL,
+		URL:         urls[0],
+		URLs:        urls[1:],
 		Database:    cfg.Database,
 		Token:       cfg.Token,
 		Storage:     st,

@@ -4,6 +4,13 @@
 export interface OpenOptions {
   /** The sync server's websocket endpoint, e.g. `ws://localhost:8080/v1/sync`. */
   url: string;
+  /**
+   * Further servers of the same cluster (sync servers over one etcd
+   * cluster): when the server in use cannot be reached or stops answering,
+   * the store moves to the next. Ids, checkpoints and preconditions hold
+   * across the move, since every server answers from one state.
+   */
+  urls?: string[];
   /** The database on the server; created on first use. */
   database: string;
   /** The token that authorizes this client for `database`, if the server wants one. */

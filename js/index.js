@@ -35,7 +35,7 @@ export async function openStore(options) {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
   knownOptions('openStore', options, openOptions);
-  const { url, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
+  const { url, urls, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
@@ -62,6 +62,7 @@ export async function openStore(options) {
   try {
     raw = await api.openStore({
       url,
+      urls,
       database,
       token,
       node,
@@ -377,7 +378,7 @@ const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 const putOptions = new Set(['rev', 'ifMatch', 'ignoreRevs']);
 
 // openOptions are the options openStore takes.
-const openOptions = ['url', 'database', 'token', 'node', 'sync', 'onConflict', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'shared', 'changeFeed'];
+const openOptions = ['url', 'urls', 'database', 'token', 'node', 'sync', 'onConflict', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'shared', 'changeFeed'];
 
 // knownOptions returns options ({} for none) after checking that each of
 // its names is one of known: unknown options are an error, never ignored.

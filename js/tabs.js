@@ -67,7 +67,7 @@ export async function openShared(options, { hiloError, Emitter }) {
     throw hiloError('bad_request', 400, "openStore: a persisted store is shared by the tabs of an origin and runs in a worker, where a merge function cannot go; use onConflict 'server' or 'local', or shared: false");
   }
   const plain = {};
-  for (const k of ['url', 'database', 'token', 'node', 'sync', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'onConflict', 'changeFeed']) {
+  for (const k of ['url', 'urls', 'database', 'token', 'node', 'sync', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'onConflict', 'changeFeed']) {
     if (options[k] !== undefined) plain[k] = options[k];
   }
   const sid = await request(hiloError, { t: 'open', options: plain });

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tidwall/buntdb"
 )
 
 // admin wraps a handler of the read-only admin pages: with an AdminToken it
@@ -95,7 +93,7 @@ func (s *Server) overview() (*Overview, error) {
 		return d
 	}
 	// Only the counters' key ranges are read, never the documents.
-	visit := func(tx *buntdb.Tx, prefix string, fn func(key, val string)) error {
+	visit := func(tx kvTx, prefix string, fn func(key, val string)) error {
 		return tx.AscendRange("", prefix, prefix+"\xff", func(key, val string) bool {
 			fn(key, val)
 			return true
@@ -113,7 +111,7 @@ func (s *Server) overview() (*Overview, error) {
 			get(db).Identities[name] = v
 		}
 	}
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		return errors.Join(
 			visit(tx, dbPrefix, func(key, val string) { get(key[len(dbPrefix):]).Created = val }),
 			visit(tx, nodePrefix, func(string, string) { ov.Nodes++ }),

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/tidwall/buntdb"
 )
 
 // Collection definitions (ArangoDB's keyOptions) kept per database, so that
@@ -115,7 +114,8 @@ func (s *Server) defineCollection(ctx context.Context, db string, def Collection
 		kept    = def
 		created bool
 	)
-	err = s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err = s.store.update(ctx, func(tx kvTx) error {
+		kept, created = def, false
 		found, err := getJSON(tx, colDefKey(db, def.Name), &kept)
 		if err != nil || found {
 			return err
@@ -141,7 +141,7 @@ func (s *Server) defineCollection(ctx context.Context, db string, def Collection
 // collections returns db's definitions by name.
 func (s *Server) collections(db string) ([]CollectionDef, error) {
 	defs := []CollectionDef{}
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		var derr error
 		prefix := colDefPrefix + db + "/"
 		tx.AscendRange("", prefix, colDefPrefix+db+"0", func(key, value string) bool {

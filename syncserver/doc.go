@@ -14,6 +14,19 @@
 // anything that may have been handed out. Restore does the same for a
 // backup.
 //
+// # Storage
+//
+// The server's state goes through a small key-value interface (kvStore and
+// its transactions, kvTx, in kv.go), with two implementations: the embedded
+// buntdb file above, the default, and an etcd cluster (Config.Etcd,
+// etcdstore.go), which several servers with different tags share. On etcd
+// an update is an optimistic transaction committed with one etcd Txn whose
+// compares require every key it read to be unchanged, so no two servers hand
+// out the same number; requests that arrive together share one Txn, as they
+// share one fsync on buntdb. Each server holds its tag under an etcd lease
+// (etcdnodes.go), and live feeds follow other servers' pushes through an
+// etcd watch.
+//
 // # Ops
 //
 // Requests are routed on their op through a registry: a file adds an op by

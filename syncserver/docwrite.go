@@ -66,7 +66,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 	var out []docResult
 	wrote := false
 	now := s.now().UnixMilli()
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		out = make([]docResult, len(ws))
 		wrote = false
 		batch := map[string]*docRecord{} // what this batch has made so far
@@ -197,7 +197,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 // deleted) with their _rev.
 func (s *Server) readDocs(db string, ids []string) ([]*storedDoc, error) {
 	out := make([]*storedDoc, len(ids))
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		for i, id := range ids {
 			rec, found, err := getRecord(tx, db, id)
 			if err != nil {

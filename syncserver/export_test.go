@@ -13,7 +13,7 @@ import (
 // FailFsync makes every later fsync of s's data file fail with err.
 func FailFsync(s *Server, err error) {
 	f := func() error { return err }
-	s.store.sync.Store(&f)
+	s.store.(*store).sync.Store(&f)
 }
 
 // fakeWS records what a conn writes.

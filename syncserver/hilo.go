@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/internal/wire"
-	"github.com/tidwall/buntdb"
 )
 
 // Range sizing, as RavenDB's server does it.
@@ -73,7 +72,7 @@ func (s *Server) nextRange(ctx context.Context, db, tag, node string, lastSize, 
 		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(maxSafeNumber))
 	}
 	var out leasedRange
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		var doc hiloDoc
 		if _, err := getJSON(tx, hiloKey(db, tag), &doc); err != nil {
 			return err
@@ -108,7 +107,8 @@ func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, las
 		return false, badRequest("need 0 <= last <= end and end >= 1")
 	}
 	accepted := false
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
+		accepted = false
 		var doc hiloDoc
 		found, err := getJSON(tx, hiloKey(db, tag), &doc)
 		if err != nil || !found {

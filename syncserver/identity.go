@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/internal/wire"
-	"github.com/tidwall/buntdb"
 )
 
 const identPrefix = "ident/"
@@ -27,7 +26,7 @@ func (s *Server) nextIdentity(ctx context.Context, db, name string) (int64, erro
 // allocated and durable, or none is.
 func (s *Server) nextIdentities(ctx context.Context, db string, names []string) ([]int64, error) {
 	out := make([]int64, len(names))
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		// Check everything before the first write: a transaction in a group
 		// commit cannot be rolled back alone.
 		cur := make(map[string]int64, len(names))
@@ -71,7 +70,7 @@ func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64,
 		return 0, badRequest("identity value must be between 0 and %d", int64(maxSafeNumber))
 	}
 	var v int64
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		cur, err := getInt(tx, identityKey(db, name))
 		if err != nil {
 			return err

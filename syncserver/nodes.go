@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/tidwall/buntdb"
 )
 
 const (
@@ -39,16 +37,21 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 		if !validNodeTag(sent) || sent == s.cfg.ServerTag {
 			return "", badRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", quote(sent))
 		}
-		known := false
-		_ = s.store.view(func(tx *buntdb.Tx) error {
+		known, server := false, false
+		_ = s.store.view(func(tx kvTx) error {
 			_, err := tx.Get(nodePrefix + sent)
 			known = err == nil
+			_, err = tx.Get(serverTagPrefix + sent)
+			server = err == nil // another server's tag, in a cluster
 			return nil
 		})
+		if server {
+			return "", badRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", quote(sent))
+		}
 		if known {
 			return sent, nil
 		}
-		err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+		err := s.store.update(ctx, func(tx kvTx) error {
 			_, _, err := tx.Set(nodePrefix+sent, time.Now().UTC().Format(time.RFC3339), nil)
 			return err
 		})
@@ -58,7 +61,7 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 		return sent, nil
 	}
 	var tag string
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		n, err := getInt(tx, nodeSeqKey)
 		if err != nil {
 			return err
@@ -93,7 +96,7 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 // touchDB records db as existing, creating it on first use.
 func (s *Server) touchDB(ctx context.Context, db string) error {
 	exists := false
-	_ = s.store.view(func(tx *buntdb.Tx) error {
+	_ = s.store.view(func(tx kvTx) error {
 		_, err := tx.Get(dbPrefix + db)
 		exists = err == nil
 		return nil
@@ -101,7 +104,7 @@ func (s *Server) touchDB(ctx context.Context, db string) error {
 	if exists {
 		return nil
 	}
-	return s.store.update(ctx, func(tx *buntdb.Tx) error {
+	return s.store.update(ctx, func(tx kvTx) error {
 		_, _, err := tx.Set(dbPrefix+db, time.Now().UTC().Format(time.RFC3339), nil)
 		return err
 	})

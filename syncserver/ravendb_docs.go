@@ -11,7 +11,6 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/tidwall/buntdb"
 )
 
 // RavenDB's document routes: bulk_docs batches (PUT and DELETE, server-side
@@ -129,7 +128,7 @@ func (s *Server) serverSideID(ctx context.Context, db, id string) (string, error
 // database; it ends in the server's tag, which no client is given.
 func (s *Server) nextServerSeq(ctx context.Context, db string) (int64, error) {
 	var v int64
-	err := s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		cur, err := getInt(tx, srvSeqPrefix+db)
 		if err != nil {
 			return err

@@ -45,7 +45,7 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 	}
 	docs := make([]wire.Change, len(req.IDs))
 	budget := c.srv.replyBudget()
-	err := c.srv.store.view(func(tx *buntdb.Tx) error {
+	err := c.srv.store.view(func(tx kvTx) error {
 		size := 0
 		for i, docID := range req.IDs {
 			docs[i].ID = docID
@@ -162,7 +162,7 @@ func (s *Server) checkSince(db string, since int64) error {
 		return badRequest("since must be >= 0")
 	}
 	var last int64
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		var err error
 		last, err = getInt(tx, seqCounterKey(db))
 		return err
@@ -301,7 +301,7 @@ func (r *docRecord) encode() string {
 }
 
 // getRecord reads the record of id; found is false when there is none.
-func getRecord(tx *buntdb.Tx, db, id string) (rec docRecord, found bool, err error) {
+func getRecord(tx kvTx, db, id string) (rec docRecord, found bool, err error) {
 	v, err := tx.Get(docKey(db, id))
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return rec, false, nil
@@ -436,8 +436,21 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 	}
 	accepted := 0
 	now := s.now().UnixMilli()
-	err = s.store.update(ctx, func(tx *buntdb.Tx) error {
+	checked := append([]wire.PushResult(nil), results...)
+	err = s.store.update(ctx, func(tx kvTx) error {
 		accepted = 0
+		copy(results, checked) // a rerun starts from the checks alone
+		if p, ok := tx.(prefetcher); ok {
+			keys := []string{seqCounterKey(db)}
+			for i, it := range items {
+				if results[i].Error == nil {
+					keys = append(keys, docKey(db, it.ID))
+				}
+			}
+			if err := p.prefetch(keys); err != nil {
+				return err
+			}
+		}
 		seq, err := getInt(tx, seqCounterKey(db))
 		if err != nil {
 			return err
@@ -559,7 +572,7 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 	}
 	maxBytes = min(maxBytes, int(s.cfg.MaxMessageBytes/2))
 	out := wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		var err error
 		if out.PurgedSeq, err = getInt(tx, purgedKey(db)); err != nil {
 			return err
@@ -567,6 +580,19 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 		size := 0
 		pivot := seqKey(db, since+1)
 		end := "rseq/" + db + "0" // '0' follows '/': past the last key of db
+		if p, ok := tx.(prefetcher); ok {
+			// A store with round trips reads the page's documents at once.
+			var keys []string
+			if err := tx.AscendRange("", pivot, end, func(_, id string) bool {
+				keys = append(keys, docKey(db, id))
+				return len(keys) < limit
+			}); err != nil {
+				return err
+			}
+			if err := p.prefetch(keys); err != nil {
+				return err
+			}
+		}
 		return tx.AscendRange("", pivot, end, func(key, id string) bool {
 			if len(out.Changes) >= limit || size >= maxBytes {
 				out.More = true
@@ -602,7 +628,7 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 		seq    int64
 	}
 	var victims []victim
-	err := s.store.view(func(tx *buntdb.Tx) error {
+	err := s.store.view(func(tx kvTx) error {
 		var err error
 		tx.AscendKeys("rdoc/*", func(key, val string) bool {
 			if !gjson.Get(val, "deleted").Bool() || gjson.Get(val, "at").Int() > cutoff {
@@ -622,7 +648,7 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 		return 0, err
 	}
 	removed := 0
-	err = s.store.update(ctx, func(tx *buntdb.Tx) error {
+	err = s.store.update(ctx, func(tx kvTx) error {
 		removed = 0
 		for _, v := range victims {
 			rec, found, err := getRecord(tx, v.db, v.id)
@@ -703,6 +729,20 @@ func (h *hub) notify(db string) {
 		select {
 		case ch <- struct{}{}:
 		default: // already signalled
+		}
+	}
+	h.mu.Unlock()
+}
+
+// notifyAll wakes the subscribers of every database.
+func (h *hub) notifyAll() {
+	h.mu.Lock()
+	for _, subs := range h.subs {
+		for ch := range subs {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
 		}
 	}
 	h.mu.Unlock()

@@ -96,6 +96,14 @@ type Config struct {
 	// CompactEvery is how often tombstones past TombstoneTTL are removed.
 	// Default 1 hour; negative: never (CompactTombstones still works).
 	CompactEvery time.Duration
+	// Etcd, if not empty, lists the members of an etcd cluster (host:port
+	// or URLs): the server keeps all its state there, under EtcdPrefix,
+	// instead of in DataDir, so several servers with different ServerTags
+	// serve the same databases (see docs/operations.md, "A cluster").
+	Etcd []string
+	// EtcdPrefix is the key prefix of this deployment in etcd. Default
+	// "hilodb/".
+	EtcdPrefix string
 	// Static, if set, serves files (the demo app) at "/".
 	Static http.Handler
 	// Logger receives structured logs. Default slog.Default().
@@ -127,7 +135,7 @@ const (
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *store
+	store   kvStore
 	metrics *metrics
 	mux     *http.ServeMux
 	now     func() time.Time
@@ -227,7 +235,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	m := newMetrics()
-	st, err := openStore(cfg.DataDir, !cfg.NoGroupCommit, m, cfg.Logger)
+	st, err := openKVStore(cfg, m)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +270,14 @@ func New(cfg Config) (*Server, error) {
 			every = time.Hour
 		}
 		s.spawn(func(ctx context.Context) { s.compactLoop(ctx, every) })
+	}
+	if es, ok := st.(*etcdStore); ok {
+		if err := s.joinCluster(es); err != nil {
+			cancel()
+			s.wg.Wait()
+			st.close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -522,6 +538,17 @@ func (s *Server) asProtoError(err error) *protoError {
 	}
 	if errors.Is(err, errStoreFailed) {
 		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "the server's storage failed; it accepts no changes until restarted"}
+	}
+	if errors.Is(err, errEtcdUnavailable) || errors.Is(err, errNoTag) || errors.Is(err, errContention) {
+		s.log.Warn("request failed on the cluster's store", "err", err)
+		why := errEtcdUnavailable
+		switch {
+		case errors.Is(err, errNoTag):
+			why = errNoTag
+		case errors.Is(err, errContention):
+			why = errContention
+		}
+		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: why.Error() + "; try again, here or through another server"}
 	}
 	if errors.Is(err, errStoreClosed) || errors.Is(err, context.Canceled) {
 		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "server is shutting down"}

@@ -3,8 +3,10 @@ package syncserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +37,12 @@ func startServer(t *testing.T, cfg syncserver.Config) *testServer {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
+	}
+	if endpoints := os.Getenv("HILODB_TEST_ETCD"); endpoints != "" && len(cfg.Etcd) == 0 {
+		// The same test on the etcd store (cluster/ runs the suite so):
+		// each test server gets a prefix of its own, kept across restarts.
+		cfg.Etcd = strings.Split(endpoints, ",")
+		cfg.EtcdPrefix = fmt.Sprintf("test/%s/%d/", t.Name(), time.Now().UnixNano())
 	}
 	ts := &testServer{t: t, dir: cfg.DataDir, cfg: cfg}
 	ts.start()

@@ -67,7 +67,7 @@ type store struct {
 const commitKey = "sys/commit"
 
 type txReq struct {
-	fn   func(tx *buntdb.Tx) error
+	fn   func(tx kvTx) error
 	err  error
 	done chan struct{}
 }
@@ -145,7 +145,7 @@ func (s *store) err() error {
 
 // update runs fn in a write transaction shared with other queued ones and
 // returns once the result is durable.
-func (s *store) update(ctx context.Context, fn func(tx *buntdb.Tx) error) error {
+func (s *store) update(ctx context.Context, fn func(tx kvTx) error) error {
 	if err := s.err(); err != nil {
 		return err
 	}
@@ -164,8 +164,8 @@ func (s *store) update(ctx context.Context, fn func(tx *buntdb.Tx) error) error 
 }
 
 // view runs fn in a read-only transaction.
-func (s *store) view(fn func(tx *buntdb.Tx) error) error {
-	return s.db.View(fn)
+func (s *store) view(fn func(tx kvTx) error) error {
+	return s.db.View(func(tx *buntdb.Tx) error { return fn(tx) })
 }
 
 // backup writes a consistent copy of every key in data-file format to w.
@@ -250,7 +250,7 @@ func (s *store) commit(batch []*txReq) {
 
 // runTx runs fn, turning a panic into an error so one bad request cannot
 // stop the committer.
-func runTx(fn func(tx *buntdb.Tx) error, tx *buntdb.Tx) (err error) {
+func runTx(fn func(tx kvTx) error, tx *buntdb.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("transaction panicked: %v", p)
@@ -271,7 +271,7 @@ func (s *store) close() error {
 }
 
 // getJSON reads key into v; found is false when the key is absent.
-func getJSON(tx *buntdb.Tx, key string, v any) (found bool, err error) {
+func getJSON(tx kvTx, key string, v any) (found bool, err error) {
 	s, err := tx.Get(key)
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return false, nil
@@ -285,7 +285,7 @@ func getJSON(tx *buntdb.Tx, key string, v any) (found bool, err error) {
 	return true, nil
 }
 
-func setJSON(tx *buntdb.Tx, key string, v any) error {
+func setJSON(tx kvTx, key string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -295,7 +295,7 @@ func setJSON(tx *buntdb.Tx, key string, v any) error {
 }
 
 // getInt reads a decimal counter; absent is 0.
-func getInt(tx *buntdb.Tx, key string) (int64, error) {
+func getInt(tx kvTx, key string) (int64, error) {
 	s, err := tx.Get(key)
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return 0, nil
@@ -310,7 +310,7 @@ func getInt(tx *buntdb.Tx, key string) (int64, error) {
 	return n, nil
 }
 
-func setInt(tx *buntdb.Tx, key string, n int64) error {
+func setInt(tx kvTx, key string, n int64) error {
 	_, _, err := tx.Set(key, strconv.FormatInt(n, 10), nil)
 	return err
 }

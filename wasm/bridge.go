@@ -187,6 +187,26 @@ func stringField(o js.Value, name string, required bool) (string, error) {
 	return "", &argError{fmt.Sprintf("openStore: %s must be a string", name)}
 }
 
+// stringsField reads an optional array of strings.
+func stringsField(o js.Value, name string) ([]string, error) {
+	v := o.Get(name)
+	switch {
+	case v.Type() == js.TypeUndefined || v.Type() == js.TypeNull:
+		return nil, nil
+	case v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool():
+		return nil, &argError{fmt.Sprintf("openStore: %s must be an array of strings", name)}
+	}
+	out := make([]string, v.Length())
+	for i := range out {
+		e := v.Index(i)
+		if e.Type() != js.TypeString {
+			return nil, &argError{fmt.Sprintf("openStore: %s must be an array of strings", name)}
+		}
+		out[i] = e.String()
+	}
+	return out, nil
+}
+
 // docText returns a document as JSON text: a string is taken as JSON already,
 // anything else goes through the host's JSON.stringify, which throws for
 // cyclic values and BigInts. Text that is not a JSON object is left for core

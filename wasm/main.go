@@ -241,6 +241,7 @@ const maxReserve = 16
 // openOptions are openStore's arguments.
 type openOptions struct {
 	url, database, token, node string
+	urls                       []string // further servers of a cluster
 	sync                       bool
 	reserve                    int // whole HiLo ranges held beyond the current one
 	resolve                    core.Resolver
@@ -260,6 +261,9 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	var opts openOptions
 	var err error
 	if opts.url, err = stringField(o, "url", true); err != nil {
+		return nil, err
+	}
+	if opts.urls, err = stringsField(o, "urls"); err != nil {
 		return nil, err
 	}
 	if opts.database, err = stringField(o, "database", true); err != nil {
@@ -353,7 +357,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 			h.cancel()
 		}
 	}()
-	cfg := database.Config{URL: o.url, Database: o.database, Token: o.token, Node: o.node,
+	cfg := database.Config{URL: o.url, URLs: o.urls, Database: o.database, Token: o.token, Node: o.node,
 		Durability: o.durability, Reserve: o.reserve, Resolve: o.resolve, Live: o.sync, ChangeFeed: o.changeFeed,
 		RequestTimeout: o.requestTimeout, Heartbeat: o.heartbeat, DialTimeout: dialTimeout,
 		PullLimit: pullLimit, PingEvery: pingEvery,

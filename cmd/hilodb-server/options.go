@@ -56,6 +56,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	data := fs.String("data", "./data", "data directory")
 	tag := fs.String("node-tag", "A", "this server's node tag (1-8 upper-case letters and digits)")
+	etcd := fs.String("etcd", "", "comma-separated etcd members (host:port): keep all state in that etcd cluster instead of -data, shared with the other servers of the cluster (each with its own -node-tag)")
+	etcdPrefix := fs.String("etcd-prefix", "hilodb/", "key prefix of this deployment in etcd")
 	static := fs.String("static", "", "directory served at / (the demo app)")
 	config := fs.String("config", "", "JSON config file (tokens, adminToken, databases, origins, limits; see docs/operations.md)")
 	tokens := fs.String("tokens", "", "comma-separated db=token pairs (or env HILODB_TOKENS); * matches any db")
@@ -96,7 +98,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 			return nil, err
 		}
 	}
-	cfg := syncserver.Config{DataDir: *data, ServerTag: *tag}
+	cfg := syncserver.Config{DataDir: *data, ServerTag: *tag, Etcd: splitList(*etcd), EtcdPrefix: *etcdPrefix}
 
 	// Tokens: flag, else env, else file.
 	switch {

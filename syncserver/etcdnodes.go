@@ -1,0 +1,185 @@
+package syncserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Keys of the server registry in etcd. serverTagPrefix+tag marks a tag as
+// a server's for good (no client is ever given it); liveTagPrefix+tag is
+// held under the lease of the server running with it now.
+const (
+	serverTagPrefix = "srvtag/"
+	liveTagPrefix   = "srvlive/"
+	// tagLeaseTTL is how long a tag stays held after its server stopped
+	// renewing it (a crash): a restarted server gets its tag back after
+	// at most this long.
+	tagLeaseTTL = 5
+)
+
+// errTagHeld means another live server holds the tag this one asked for.
+var errTagHeld = fmt.Errorf("node tag is held by another live server")
+
+// claimTag takes tag for this server under a new lease: it succeeds only
+// if no live server holds it and no client was given it. A tag whose
+// server died is free again once that server's lease expires. The lease
+// is kept alive until ctx ends; when it is lost the store refuses changes
+// and claimTag's loop takes the tag again as soon as it can.
+func (s *etcdStore) claimTag(ctx context.Context, tag string, wait time.Duration) (clientv3.LeaseID, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		id, err := s.tryClaimTag(ctx, tag)
+		if err == nil {
+			return id, nil
+		}
+		if err != errTagHeld || time.Now().After(deadline) {
+			return 0, err
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+func (s *etcdStore) tryClaimTag(ctx context.Context, tag string) (clientv3.LeaseID, error) {
+	cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
+	defer cancel()
+	p := s.prefix
+	// A tag a client holds (node/ without srvtag/) is not a server's to take.
+	node, err := s.cli.Get(cctx, p+nodePrefix+tag)
+	if err != nil {
+		return 0, fmt.Errorf("read node tag %s: %w", tag, err)
+	}
+	var nodeRev int64
+	if len(node.Kvs) > 0 {
+		nodeRev = node.Kvs[0].ModRevision
+		srv, err := s.cli.Get(cctx, p+serverTagPrefix+tag)
+		if err != nil {
+			return 0, fmt.Errorf("read node tag %s: %w", tag, err)
+		}
+		if len(srv.Kvs) == 0 {
+			return 0, fmt.Errorf("node tag %s was given to a client; choose another -node-tag", tag)
+		}
+	}
+	lease, err := s.cli.Grant(cctx, tagLeaseTTL)
+	if err != nil {
+		return 0, fmt.Errorf("grant node tag lease: %w", err)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	tr, err := s.cli.Txn(cctx).If(
+		clientv3.Compare(clientv3.CreateRevision(p+liveTagPrefix+tag), "=", 0),
+		clientv3.Compare(clientv3.ModRevision(p+nodePrefix+tag), "=", nodeRev),
+	).Then(
+		clientv3.OpPut(p+liveTagPrefix+tag, now, clientv3.WithLease(lease.ID)),
+		clientv3.OpPut(p+serverTagPrefix+tag, now),
+		clientv3.OpPut(p+nodePrefix+tag, now),
+	).Commit()
+	if err != nil {
+		_, _ = s.cli.Revoke(context.WithoutCancel(cctx), lease.ID)
+		return 0, fmt.Errorf("claim node tag %s: %w", tag, err)
+	}
+	if !tr.Succeeded {
+		_, _ = s.cli.Revoke(cctx, lease.ID)
+		return 0, errTagHeld
+	}
+	return lease.ID, nil
+}
+
+// holdTag keeps the lease on tag alive until ctx ends, then revokes it so a
+// restarted server gets its tag at once. If the lease is lost (etcd out of
+// reach past its time to live), every update is refused until the tag is
+// claimed again.
+func (s *etcdStore) holdTag(ctx context.Context, tag string, lease clientv3.LeaseID, logf func(msg string, args ...any)) {
+	for {
+		ch, err := s.cli.KeepAlive(ctx, lease)
+		if err == nil {
+			for range ch {
+			}
+		}
+		if ctx.Err() != nil {
+			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, _ = s.cli.Revoke(rctx, lease)
+			cancel()
+			return
+		}
+		s.setFailed(errNoTag)
+		logf("node tag lease lost; claiming the tag again", "tag", tag)
+		for {
+			id, err := s.tryClaimTag(ctx, tag)
+			if err == nil {
+				lease = id
+				s.setFailed(nil)
+				logf("node tag held again", "tag", tag)
+				break
+			}
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// watchChanges calls changed with the database of every change sequence
+// that moved (any server's push), until ctx ends: the live feeds of this
+// server follow the writes made through the others.
+func (s *etcdStore) watchChanges(ctx context.Context, changed func(db string)) {
+	key := s.prefix + seqCounterPrefix
+	for ctx.Err() == nil {
+		wch := s.cli.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithPrefix())
+		for resp := range wch {
+			for _, ev := range resp.Events {
+				changed(strings.TrimPrefix(string(ev.Kv.Key), key))
+			}
+		}
+		// The watch ended (a lost leader, a compaction): wake every feed so
+		// none misses what happened meanwhile, then watch again.
+		changed("")
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// openKVStore opens the store cfg asks for: etcd when cfg.Etcd lists
+// members, the data file in cfg.DataDir otherwise.
+func openKVStore(cfg Config, m *metrics) (kvStore, error) {
+	if len(cfg.Etcd) == 0 {
+		return openStore(cfg.DataDir, !cfg.NoGroupCommit, m, cfg.Logger)
+	}
+	prefix := cfg.EtcdPrefix
+	if prefix == "" {
+		prefix = "hilodb/"
+	}
+	return openEtcdStore(cfg.Etcd, prefix)
+}
+
+// joinCluster takes this server's tag in etcd (waiting out the lease of a
+// crashed predecessor with the same tag), keeps it, and lets the live feeds
+// follow the writes of every server.
+func (s *Server) joinCluster(es *etcdStore) error {
+	lease, err := es.claimTag(s.ctx, s.cfg.ServerTag, 2*tagLeaseTTL*time.Second+2*time.Second)
+	if err != nil {
+		return fmt.Errorf("take node tag %s: %w", s.cfg.ServerTag, err)
+	}
+	s.log.Info("joined the cluster", "tag", s.cfg.ServerTag, "etcd", strings.Join(s.cfg.Etcd, ","))
+	s.spawn(func(ctx context.Context) { es.holdTag(ctx, s.cfg.ServerTag, lease, s.log.Warn) })
+	s.spawn(func(ctx context.Context) {
+		es.watchChanges(ctx, func(db string) {
+			if db == "" {
+				s.hub.notifyAll()
+				return
+			}
+			s.hub.notify(db)
+		})
+	})
+	return nil
+}
