@@ -49,16 +49,6 @@ type response struct {
 
 func (r *response) set(name, value string) { r.header = append(r.header, name, value) }
 
-// get returns the first value of a header the API set.
-func (r *response) get(name string) string {
-	for i := 0; i+1 < len(r.header); i += 2 {
-		if strings.EqualFold(r.header[i], name) {
-			return r.header[i+1]
-		}
-	}
-	return ""
-}
-
 // jsonResponse answers status with a JSON body.
 func jsonResponse(status int, body []byte) *response {
 	return &response{status: status, body: body}
