@@ -234,10 +234,13 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cc.Close()
-		live := make(chan client.Change, 10)
+		live := make(chan client.Change, 1000)
 		if err := cc.Subscribe(ctx, 0, func(ch []client.Change, _ int64) {
 			for _, x := range ch {
-				live <- x
+				select {
+				case live <- x:
+				default: // never hold up the client's reader
+				}
 			}
 		}); err != nil {
 			t.Fatal(err)

@@ -186,6 +186,7 @@ func (s *etcdStore) runBatch(batch []*txReq) error {
 		if attempt == maxTxAttempts {
 			return errContention
 		}
+		s.warm(tx, batch)
 		for _, r := range batch {
 			r.err = runEtcdTx(r.fn, tx)
 		}
@@ -274,6 +275,7 @@ type etcdTx struct {
 	rev      int64              // the revision every read is taken at; 0 before the first
 	reads    map[string]int64   // key → mod revision when read (0: absent)
 	cache    map[string]cached  // key → what it held at rev
+	flight   *readFlight        // scratch runs of one warm share their reads
 	ranges   [][2]string        // ranges read, [from, to)
 	writes   map[string]*string // key → new value; nil deletes
 }
@@ -320,13 +322,20 @@ func (tx *etcdTx) Get(key string, _ ...bool) (string, error) {
 		}
 		return *c.v, nil
 	}
-	resp, err := tx.get(key)
-	if err != nil {
-		return "", err
-	}
 	var kv *mvccpb.KeyValue
-	if len(resp.Kvs) > 0 {
-		kv = resp.Kvs[0]
+	if tx.flight != nil {
+		var err error
+		if kv, err = tx.flight.get(tx, key); err != nil {
+			return "", err
+		}
+	} else {
+		resp, err := tx.get(key)
+		if err != nil {
+			return "", err
+		}
+		if len(resp.Kvs) > 0 {
+			kv = resp.Kvs[0]
+		}
 	}
 	v := tx.remember(key, kv)
 	if !tx.readOnly {
@@ -540,6 +549,85 @@ func (tx *etcdTx) commit() (ok bool, next *etcdTx, err error) {
 		next.remember(k, kv)
 	}
 	return false, next, nil
+}
+
+// warm reads, all at once, what the batch's updates will read: each runs
+// first on a scratch transaction of its own, concurrently, and what they
+// read lands in tx's cache. The real runs that follow, one after another,
+// then find their keys there instead of waiting for one round trip each (a
+// read that depends on an earlier update's write still goes to etcd). The
+// scratch runs' writes are thrown away; updates may run more than once
+// anyway (see kvStore). Values read at different revisions are safe: the
+// commit compares every key read against the mod revision it was read at,
+// so it succeeds only if all of them still hold.
+func (s *etcdStore) warm(tx *etcdTx, batch []*txReq) {
+	if len(batch) < 2 {
+		return
+	}
+	scratch := make([]*etcdTx, len(batch))
+	flight := &readFlight{calls: map[string]*flightCall{}}
+	var wg sync.WaitGroup
+	for i, r := range batch {
+		sc := &etcdTx{ctx: tx.ctx, s: s, rev: tx.rev, reads: map[string]int64{}, writes: map[string]*string{}, cache: map[string]cached{}, flight: flight}
+		for k, c := range tx.cache {
+			sc.cache[k] = c
+		}
+		scratch[i] = sc
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = runEtcdTx(r.fn, sc)
+		}()
+	}
+	wg.Wait()
+	if tx.cache == nil {
+		tx.cache = map[string]cached{}
+	}
+	for _, sc := range scratch {
+		if tx.rev == 0 || sc.rev > tx.rev {
+			// Later reads at the newest revision seen: fewer lost compares.
+			tx.rev = sc.rev
+		}
+		for k, c := range sc.cache {
+			if _, ok := tx.cache[k]; !ok {
+				tx.cache[k] = c
+			}
+		}
+	}
+}
+
+// readFlight lets the scratch runs of one warm read each key once: the
+// first to ask reads it, the others wait for that answer.
+type readFlight struct {
+	mu    sync.Mutex
+	calls map[string]*flightCall
+}
+
+type flightCall struct {
+	done chan struct{}
+	kv   *mvccpb.KeyValue
+	err  error
+}
+
+func (f *readFlight) get(tx *etcdTx, key string) (*mvccpb.KeyValue, error) {
+	f.mu.Lock()
+	c, ok := f.calls[key]
+	if !ok {
+		c = &flightCall{done: make(chan struct{})}
+		f.calls[key] = c
+	}
+	f.mu.Unlock()
+	if ok {
+		<-c.done
+		return c.kv, c.err
+	}
+	resp, err := tx.get(key)
+	if err == nil && len(resp.Kvs) > 0 {
+		c.kv = resp.Kvs[0]
+	}
+	c.err = err
+	close(c.done)
+	return c.kv, c.err
 }
 
 // newTx starts an update transaction.
