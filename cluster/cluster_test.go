@@ -19,6 +19,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 )
 
 // ledger collects what the clients were acknowledged.
@@ -137,7 +138,7 @@ func (w *worker) step(ctx context.Context, led *ledger) error {
 // cluster, all real processes, and checks the cluster's promises one after
 // another on the same deployment.
 func TestCluster(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	ec := startEtcd(t)
 	var nodes []*node
 	for _, tag := range []string{"A", "B", "C"} {
@@ -153,7 +154,7 @@ func TestCluster(t *testing.T) {
 		dup := newNode(t, bin, "B", ec.Endpoints())
 		dup.launch()
 		if !dup.exited(30 * time.Second) {
-			t.Fatalf("a second server with tag B is running: %s", dup.out)
+			t.Fatalf("a second server with tag B is running: %s", dup.p.Out)
 		}
 		// No client is given a server's tag, nor may claim one.
 		for _, srv := range nodes {
@@ -354,8 +355,8 @@ func TestCluster(t *testing.T) {
 		if err != nil || cl.ServerTag() != "C" {
 			t.Fatalf("identity from C: %d %v (server %s)", first, err, cl.ServerTag())
 		}
-		c.cmd.Process.Signal(syscall.SIGSTOP) // C hangs: its socket stays open
-		defer c.cmd.Process.Signal(syscall.SIGCONT)
+		c.p.Cmd.Process.Signal(syscall.SIGSTOP) // C hangs: its socket stays open
+		defer c.p.Cmd.Process.Signal(syscall.SIGCONT)
 		var got int64
 		for i := 0; i < 5 && got == 0; i++ {
 			v, err := cl.NextIdentity(ctx, "stall")
@@ -374,7 +375,7 @@ func TestCluster(t *testing.T) {
 		if got <= first {
 			t.Errorf("identity %d through A after %d through C", got, first)
 		}
-		c.cmd.Process.Signal(syscall.SIGCONT)
+		c.p.Cmd.Process.Signal(syscall.SIGCONT)
 	})
 
 	t.Run("FailuresUnderLoad", func(t *testing.T) {

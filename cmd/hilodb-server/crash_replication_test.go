@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/internal/servertest"
 )
 
 // TestCrashKeepsAcknowledgedWrites runs the real server as a separate
@@ -20,9 +21,9 @@ import (
 // server holds exactly the last acknowledged version of every document, and
 // no change sequence was given to two writes.
 func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	url := wsURL(addr)
 
 	type state struct {

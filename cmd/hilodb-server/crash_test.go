@@ -13,6 +13,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 )
 
 // span is a run of HiLo numbers a client took as its own.
@@ -75,9 +76,9 @@ func (l *ledger) failed(err error) {
 // directory. Across every acknowledged reply, no HiLo number, identity or
 // node tag is handed out twice.
 func TestCrashNeverReusesNumbers(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	url := wsURL(addr)
 	led := newLedger()
 

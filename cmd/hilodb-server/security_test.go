@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 )
 
 // fetch GETs url with the Host header set to host (when not empty).
@@ -40,10 +42,10 @@ func fetch(t *testing.T, url, host string) (int, string) {
 // TestBinaryRefusesRebinding runs the server as `make run` does (no tokens,
 // a static root) and reaches it as a page on a rebound DNS name would.
 func TestBinaryRefusesRebinding(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	web := t.TempDir()
 	os.WriteFile(filepath.Join(web, "index.html"), []byte("<p>demo</p>"), 0o644)
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	startProc(t, bin, addr, "-data", t.TempDir(), "-static", web)
 	port := addr[strings.LastIndex(addr, ":"):]
 	evil := "rebind.attacker.example" + port
@@ -65,8 +67,8 @@ func TestBinaryRefusesRebinding(t *testing.T) {
 
 // TestBinaryAllowedHosts checks -allowed-hosts on the real binary.
 func TestBinaryAllowedHosts(t *testing.T) {
-	bin := buildServer(t)
-	addr := freeAddr(t)
+	bin := servertest.BuildServer(t)
+	addr := servertest.FreeAddr(t)
 	startProc(t, bin, addr, "-data", t.TempDir(), "-allowed-hosts", "hilodb.test")
 	if code, _ := fetch(t, "http://"+addr+"/healthz", "hilodb.test:8080"); code != 200 {
 		t.Errorf("listed host: %d", code)
@@ -79,7 +81,7 @@ func TestBinaryAllowedHosts(t *testing.T) {
 // TestStaticServesOnlyTheApp checks that -static refuses symbolic links,
 // dotfiles and the data file inside the static root.
 func TestStaticServesOnlyTheApp(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	web := t.TempDir()
 	secret := filepath.Join(t.TempDir(), "secret.txt")
 	os.WriteFile(secret, []byte("top secret"), 0o600)
@@ -96,7 +98,7 @@ func TestStaticServesOnlyTheApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(web, "data")
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	startProc(t, bin, addr, "-data", data, "-static", web)
 	c, err := client.Dial(context.Background(), wsURL(addr), client.Options{Database: "shop"})
 	if err != nil {
@@ -123,9 +125,9 @@ func TestStaticServesOnlyTheApp(t *testing.T) {
 // TestSetCounterRepairsATag exhausts nothing but raises a tag far, then
 // lowers it with set-counter while the server is stopped.
 func TestSetCounterRepairsATag(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	p := startProc(t, bin, addr, "-data", dir)
 	ctx := context.Background()
 	c, err := client.Dial(ctx, wsURL(addr), client.Options{Database: "shop"})
@@ -155,7 +157,7 @@ func TestSetCounterRepairsATag(t *testing.T) {
 			t.Errorf("set-counter %v succeeded: %s", bad, out)
 		}
 	}
-	addr2 := freeAddr(t)
+	addr2 := servertest.FreeAddr(t)
 	startProc(t, bin, addr2, "-data", dir)
 	c2, err := client.Dial(ctx, wsURL(addr2), client.Options{Database: "shop"})
 	if err != nil {
@@ -176,8 +178,8 @@ func TestSetCounterRepairsATag(t *testing.T) {
 // network. The client notices within its bounds, says so, and carries on
 // once the server is back.
 func TestServerThatStopsAnswering(t *testing.T) {
-	bin := buildServer(t)
-	addr := freeAddr(t)
+	bin := servertest.BuildServer(t)
+	addr := servertest.FreeAddr(t)
 	p := startProc(t, bin, addr, "-data", t.TempDir())
 	status := make(chan bool, 16)
 	ctx := context.Background()
@@ -193,10 +195,10 @@ func TestServerThatStopsAnswering(t *testing.T) {
 	if _, err := c.NextIdentity(ctx, "companies"); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	defer p.cmd.Process.Signal(syscall.SIGCONT)
+	defer p.Cmd.Process.Signal(syscall.SIGCONT)
 	// With no call under way, the heartbeat notices.
 	select {
 	case up := <-status:
@@ -218,7 +220,7 @@ func TestServerThatStopsAnswering(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("call to a frozen server took %v, want it bounded by the request timeout", d)
 	}
-	p.cmd.Process.Signal(syscall.SIGCONT)
+	p.Cmd.Process.Signal(syscall.SIGCONT)
 	var v int64
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if v, err = c.NextIdentity(ctx, "companies"); err == nil || time.Now().After(deadline) {

@@ -18,153 +18,56 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/internal/servertest"
 )
-
-// buildServer builds the real server binary into a temporary directory.
-func buildServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hilodb-server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writer and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // proc is the server running as a separate process.
 type proc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	done   chan struct{}
+	*servertest.Proc
+	t *testing.T
 }
 
-// startProc runs the server binary and waits until /healthz answers.
+// startProc runs the server binary on addr and waits until /healthz
+// answers.
 func startProc(t *testing.T, bin, addr string, args ...string) *proc {
 	t.Helper()
-	p := tryStart(t, bin, addr, args...)
-	base := "http://" + addr
-	if containsArg(args, "-tls-cert") {
-		return p // the caller checks readiness over TLS
+	if slices.Contains(args, "-tls-cert") {
+		return tryStart(t, bin, addr, args...) // the caller checks readiness over TLS
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		// Our process must have bound the port (it logs "serving" after
-		// listening): another test's server could answer on a reused port.
-		if strings.Contains(p.stderr.String(), "serving") {
-			res, err := http.Get(base + "/healthz")
-			if err == nil {
-				res.Body.Close()
-				if res.StatusCode == 200 {
-					return p
-				}
-			}
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("server exited at start: %s", p.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			p.kill()
-			t.Fatalf("server not ready: %s", p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return &proc{servertest.StartProc(t, bin, addr, 15*time.Second, args...), t}
 }
 
-func containsArg(args []string, a string) bool {
-	for _, x := range args {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
+// tryStart runs the server binary on addr without waiting for it.
 func tryStart(t *testing.T, bin, addr string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, stderr: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, append([]string{"-addr", addr}, args...)...)
-	p.cmd.Stderr = p.stderr
-	p.cmd.Stdout = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(p.kill)
-	return p
+	return &proc{servertest.Launch(t, bin, append([]string{"-addr", addr}, args...)...), t}
 }
 
-// kill sends SIGKILL and waits for the process to end.
-func (p *proc) kill() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
+func (p *proc) kill() { p.Kill() }
 
 // stop sends SIGTERM and waits for a clean exit.
 func (p *proc) stop() {
 	p.t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		p.kill()
-		p.t.Fatalf("server did not stop on SIGTERM: %s", p.stderr)
-	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		p.t.Errorf("server exit code %d: %s", code, p.stderr)
+	p.Stop(p.t)
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
+		p.t.Errorf("server exit code %d: %s", code, p.Out)
 	}
 }
 
 func wsURL(addr string) string { return "ws://" + addr + "/v1/sync" }
 
 func TestCorruptDataFileRefusedAndRepaired(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	p := startProc(t, bin, addr, "-data", dir)
 	c := client.New(wsURL(addr), client.Options{Database: "shop"})
 	ctx := context.Background()
@@ -191,14 +94,14 @@ func TestCorruptDataFileRefusedAndRepaired(t *testing.T) {
 	}
 	p = tryStart(t, bin, addr, "-data", dir)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(15 * time.Second):
 		t.Fatal("server started on a damaged data file")
 	}
-	if p.cmd.ProcessState.ExitCode() == 0 {
+	if p.Cmd.ProcessState.ExitCode() == 0 {
 		t.Fatal("server exited 0 on a damaged data file")
 	}
-	if msg := p.stderr.String(); !strings.Contains(msg, path) || !strings.Contains(msg, "hilodb-server repair") || !strings.Contains(msg, "damaged at byte") {
+	if msg := p.Out.String(); !strings.Contains(msg, path) || !strings.Contains(msg, "hilodb-server repair") || !strings.Contains(msg, "damaged at byte") {
 		t.Fatalf("start error should name the file, the offset and the repair command: %s", msg)
 	}
 	out, err := exec.Command(bin, "repair", "-data", dir, "-bump", "100").CombinedOutput()
@@ -220,9 +123,9 @@ func TestCorruptDataFileRefusedAndRepaired(t *testing.T) {
 }
 
 func TestConfigFileAndBackupCommands(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	cfgFile := filepath.Join(t.TempDir(), "hilodb.json")
 	cfg := `{"tokens":{"shop":"s3cret"},"adminToken":"adm","databases":["shop"],"maxBatch":3,"idle":"1m"}`
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
@@ -268,7 +171,7 @@ func TestConfigFileAndBackupCommands(t *testing.T) {
 		t.Fatalf("restore: %v %s", err, out)
 	}
 	// A new address: another test may have taken the old port meanwhile.
-	addr2 := freeAddr(t)
+	addr2 := servertest.FreeAddr(t)
 	startProc(t, bin, addr2, "-data", restored, "-config", cfgFile)
 	c2, err := client.Dial(ctx, wsURL(addr2), client.Options{Database: "shop", Token: "s3cret"})
 	if err != nil {
@@ -281,9 +184,9 @@ func TestConfigFileAndBackupCommands(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.BuildServer(t)
 	certFile, keyFile, pool := selfSigned(t)
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	startProc(t, bin, addr, "-data", t.TempDir(), "-tls-cert", certFile, "-tls-key", keyFile)
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	var res *http.Response
