@@ -136,33 +136,7 @@ func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
 // share one round through etcd's log, as they share one fsync on buntdb.
 func (s *etcdStore) commitLoop() {
 	defer close(s.stopped)
-	batch := make([]*txReq, 0, maxGroup)
-	for {
-		select {
-		case r := <-s.reqs:
-			batch = append(batch[:0], r)
-		drain:
-			for len(batch) < maxGroup {
-				select {
-				case r := <-s.reqs:
-					batch = append(batch, r)
-				default:
-					break drain
-				}
-			}
-			s.commit(batch)
-		case <-s.quit:
-			for {
-				select {
-				case r := <-s.reqs:
-					r.err = errStoreClosed
-					close(r.done)
-				default:
-					return
-				}
-			}
-		}
-	}
+	runGroups(s.reqs, s.quit, maxGroup, s.commit)
 }
 
 func (s *etcdStore) commit(batch []*txReq) {

@@ -182,26 +182,33 @@ func (s *store) backup(w io.Writer) error {
 
 func (s *store) commitLoop() {
 	defer s.wg.Done()
-	batch := make([]*txReq, 0, s.group)
+	runGroups(s.reqs, s.quit, s.group, s.commit)
+}
+
+// runGroups hands queued requests to commit in groups of at most max: a
+// group is what arrived while the one before it committed. Once quit is
+// closed, what is still queued fails with errStoreClosed.
+func runGroups(reqs <-chan *txReq, quit <-chan struct{}, max int, commit func([]*txReq)) {
+	batch := make([]*txReq, 0, max)
 	for {
 		select {
-		case r := <-s.reqs:
+		case r := <-reqs:
 			batch = append(batch[:0], r)
 		drain:
-			for len(batch) < s.group {
+			for len(batch) < max {
 				select {
-				case r := <-s.reqs:
+				case r := <-reqs:
 					batch = append(batch, r)
 				default:
 					break drain
 				}
 			}
-			s.commit(batch)
-		case <-s.quit:
+			commit(batch)
+		case <-quit:
 			// Fail what is still queued; nothing new can arrive.
 			for {
 				select {
-				case r := <-s.reqs:
+				case r := <-reqs:
 					r.err = errStoreClosed
 					close(r.done)
 				default:
