@@ -6,55 +6,29 @@
 // real pictures.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
 
-import { chromium } from 'playwright-core';
+import { serveWithChromium } from './harness.mjs';
 
-import { buildServer, repoRoot, startServer } from '../js/test/server.mjs';
-
-const run = promisify(execFile);
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-
-let cleanupBin = async () => {};
-let webRoot;
+const env = serveWithChromium();
 let shots;
-let server;
-let browser;
 const pageErrors = [];
 
 before(async () => {
-  const built = await buildServer();
-  cleanupBin = built.cleanup;
-  webRoot = await mkdtemp(join(tmpdir(), 'hilodb-web-'));
   shots = process.env.HILODB_SCREENSHOTS || (await mkdtemp(join(tmpdir(), 'hilodb-shots-')));
-  await run('bash', [join(repoRoot, 'js', 'build-web.sh'), webRoot], { maxBuffer: 16 << 20 });
-  server = await startServer(built.bin, ['-static', webRoot]);
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
 });
 
 after(async () => {
-  try {
-    await browser?.close();
-  } finally {
-    await server?.stop();
-    await cleanupBin();
-    if (webRoot) await rm(webRoot, { recursive: true, force: true });
-    if (!process.env.HILODB_SCREENSHOTS && shots) await rm(shots, { recursive: true, force: true });
-  }
+  if (!process.env.HILODB_SCREENSHOTS && shots) await rm(shots, { recursive: true, force: true });
 });
 
 async function open(context) {
   const page = await context.newPage();
   page.on('pageerror', (err) => pageErrors.push(err));
-  await page.goto(`${server.base}/`);
+  await page.goto(`${env.server.base}/`);
   await page.waitForSelector('#status[data-state="online"]');
   return page;
 }
@@ -86,8 +60,8 @@ async function edit(page, id) {
 
 test('the demo: two tabs and a second client, a stale edit and a sync conflict resolved', async () => {
   const size = { viewport: { width: 1100, height: 900 } };
-  const browserA = await browser.newContext(size);
-  const browserB = await browser.newContext(size);
+  const browserA = await env.browser.newContext(size);
+  const browserB = await env.browser.newContext(size);
   try {
     const [tab1, tab2] = [await open(browserA), await open(browserA)];
     const other = await open(browserB);
@@ -119,13 +93,13 @@ test('the demo: two tabs and a second client, a stale edit and a sync conflict r
     // one that reaches it second is shown the conflict and resolves it.
     await edit(tab1, 'orders/desk');
     await edit(other, 'orders/desk');
-    process.kill(server.pid, 'SIGSTOP');
+    process.kill(env.server.pid, 'SIGSTOP');
     try {
       await store(tab1, '{"_key":"desk","item":"desk","qty":7}');
       await store(other, '{"_key":"desk","item":"desk","qty":8}');
       await new Promise((ok) => setTimeout(ok, 300));
     } finally {
-      process.kill(server.pid, 'SIGCONT');
+      process.kill(env.server.pid, 'SIGCONT');
     }
     const loser = await Promise.race([tab1, other].map((p) => p.waitForSelector('#conflicts:not([hidden])', { timeout: 30000 }).then(() => p)));
     assert.match(await loser.textContent('#conflict-list'), /orders\/desk: kept the server's version/);

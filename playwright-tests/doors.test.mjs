@@ -6,60 +6,25 @@
 // reads, writes and deletes, refused options, per-item errors, the feed.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
+import { test } from 'node:test';
 
-import { chromium } from 'playwright-core';
+import { serveWithChromium } from './harness.mjs';
 
-import { buildServer, repoRoot, startServer } from '../js/test/server.mjs';
-
-const run = promisify(execFile);
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-
-let cleanupBin = async () => {};
-let webRoot;
-let server;
-let browser;
-
-before(async () => {
-  const built = await buildServer();
-  cleanupBin = built.cleanup;
-  webRoot = await mkdtemp(join(tmpdir(), 'hilodb-web-'));
-  await run('bash', [join(repoRoot, 'js', 'build-web.sh'), webRoot], { maxBuffer: 16 << 20 });
-  server = await startServer(built.bin, ['-static', webRoot]);
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-});
-
-after(async () => {
-  try {
-    await browser?.close();
-  } finally {
-    await server?.stop();
-    await cleanupBin();
-    if (webRoot) await rm(webRoot, { recursive: true, force: true });
-  }
-});
+const env = serveWithChromium();
 
 async function http(method, path, body) {
-  const res = await fetch(`${server.base}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${env.server.base}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
 test('a page, RavenDB\'s API and ArangoDB\'s API share one store', async () => {
   const database = `doors${Date.now()}`;
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const pageErrors = [];
   page.on('pageerror', (err) => pageErrors.push(err));
   try {
-    await page.goto(`${server.base}/`);
+    await page.goto(`${env.server.base}/`);
     await page.evaluate(async (database) => {
       const { openStore } = await import('/index.js');
       window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, sync: true });
@@ -126,11 +91,11 @@ test('a page, RavenDB\'s API and ArangoDB\'s API share one store', async () => {
 
 test('in a page (a persisted store shared by tabs): collections, keyOptions, preconditions, per-item errors, the change feed', async () => {
   const database = `pagecol${Date.now()}`;
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const pageErrors = [];
   page.on('pageerror', (err) => pageErrors.push(err));
   try {
-    await page.goto(`${server.base}/`);
+    await page.goto(`${env.server.base}/`);
     const r = await page.evaluate(async (database) => {
       const { openStore } = await import('/index.js');
       const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, changeFeed: true });

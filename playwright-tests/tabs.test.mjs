@@ -2,54 +2,19 @@
 // in Debian's Chromium against the real sync server.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
+import { test } from 'node:test';
 
-import { chromium } from 'playwright-core';
+import { serveWithChromium } from './harness.mjs';
 
-import { buildServer, repoRoot, startServer } from '../js/test/server.mjs';
-
-const run = promisify(execFile);
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-
-let cleanupBin = async () => {};
-let webRoot;
-let server;
-let browser;
+const env = serveWithChromium();
 const pageErrors = [];
-
-before(async () => {
-  const built = await buildServer();
-  cleanupBin = built.cleanup;
-  webRoot = await mkdtemp(join(tmpdir(), 'hilodb-web-'));
-  await run('bash', [join(repoRoot, 'js', 'build-web.sh'), webRoot], { maxBuffer: 16 << 20 });
-  server = await startServer(built.bin, ['-static', webRoot]);
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-});
-
-after(async () => {
-  try {
-    await browser?.close();
-  } finally {
-    await server?.stop();
-    await cleanupBin();
-    if (webRoot) await rm(webRoot, { recursive: true, force: true });
-  }
-});
 
 async function openPages(context, n, database) {
   const pages = [];
   for (let i = 0; i < n; i++) {
     const page = await context.newPage();
     page.on('pageerror', (err) => pageErrors.push(err));
-    await page.goto(`${server.base}/`);
+    await page.goto(`${env.server.base}/`);
     await page.evaluate(async (database) => {
       const { openStore } = await import('/index.js');
       window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, sync: true });
@@ -63,7 +28,7 @@ async function openPages(context, n, database) {
 
 test('three pages write into one persisted store at once: ids distinct, every page sees every write', async () => {
   const database = `tabs${Date.now()}`;
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   try {
     const pages = await openPages(context, 3, database);
     const written = await Promise.all(
@@ -94,7 +59,7 @@ test('three pages write into one persisted store at once: ids distinct, every pa
     // One store per origin: it synced once, and the server has every write.
     await pages[0].evaluate(() => window.store.sync());
     const reader = await context.newPage();
-    await reader.goto(`${server.base}/`);
+    await reader.goto(`${env.server.base}/`);
     const onServer = await reader.evaluate(async ({ database, ids }) => {
       const { openStore } = await import('/index.js');
       const s = await openStore({ url: `ws://${location.host}/v1/sync`, database });
@@ -112,7 +77,7 @@ test('three pages write into one persisted store at once: ids distinct, every pa
 
 test('the first page closed mid-write: nothing it was told is lost, the others go on', async () => {
   const database = `tabsclose${Date.now()}`;
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   try {
     const [first, ...rest] = await openPages(context, 3, database);
     const acked = [];
@@ -152,13 +117,13 @@ test('the first page closed mid-write: nothing it was told is lost, the others g
 
 test('sessions and live watches work in shared tabs: a session in one tab, its documents in the other tab\'s watch', async () => {
   const database = `tabsession${Date.now()}`;
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   try {
     const pages = [];
     for (let i = 0; i < 2; i++) {
       const page = await context.newPage();
       page.on('pageerror', (err) => pageErrors.push(err));
-      await page.goto(`${server.base}/`);
+      await page.goto(`${env.server.base}/`);
       await page.evaluate(async (database) => {
         const { openStore } = await import('/index.js');
         window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, sync: true, changeFeed: true });
