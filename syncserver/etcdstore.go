@@ -116,18 +116,7 @@ func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
 	if err := s.err(); err != nil {
 		return err
 	}
-	r := &txReq{fn: fn, done: make(chan struct{})}
-	select {
-	case s.reqs <- r:
-	case <-s.quit:
-		return errStoreClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	// Once queued, wait for the outcome even if ctx ends: the change may
-	// already be committed.
-	<-r.done
-	return r.err
+	return queue(ctx, s.reqs, s.quit, fn)
 }
 
 // commitLoop runs the updates queued meanwhile in one optimistic

@@ -149,10 +149,15 @@ func (s *store) update(ctx context.Context, fn func(tx kvTx) error) error {
 	if err := s.err(); err != nil {
 		return err
 	}
+	return queue(ctx, s.reqs, s.quit, fn)
+}
+
+// queue hands fn to a commit loop (runGroups) and waits for its outcome.
+func queue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn func(tx kvTx) error) error {
 	r := &txReq{fn: fn, done: make(chan struct{})}
 	select {
-	case s.reqs <- r:
-	case <-s.quit:
+	case reqs <- r:
+	case <-quit:
 		return errStoreClosed
 	case <-ctx.Done():
 		return ctx.Err()
