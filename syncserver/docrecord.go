@@ -1,0 +1,171 @@
+package syncserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/hilodb/hilodb/internal/jsontext"
+	"github.com/tidwall/buntdb"
+	"github.com/tidwall/gjson"
+)
+
+// docRecord is the server's state of one replicated document. A tombstone
+// has Deleted set and no Doc; At (Unix milliseconds) dates it for compaction.
+type docRecord struct {
+	Rev     string          `json:"rev"`
+	Seq     int64           `json:"seq"`
+	Deleted bool            `json:"deleted,omitempty"`
+	At      int64           `json:"at,omitempty"`
+	Doc     json.RawMessage `json:"doc,omitempty"`
+}
+
+func docKey(db, id string) string { return "rdoc/" + db + "/" + id }
+func seqKey(db string, seq int64) string {
+	return "rseq/" + db + "/" + fmt.Sprintf("%020d", seq)
+}
+
+// seqCounterPrefix prefixes each database's change sequence counter; a
+// repair raises it like the other counters, so no sequence is reused.
+const seqCounterPrefix = "rctr/"
+
+func seqCounterKey(db string) string { return seqCounterPrefix + db }
+func purgedKey(db string) string     { return "rpurged/" + db }
+
+// encode writes the record as compact JSON by hand: the document is copied
+// as it is (already compact), not decoded and encoded again.
+func (r *docRecord) encode() string {
+	b := make([]byte, 0, len(r.Doc)+len(r.Rev)+64)
+	b = append(b, `{"rev":`...)
+	b = jsontext.AppendString(b, r.Rev)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, r.Seq, 10)
+	if r.Deleted {
+		b = append(b, `,"deleted":true`...)
+	}
+	if r.At != 0 {
+		b = append(b, `,"at":`...)
+		b = strconv.AppendInt(b, r.At, 10)
+	}
+	if len(r.Doc) > 0 {
+		b = append(b, `,"doc":`...)
+		b = append(b, r.Doc...)
+	}
+	return string(append(b, '}'))
+}
+
+// getRecord reads the record of id; found is false when there is none.
+func getRecord(tx kvTx, db, id string) (rec docRecord, found bool, err error) {
+	v, err := tx.Get(docKey(db, id))
+	if errors.Is(err, buntdb.ErrNotFound) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, err
+	}
+	if !gjson.Valid(v) {
+		return rec, false, fmt.Errorf("decode stored %s: not JSON", docKey(db, id))
+	}
+	m := gjson.Parse(v)
+	rec.Rev = m.Get("rev").String()
+	rec.Seq = m.Get("seq").Int()
+	rec.Deleted = m.Get("deleted").Bool()
+	rec.At = m.Get("at").Int()
+	if d := m.Get("doc"); d.Exists() {
+		rec.Doc = json.RawMessage(d.Raw)
+	}
+	return rec, true, nil
+}
+
+// current renders a record as the conflict reply's "current": the stored
+// document with _id and _rev inside, or a tombstone.
+func (r *docRecord) current(id string) json.RawMessage {
+	if r.Deleted {
+		b, _ := json.Marshal(map[string]any{"_id": id, "_rev": r.Rev, "_deleted": true})
+		return b
+	}
+	return r.Doc
+}
+
+// validDocID accepts 1 to 1024 bytes of UTF-8 without control characters.
+func validDocID(id string) bool {
+	if len(id) == 0 || len(id) > maxDocIDLen || !utf8.ValidString(id) {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x20 || id[i] == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// sameWrite reports whether a write of deleted and doc is the one stored in
+// cur (a retry), comparing content rather than bytes when they differ.
+func sameWrite(cur *docRecord, deleted bool, doc json.RawMessage) bool {
+	if cur.Deleted || deleted {
+		return cur.Deleted == deleted
+	}
+	if bytes.Equal(cur.Doc, doc) {
+		return true
+	}
+	a, errA := decodeNumbers(cur.Doc)
+	b, errB := decodeNumbers(doc)
+	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
+}
+
+func decodeNumbers(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// normalizeDoc checks that doc is a JSON object without repeated top-level
+// members and returns it with _id and _rev set to id and rev.
+func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 || doc[0] != '{' || !gjson.ValidBytes(doc) {
+		return nil, errors.New("doc must be a JSON object")
+	}
+	// Readers disagree on a repeated member (the first wins here, the last
+	// in JavaScript), so a document could say two things at once.
+	var dup string
+	repeated := false
+	seen := map[string]struct{}{}
+	gjson.ParseBytes(doc).ForEach(func(k, _ gjson.Result) bool {
+		if _, ok := seen[k.Str]; ok {
+			dup, repeated = k.Str, true
+			return false
+		}
+		seen[k.Str] = struct{}{}
+		return true
+	})
+	if repeated {
+		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
+	}
+	if gjson.GetBytes(doc, "_id").String() == id && gjson.GetBytes(doc, "_rev").String() == rev {
+		// Stored compact: the data file's records must not hold raw
+		// newlines, and the feed should not carry the client's spacing.
+		if !bytes.ContainsAny(doc, " \t\r\n") {
+			return doc, nil // compact already (clients send it so)
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, doc); err != nil {
+			return nil, fmt.Errorf("doc must be a JSON object: %w", err)
+		}
+		return buf.Bytes(), nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, fmt.Errorf("doc must be a JSON object: %w", err)
+	}
+	m["_id"], _ = json.Marshal(id)
+	m["_rev"], _ = json.Marshal(rev)
+	return json.Marshal(m)
+}
