@@ -2,9 +2,9 @@ package syncserver
 
 import "sync"
 
+// hub wakes the live subscribers of a database after accepted writes. A
 // wake-up is a signal, not data: each subscriber pulls from its own
 // checkpoint, so a slow one never holds up the others or piles up memory.
-// hub wakes the live subscribers of a database after accepted writes. A
 type hub struct {
 	mu   sync.Mutex
 	subs map[string]map[chan struct{}]struct{}
