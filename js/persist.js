@@ -1,0 +1,309 @@
+// Where a persisted store keeps its bytes (wasm/persist.go describes the
+// adapter): IndexedDB in browsers and workers, files in Node. index.js opens
+// one per persisted store.
+
+import { hiloError } from './errors.js';
+
+// openPersistence returns the storage adapter a persisted store is saved
+// through (wasm/persist.go describes it): an IndexedDB database in browsers
+// and workers, files in Node. Either way the name is locked for the store's
+// lifetime, since two stores resuming one HiLo range would hand out the same
+// ids.
+export async function openPersistence(name, inNode) {
+  if (inNode) return filePersistence(name);
+  if (typeof indexedDB === 'undefined') {
+    throw hiloError('unavailable', 503, 'openStore: persist needs IndexedDB, which this JavaScript host lacks');
+  }
+  return indexedDBPersistence(name);
+}
+
+function lockedError(name, where) {
+  return hiloError('locked', 423, `openStore: persist ${JSON.stringify(name)} is in use by another store (${where}); close it first`);
+}
+
+// lockName holds the Web Lock "hilodb:<name>" (across tabs and workers of
+// the origin) and resolves to the function that releases it.
+function lockName(name) {
+  const locks = globalThis.navigator?.locks;
+  const held = (globalThis[Symbol.for('hilodb.persisting')] ||= new Set());
+  if (held.has(name)) return Promise.reject(lockedError(name, 'in this page'));
+  held.add(name);
+  const releaseHeld = () => held.delete(name);
+  if (!locks) return Promise.resolve(releaseHeld);
+  return new Promise((resolve, reject) => {
+    locks
+      .request(`hilodb:${name}`, { ifAvailable: true }, (lock) => {
+        if (!lock) {
+          releaseHeld();
+          reject(lockedError(name, 'another tab or worker'));
+          return undefined;
+        }
+        return new Promise((release) =>
+          resolve(() => {
+            releaseHeld();
+            release();
+          }),
+        );
+      })
+      .catch((err) => {
+        releaseHeld();
+        reject(err);
+      });
+  });
+}
+
+async function indexedDBPersistence(name) {
+  const release = await lockName(name);
+  let db;
+  try {
+    db = await new Promise((resolve, reject) => {
+      const req = indexedDB.open(`hilodb:${name}`, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore('kv');
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+      req.onblocked = () => reject(new Error(`IndexedDB database hilodb:${name} is blocked by an older version`));
+    });
+  } catch (err) {
+    release();
+    throw hiloError('unavailable', 503, `openStore: persist: ${err.message}`);
+  }
+  // Every write is durable once its transaction completes ('strict' asks
+  // the browser to flush to disk first, which the range journal needs).
+  const run = (mode, fn) =>
+    new Promise((resolve, reject) => {
+      const tx = db.transaction('kv', mode, { durability: 'strict' });
+      let result;
+      fn(tx.objectStore('kv'), (v) => (result = v));
+      tx.oncomplete = () => resolve(result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error || new Error('IndexedDB transaction aborted'));
+    });
+  // The log is records under ['log', n], appended in order; compact
+  // replaces the snapshot and deletes them in one transaction.
+  const logRange = IDBKeyRange.bound(['log', 0], ['log', Number.MAX_SAFE_INTEGER]);
+  let nextLog = 1;
+  let closed = false;
+  return {
+    load: () =>
+      run('readonly', (kv, done) => {
+        const out = { snapshot: null, log: null, node: null, ranges: {} };
+        const chunks = [];
+        done(out);
+        kv.get('snapshot').onsuccess = (e) => {
+          const v = e.target.result;
+          if (v) {
+            out.snapshot = v.bytes;
+            out.node ||= v.node || null;
+          }
+        };
+        kv.get('node').onsuccess = (e) => {
+          if (typeof e.target.result === 'string') out.node = e.target.result;
+        };
+        kv.openCursor(logRange).onsuccess = (e) => {
+          const cursor = e.target.result;
+          if (!cursor) {
+            out.log = concatBytes(chunks);
+            return;
+          }
+          chunks.push(cursor.value);
+          nextLog = cursor.key[1] + 1;
+          cursor.continue();
+        };
+        kv.openCursor(IDBKeyRange.bound('range:', 'range:\uffff')).onsuccess = (e) => {
+          const cursor = e.target.result;
+          if (!cursor) return;
+          out.ranges[cursor.key.slice('range:'.length)] = cursor.value;
+          cursor.continue();
+        };
+      }),
+    append: (bytes) => run('readwrite', (kv) => kv.put(bytes, ['log', nextLog++])),
+    compact: (bytes) =>
+      run('readwrite', (kv) => {
+        kv.put({ bytes, savedAt: Date.now() }, 'snapshot');
+        kv.delete(logRange);
+      }),
+    saveNode: (node) => run('readwrite', (kv) => kv.put(node, 'node')),
+    saveRange: (tag, text) => run('readwrite', (kv) => kv.put(text, `range:${tag}`)),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      db.close();
+      release();
+    },
+    // A hidden page may be discarded without notice; every acknowledged
+    // write is durable already, so this only settles relaxed ones.
+    watchPage(flush) {
+      if (typeof document === 'undefined') return () => {};
+      const onHide = () => {
+        if (document.visibilityState === 'hidden') flush();
+      };
+      document.addEventListener('visibilitychange', onHide);
+      globalThis.addEventListener?.('pagehide', flush);
+      return () => {
+        document.removeEventListener('visibilitychange', onHide);
+        globalThis.removeEventListener?.('pagehide', flush);
+      };
+    },
+  };
+}
+
+const snapshotFormat = 'hilodb-snapshot/1';
+
+// concatBytes joins Uint8Arrays into one.
+function concatBytes(chunks) {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+// filePersistence keeps a store in Node in the file at path (a JSON header
+// line, then the snapshot), the log of writes since in path.log, its node tag
+// in path.node, its HiLo ranges in path.ranges and a lock in path.lock. An
+// append is written and fsynced before it resolves; every other file is
+// replaced by a temporary file that is synced and renamed over the old one.
+async function filePersistence(path) {
+  const fs = await import('node:fs/promises');
+  const { dirname, resolve } = await import('node:path');
+  const file = resolve(path);
+  const logFile = `${file}.log`;
+  const nodeFile = `${file}.node`;
+  const rangesFile = `${file}.ranges`;
+  const lockFile = `${file}.lock`;
+  await takeFileLock(fs, lockFile, path);
+
+  let seq = 0;
+  const syncDir = async (target) => {
+    const dir = await fs.open(dirname(target), 'r');
+    try {
+      await dir.sync();
+    } catch {
+      // some file systems cannot sync a directory
+    } finally {
+      await dir.close();
+    }
+  };
+  const writeDurable = async (target, data) => {
+    const tmp = `${target}.${process.pid}.${++seq}.tmp`;
+    const fh = await fs.open(tmp, 'w');
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.rename(tmp, target);
+    await syncDir(target);
+  };
+  const serial = () => {
+    let tail = Promise.resolve();
+    return (fn) => {
+      const p = tail.then(fn);
+      tail = p.catch(() => {});
+      return p;
+    };
+  };
+  const logOps = serial();
+  const journal = serial();
+  const nodes = serial();
+  const readIfThere = (f, enc) =>
+    fs.readFile(f, enc).catch((err) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+  let ranges = {};
+  let node = null;
+  let log = null; // the log's file handle, opened for appending
+  let closed = false;
+  return {
+    async load() {
+      let snapshot = null;
+      const buf = await readIfThere(file);
+      if (buf) {
+        const nl = buf.indexOf(10);
+        let head;
+        try {
+          head = JSON.parse(buf.subarray(0, nl).toString('utf8'));
+        } catch {
+          head = null;
+        }
+        if (nl < 0 || !head || head.format !== snapshotFormat) {
+          throw hiloError('bad_request', 400, `openStore: persist: ${file} is not a hilodb snapshot`);
+        }
+        node = typeof head.node === 'string' && head.node ? head.node : null;
+        snapshot = buf.subarray(nl + 1);
+      }
+      node = (await readIfThere(nodeFile, 'utf8')) || node;
+      const text = await readIfThere(rangesFile, 'utf8');
+      if (text) ranges = JSON.parse(text);
+      const logBytes = await readIfThere(logFile);
+      if (!logBytes) await syncDir(logFile); // the log is about to be created
+      log = await fs.open(logFile, 'a');
+      return { snapshot, log: logBytes, node, ranges: { ...ranges } };
+    },
+    append: (bytes) =>
+      logOps(async () => {
+        await log.write(bytes);
+        await log.datasync();
+      }),
+    compact: (bytes) =>
+      logOps(async () => {
+        await writeDurable(file, Buffer.concat([Buffer.from(`${JSON.stringify({ format: snapshotFormat, node })}\n`), bytes]));
+        await log.truncate(0);
+        await log.sync();
+      }),
+    saveNode: (tag) =>
+      nodes(() => {
+        node = tag;
+        return writeDurable(nodeFile, tag);
+      }),
+    saveRange: (tag, text) =>
+      journal(() => {
+        ranges = { ...ranges, [tag]: text };
+        return writeDurable(rangesFile, JSON.stringify(ranges));
+      }),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await Promise.all([logOps(() => {}), journal(() => {}), nodes(() => {})]);
+      await log?.close();
+      await fs.rm(lockFile, { force: true });
+    },
+    watchPage: () => () => {},
+  };
+}
+
+// takeFileLock creates lockFile holding this process's id. A lock left by a
+// process that is gone is taken over.
+async function takeFileLock(fs, lockFile, name) {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fh = await fs.open(lockFile, 'wx');
+      try {
+        await fh.writeFile(String(process.pid));
+      } finally {
+        await fh.close();
+      }
+      return;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw hiloError('unavailable', 503, `openStore: persist: ${err.message}`);
+    }
+    const pid = Number.parseInt(await fs.readFile(lockFile, 'utf8').catch(() => ''), 10);
+    if (pid === process.pid) throw lockedError(name, 'in this process');
+    if (pid > 0 && processAlive(pid)) throw lockedError(name, `process ${pid}`);
+    await fs.rm(lockFile, { force: true });
+  }
+  throw lockedError(name, 'another process');
+}
+
+function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
