@@ -230,6 +230,18 @@ func docText(v js.Value) (text string, err error) {
 	return s.String(), nil
 }
 
+// object returns a JavaScript object with the keys and values kv holds,
+// key after value, set in that order: a Go map would set them in an order
+// that changes from run to run, and the order shows when an app prints the
+// object.
+func object(kv ...any) js.Value {
+	o := jsObject.New()
+	for i := 0; i+1 < len(kv); i += 2 {
+		o.Set(kv[i].(string), kv[i+1])
+	}
+	return o
+}
+
 // parseJSON turns JSON text from the store into a JavaScript value with the
 // host's JSON.parse.
 func parseJSON(b []byte) js.Value {

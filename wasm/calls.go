@@ -184,11 +184,7 @@ func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {
 
 func (a *api) infoArgs(args []js.Value) (func() (any, error), error) {
 	return a.onStore(args, func(h *handle) (any, error) {
-		return map[string]any{
-			"node":      h.store.Clock().Node(),
-			"serverTag": h.client.ServerTag(),
-			"connected": h.client.Connected(),
-		}, nil
+		return object("node", h.store.Clock().Node(), "serverTag", h.client.ServerTag(), "connected", h.client.Connected()), nil
 	})
 }
 
@@ -198,7 +194,7 @@ func (a *api) syncArgs(args []js.Value) (func() (any, error), error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"pushed": pushed, "pulled": pulled}, nil
+		return object("pushed", pushed, "pulled", pulled), nil
 	})
 }
 
