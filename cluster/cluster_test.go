@@ -187,6 +187,48 @@ func TestCluster(t *testing.T) {
 		cl.Close()
 	})
 
+	t.Run("TagsChosenWhenNotGiven", func(t *testing.T) {
+		// Servers started without -node-tag take free tags of their own,
+		// keep them in their data directories, and take the same tag back
+		// after a crash.
+		endpoints := strings.Join(ec.Endpoints(), ",")
+		type started struct {
+			addr, dir string
+			p         *servertest.Proc
+		}
+		start := func(addr, dir string) started {
+			p := servertest.StartProc(t, bin, addr, 40*time.Second, "-data", dir, "-etcd", endpoints, "-rate", "-1")
+			return started{addr, dir, p}
+		}
+		tagOf := func(s started) string {
+			t.Helper()
+			cl, err := client.Dial(ctx, "ws://"+s.addr+"/v1/sync", client.Options{Database: "tags"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			return cl.ServerTag()
+		}
+		d := start(servertest.FreeAddr(t), t.TempDir())
+		e := start(servertest.FreeAddr(t), t.TempDir())
+		td, te := tagOf(d), tagOf(e)
+		for _, tag := range []string{td, te} {
+			if len(tag) != 1 || tag < "A" || tag > "Z" || tag == "A" || tag == "B" || tag == "C" {
+				t.Errorf("chosen tag %q: want a free letter, not A, B or C", tag)
+			}
+		}
+		if td == te {
+			t.Fatalf("two servers chose tag %s", td)
+		}
+		d.p.Kill()
+		d = start(d.addr, d.dir) // waits out the dead server's lease
+		if got := tagOf(d); got != td {
+			t.Errorf("after a crash the server took tag %s, want its own %s back", got, td)
+		}
+		d.p.Stop(t)
+		e.p.Stop(t)
+	})
+
 	t.Run("IdentitiesSequentialAcrossNodes", func(t *testing.T) {
 		var cls []*client.Client
 		for _, srv := range nodes {

@@ -2,7 +2,11 @@ package syncserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,6 +27,9 @@ const (
 
 // errTagHeld means another live server holds the tag this one asked for.
 var errTagHeld = fmt.Errorf("node tag is held by another live server")
+
+// errTagClient means the tag this server asked for was given to a client.
+var errTagClient = errors.New("it was given to a client")
 
 // claimTag takes tag for this server under a new lease: it succeeds only
 // if no live server holds it and no client was given it. A tag whose
@@ -64,7 +71,7 @@ func (s *etcdStore) tryClaimTag(ctx context.Context, tag string) (clientv3.Lease
 			return 0, fmt.Errorf("read node tag %s: %w", tag, err)
 		}
 		if len(srv.Kvs) == 0 {
-			return 0, fmt.Errorf("node tag %s was given to a client; choose another -node-tag", tag)
+			return 0, fmt.Errorf("node tag %s: %w; choose another -node-tag", tag, errTagClient)
 		}
 	}
 	lease, err := s.cli.Grant(cctx, tagLeaseTTL)
@@ -163,12 +170,15 @@ func openKVStore(cfg Config, m *metrics) (kvStore, error) {
 }
 
 // joinCluster takes this server's tag in etcd (waiting out the lease of a
-// crashed predecessor with the same tag), keeps it, and lets the live feeds
-// follow the writes of every server.
-func (s *Server) joinCluster(es *etcdStore) error {
-	lease, err := es.claimTag(s.ctx, s.cfg.ServerTag, 2*tagLeaseTTL*time.Second+2*time.Second)
-	if err != nil {
-		return fmt.Errorf("take node tag %s: %w", s.cfg.ServerTag, err)
+// crashed predecessor with the same tag) unless lease holds it already,
+// keeps it, and lets the live feeds follow the writes of every server.
+func (s *Server) joinCluster(es *etcdStore, lease clientv3.LeaseID) error {
+	if lease == 0 {
+		var err error
+		lease, err = es.claimTag(s.ctx, s.cfg.ServerTag, 2*tagLeaseTTL*time.Second+2*time.Second)
+		if err != nil {
+			return fmt.Errorf("take node tag %s: %w", s.cfg.ServerTag, err)
+		}
 	}
 	s.log.Info("joined the cluster", "tag", s.cfg.ServerTag, "etcd", strings.Join(s.cfg.Etcd, ","))
 	s.spawn(func(ctx context.Context) { es.holdTag(ctx, s.cfg.ServerTag, lease, s.log.Warn) })
@@ -181,5 +191,79 @@ func (s *Server) joinCluster(es *etcdStore) error {
 			s.hub.notify(db)
 		})
 	})
+	return nil
+}
+
+// tagFile is the file in a server's data directory that keeps the tag it
+// chose on etcd, so that a restart takes the same tag back.
+const tagFile = "server-tag"
+
+// chooseTag is how a server on etcd started without a tag gets one: the
+// tag kept in dataDir from an earlier start (waiting out the lease of its
+// own crashed predecessor), else the first of A…Z that no live server holds
+// and no client was given, which it keeps in dataDir before it serves.
+func (s *etcdStore) chooseTag(dataDir string) (string, clientv3.LeaseID, error) {
+	ctx := context.Background()
+	path := filepath.Join(dataDir, tagFile)
+	if b, err := os.ReadFile(path); err == nil {
+		tag := strings.TrimSpace(string(b))
+		if !validNodeTag(tag) {
+			return "", 0, fmt.Errorf("node tag in %s: %q is not one", path, tag)
+		}
+		lease, err := s.claimTag(ctx, tag, 2*tagLeaseTTL*time.Second+2*time.Second)
+		if err != nil {
+			return "", 0, fmt.Errorf("take node tag %s kept in %s: %w", tag, path, err)
+		}
+		return tag, lease, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", 0, fmt.Errorf("read node tag: %w", err)
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		tag := string(c)
+		lease, err := s.tryClaimTag(ctx, tag)
+		if errors.Is(err, errTagHeld) || errors.Is(err, errTagClient) {
+			continue
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		if err := writeTagFile(dataDir, path, tag); err != nil {
+			_, _ = s.cli.Revoke(ctx, lease)
+			return "", 0, err
+		}
+		return tag, lease, nil
+	}
+	return "", 0, fmt.Errorf("choose a node tag: A to Z are all taken; give one with -node-tag")
+}
+
+// writeTagFile keeps tag in path durably: written, synced, renamed.
+func writeTagFile(dir, path, tag string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("keep node tag: %w", err)
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return fmt.Errorf("keep node tag: %w", err)
+	}
+	_, err = f.WriteString(tag + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		if d, derr := os.Open(dir); derr == nil {
+			_ = d.Sync()
+			d.Close()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("keep node tag: %w", err)
+	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Config configures a Server. The zero value of each field means its default.
@@ -26,7 +27,9 @@ type Config struct {
 	// DataDir holds the data file. Default "./data".
 	DataDir string
 	// ServerTag is this server's node tag, the suffix of the ids made from
-	// its ranges. Default "A".
+	// its ranges. Default "A"; on etcd (Etcd set), the tag this server took
+	// before (kept in DataDir), else the first of A…Z that no live server
+	// holds and no client was given.
 	ServerTag string
 	// Tokens maps a database name to the token a client must present in
 	// hello; the name "*" matches every database without its own entry.
@@ -167,10 +170,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		cfg.DataDir = "./data"
 	}
-	if cfg.ServerTag == "" {
+	if cfg.ServerTag == "" && len(cfg.Etcd) == 0 {
 		cfg.ServerTag = "A"
 	}
-	if !validNodeTag(cfg.ServerTag) {
+	if cfg.ServerTag != "" && !validNodeTag(cfg.ServerTag) {
 		return nil, fmt.Errorf("server tag %q: want 1 to 8 upper-case letters and digits", cfg.ServerTag)
 	}
 	if cfg.MaxMessageBytes <= 0 {
@@ -239,6 +242,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	var lease clientv3.LeaseID // the etcd lease on a tag chosen here
+	if es, ok := st.(*etcdStore); ok && cfg.ServerTag == "" {
+		cfg.ServerTag, lease, err = es.chooseTag(cfg.DataDir)
+		if err != nil {
+			st.close()
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, dbs: dbs,
 		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), perAddr: make(map[string]int), hub: newHub(), clock: core.NewClock(cfg.ServerTag)}
@@ -272,7 +283,7 @@ func New(cfg Config) (*Server, error) {
 		s.spawn(func(ctx context.Context) { s.compactLoop(ctx, every) })
 	}
 	if es, ok := st.(*etcdStore); ok {
-		if err := s.joinCluster(es); err != nil {
+		if err := s.joinCluster(es, lease); err != nil {
 			cancel()
 			s.wg.Wait()
 			st.close()
@@ -281,6 +292,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	return s, nil
 }
+
+// Tag returns this server's node tag (chosen at start when Config left it
+// empty on etcd).
+func (s *Server) Tag() string { return s.cfg.ServerTag }
 
 // ServeHTTP implements http.Handler. Every route first checks the Host
 // header (see Config.AllowedHosts).

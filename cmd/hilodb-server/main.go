@@ -99,7 +99,7 @@ func serve(o *options) error {
 	} else {
 		go func() { errc <- hs.Serve(ln) }()
 	}
-	log.Info("serving", "addr", scheme+"://"+ln.Addr().String(), "data", cfg.DataDir, "nodeTag", cfg.ServerTag,
+	log.Info("serving", "addr", scheme+"://"+ln.Addr().String(), "data", cfg.DataDir, "nodeTag", srv.Tag(),
 		"tls", o.tlsCert != "", "groupCommit", !cfg.NoGroupCommit)
 	select {
 	case err := <-errc:
