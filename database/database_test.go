@@ -188,3 +188,89 @@ func TestRelaxedAnswersBeforeDurable(t *testing.T) {
 		t.Errorf("relaxed write after Sync: %v", err)
 	}
 }
+
+// flushing is a Storage whose appends reach only the operating system: it
+// records, per Flush, how many appends it covered.
+type flushing struct {
+	database.Storage
+	mu       sync.Mutex
+	appended int   // appends so far
+	onDisk   int   // appends covered by the last Flush
+	flushes  []int // appended at each Flush
+}
+
+func (f *flushing) Append(b []byte) error {
+	f.mu.Lock()
+	f.appended++
+	f.mu.Unlock()
+	return f.Storage.Append(b)
+}
+
+func (f *flushing) Flush() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onDisk = f.appended
+	f.flushes = append(f.flushes, f.appended)
+	return nil
+}
+
+func (f *flushing) state() (appended, onDisk, flushes int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.appended, f.onDisk, len(f.flushes)
+}
+
+// TestHardenFlushesWhatWasAppended: Harden puts every frame committed
+// before it on the disk (a Flusher's Flush after the last append), and
+// costs nothing when nothing new was appended; writes made meanwhile are
+// appended after it.
+func TestHardenFlushesWhatWasAppended(t *testing.T) {
+	d, err := database.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	f := &flushing{Storage: d}
+	st, _ := core.Open(":memory:", core.Options{Node: "T"})
+	t.Cleanup(func() { st.Close() })
+	j, err := database.OpenJournal(f, st, database.JournalOptions{Durability: database.Relaxed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		put(t, st, fmt.Sprintf("orders/%d", i), i)
+	}
+	if err := j.Harden(); err != nil {
+		t.Fatal(err)
+	}
+	appended, onDisk, flushes := f.state()
+	if appended == 0 || onDisk != appended || flushes != 1 {
+		t.Fatalf("after Harden: %d appends, %d on disk, %d flushes; want every append on disk after one flush", appended, onDisk, flushes)
+	}
+	if err := j.Harden(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, n := f.state(); n != 1 {
+		t.Errorf("Harden with nothing new flushed again (%d flushes)", n)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 50 {
+			put(t, st, fmt.Sprintf("more/%d", i), i)
+		}
+	}()
+	for range 5 {
+		if err := j.Harden(); err != nil {
+			t.Error(err)
+		}
+	}
+	wg.Wait()
+	if err := j.Harden(); err != nil {
+		t.Fatal(err)
+	}
+	if appended, onDisk, _ := f.state(); onDisk != appended {
+		t.Errorf("%d appends, %d on disk after the last Harden", appended, onDisk)
+	}
+}

@@ -191,11 +191,17 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if n := cl.Node(); n != "" && n != st.Clock().Node() {
 		st.Clock().SetNode(n) // the tag arrived while the store was opening
 	}
-	db.rep = replica.New(st, cl, replica.Options{
+	ropts := replica.Options{
 		Resolve: cfg.Resolve, OnConflict: cfg.OnConflict, OnApply: cfg.OnApply, OnAck: cfg.OnAck,
 		OnConnect: cfg.OnConnect, OnError: cfg.OnError, PullLimit: cfg.PullLimit, PingEvery: cfg.PingEvery,
 		PushDelay: cfg.PushDelay,
-	})
+	}
+	if j := db.journal; j != nil {
+		// What the server is sent is on the disk first (and, relaxed, in
+		// the log at all).
+		ropts.BeforePush = func(context.Context) error { return j.Harden() }
+	}
+	db.rep = replica.New(st, cl, ropts)
 	if cfg.Live {
 		db.bg.Add(1)
 		go func() {
@@ -207,8 +213,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	return db, nil
 }
 
-// journalStep is how many HiLo numbers one range journal write covers
-// (idgen.Options.JournalStep): a crash skips at most this many.
+// journalStep is how many HiLo numbers one range journal write covers when
+// ids are taken now and then (idgen.Options.JournalStep; under a steady
+// demand the step doubles per write, up to a quarter of the range). A crash
+// skips at most one step.
 const journalStep = 8
 
 // setNode records the node tag the server gave this client. The client
@@ -270,13 +278,13 @@ func (db *DB) Sync(ctx context.Context) (pushed, pulled int, err error) {
 	return pushed, pulled, nil
 }
 
-// Flush returns once every write made so far is durable (a no-op without
-// Storage).
+// Flush returns once every write made so far is on the disk, which a power
+// cut cannot take back either (a no-op without Storage).
 func (db *DB) Flush() error {
 	if db.journal == nil {
 		return nil
 	}
-	return db.journal.Sync()
+	return db.journal.Harden()
 }
 
 // Bounds of Close's courtesies to the server.

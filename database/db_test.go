@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,5 +132,65 @@ func TestOpenRefused(t *testing.T) {
 	}
 	if _, err := database.Open(context.Background(), database.Config{Database: "shop"}); err == nil {
 		t.Error("Open without a URL succeeded")
+	}
+}
+
+// flushCounter is a Storage whose Flush is counted, with the appends made
+// before each one.
+type flushCounter struct {
+	database.Storage
+	mu       sync.Mutex
+	appended int
+	flushed  int // appends covered by the last Flush
+}
+
+func (f *flushCounter) Append(b []byte) error {
+	f.mu.Lock()
+	f.appended++
+	f.mu.Unlock()
+	return f.Storage.Append(b)
+}
+
+func (f *flushCounter) Flush() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.flushed = f.appended
+	return nil
+}
+
+// TestPushHardensFirst: before writes leave for the server they are put on
+// the disk, so a power cut never leaves the server holding writes (and ids)
+// the store lost.
+func TestPushHardensFirst(t *testing.T) {
+	addr, _ := serve(t, t.TempDir(), "127.0.0.1:0")
+	d, err := database.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	f := &flushCounter{Storage: d}
+	db := openDB(t, database.Config{URL: "ws://" + addr + "/v1/sync", Database: "shop", Storage: f, RequestTimeout: 5 * time.Second})
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	for i := range 10 {
+		if _, err := db.Store().Put(ctx, "orders", []byte(fmt.Sprintf(`{"n":%d}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock() // each Put returned once appended
+	before, written := f.flushed, f.appended
+	f.mu.Unlock()
+	if before != 0 {
+		t.Fatalf("flushed before any push (%d appends)", before)
+	}
+	if _, err := db.Replicator().Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// The push's acknowledgements are appended after it: what counts is
+	// that every write appended before it was on the disk.
+	if f.flushed < written {
+		t.Errorf("push sent writes with %d of %d appends on the disk", f.flushed, written)
 	}
 }

@@ -24,6 +24,16 @@ type Storage interface {
 	Compact(snap []byte) error
 }
 
+// Flusher is a Storage whose Append returns once the operating system holds
+// the frames (which a killed process cannot take back) but before they are
+// on the disk (which a power cut could). Flush puts everything appended so
+// far on the disk. The journal calls it before the store's writes leave for
+// the sync server, so a power cut never leaves the server holding writes,
+// and ids, that the store lost.
+type Flusher interface {
+	Flush() error
+}
+
 // Durability says when a write is acknowledged.
 type Durability int
 
@@ -66,6 +76,7 @@ type Journal struct {
 	logSize  int // bytes in the log since the last snapshot
 	snapSize int
 	idle     *sync.Cond // signalled when a flush round ends
+	onDisk   uint64     // last frame a Flusher's Flush covered
 }
 
 // batch is the frames of one append and whoever waits for them.
@@ -232,6 +243,46 @@ func (j *Journal) Sync() error {
 		j.idle.Wait()
 	}
 	return j.failed
+}
+
+// Harden waits as Sync does, then, on a Flusher, puts every frame appended
+// so far on the disk. Appends wait meanwhile (frames committed go on
+// queueing).
+func (j *Journal) Harden() error {
+	j.mu.Lock()
+	for j.flushing || len(j.pending) > 0 {
+		j.idle.Wait()
+	}
+	f, ok := j.st.(Flusher)
+	if j.failed != nil || !ok || j.onDisk == j.seq {
+		err := j.failed
+		j.mu.Unlock()
+		return err
+	}
+	seq := j.seq
+	j.flushing = true // holds the flusher off until Flush returns
+	j.mu.Unlock()
+
+	err := f.Flush()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err != nil {
+		if j.failed == nil {
+			j.failed = fmt.Errorf("%w: flush log: %v", ErrFailed, err)
+		}
+	} else {
+		j.onDisk = seq
+	}
+	if len(j.pending) > 0 {
+		go j.flush() // frames committed meanwhile; flushing stays true
+	} else {
+		j.flushing = false
+		j.idle.Broadcast()
+	}
+	if err != nil {
+		return j.failed
+	}
+	return nil
 }
 
 // Compact writes a snapshot now and empties the log.

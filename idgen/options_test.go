@@ -164,7 +164,9 @@ func TestJournalResumesWithoutReuse(t *testing.T) {
 		id, _ := h.NextID(ctx)
 		seen[id] = true
 	}
-	if _, saves := j.get("orders"); saves != 2 { // marks 8 and 16
+	// Marks 8, then 24: taken in quick succession, the second write covers
+	// twice the first step.
+	if _, saves := j.get("orders"); saves != 2 {
 		t.Errorf("journal writes: %d, want 2", saves)
 	}
 	// The process dies without Close; a new generator starts offline.
@@ -174,8 +176,8 @@ func TestJournalResumesWithoutReuse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after reload, offline: %v", err)
 	}
-	if id != "orders/17-A" {
-		t.Errorf("resumed at %q, want orders/17-A (after the journaled mark 16)", id)
+	if id != "orders/25-A" {
+		t.Errorf("resumed at %q, want orders/25-A (after the journaled mark 24)", id)
 	}
 	for range 50 {
 		id, err := h2.NextID(ctx)
@@ -188,6 +190,60 @@ func TestJournalResumesWithoutReuse(t *testing.T) {
 	}
 	if src.leases.Load() != 1 {
 		t.Errorf("leases: %d, want 1", src.leases.Load())
+	}
+}
+
+// TestJournalStepGrowsUnderDemand: numbers taken fast cost a few journal
+// writes (each covers twice the last, up to a quarter of the range), not one
+// per JournalStep; after a quiet spell the step is JournalStep again.
+func TestJournalStepGrowsUnderDemand(t *testing.T) {
+	src := newMemSource(1 << 20)
+	j := newMemJournal()
+	h := idgen.NewHiLoWith("orders", src, idgen.Options{Journal: j, JournalStep: 8})
+	ctx := context.Background()
+	for range 10000 {
+		if _, err := h.NextID(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, saves := j.get("orders")
+	// 8+16+…+8·2^10 = 16,376 ≥ 10,000: eleven writes.
+	if saves > 11 {
+		t.Errorf("10,000 numbers cost %d journal writes, want at most 11", saves)
+	}
+	if rs.Mark < 10000 || rs.Mark > 10000+8<<10 {
+		t.Errorf("mark %d after 10,000 numbers", rs.Mark)
+	}
+	time.Sleep(150 * time.Millisecond) // quiet: the step falls back
+	for n := rs.Mark - 10000 + 1; n > 0; n-- {
+		if _, err := h.NextID(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.NextID(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := j.get("orders")
+	if after.Mark != rs.Mark+8 {
+		t.Errorf("after a quiet spell the mark moved %d, want JournalStep (8)", after.Mark-rs.Mark)
+	}
+}
+
+// TestJournalStepCappedByRange: however fast numbers go, one journal write
+// never covers more than a quarter of a small range.
+func TestJournalStepCappedByRange(t *testing.T) {
+	src := newMemSource(64)
+	j := newMemJournal()
+	h := idgen.NewHiLoWith("orders", src, idgen.Options{Journal: j, JournalStep: 8})
+	ctx := context.Background()
+	for range 40 {
+		if _, err := h.NextID(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Marks 8, 24 (a step of 16, the cap), 40.
+	if rs, saves := j.get("orders"); rs.Mark != 40 || saves != 3 {
+		t.Errorf("mark %d after %d writes, want 40 after 3", rs.Mark, saves)
 	}
 }
 

@@ -57,12 +57,17 @@ export interface OpenOptions {
    */
   persist?: string;
   /**
-   * With `persist`: `'strict'` (default) resolves a write once it is
-   * durable; `'relaxed'` resolves it at once and makes it durable moments
-   * later, so a crash can lose the last writes that resolved. `flush()`
-   * waits for them.
+   * With `persist`: `'strict'` (default) resolves a write once the
+   * operating system holds it, so a killed tab, browser, worker or Node
+   * process keeps it (IndexedDB's `'relaxed'` commit; a file write in Node);
+   * `'flushed'` resolves it once it is on the disk, so a power cut keeps it
+   * too (IndexedDB's `'strict'` commit; `fdatasync`); `'relaxed'` resolves
+   * it at once and stores it moments later, so a crash can lose the last
+   * writes that resolved. Whatever the level, writes are on the disk before
+   * they are pushed to the server, and `flush()` puts every write so far on
+   * the disk.
    */
-  durability?: 'strict' | 'relaxed';
+  durability?: 'strict' | 'flushed' | 'relaxed';
   /**
    * Keep the local change feed, so {@link Store.changes} can tell what was
    * written (locally or by others) since a point. Off by default: it costs a

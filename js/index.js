@@ -45,8 +45,8 @@ export async function openStore(options) {
   if (persist !== undefined && (typeof persist !== 'string' || persist === '')) {
     throw hiloError('bad_request', 400, 'openStore: persist must be a non-empty string');
   }
-  if (durability !== undefined && durability !== 'strict' && durability !== 'relaxed') {
-    throw hiloError('bad_request', 400, "openStore: durability must be 'strict' or 'relaxed'");
+  if (durability !== undefined && durability !== 'strict' && durability !== 'relaxed' && durability !== 'flushed') {
+    throw hiloError('bad_request', 400, "openStore: durability must be 'strict', 'flushed' or 'relaxed'");
   }
   if (shared !== undefined && typeof shared !== 'boolean') throw hiloError('bad_request', 400, 'openStore: shared must be true or false');
   if (persist !== undefined && shared !== false && canShare()) {
@@ -58,7 +58,7 @@ export async function openStore(options) {
   const api = await runtime();
   const emitter = new Emitter();
   const cache = new ReadCache();
-  const adapter = persist === undefined ? undefined : await openPersistence(persist, inNode);
+  const adapter = persist === undefined ? undefined : await openPersistence(persist, inNode, { flush: durability === 'flushed' });
   let raw;
   const feed = new Feed((since, limit) => raw.changes(since, limit), hiloError);
   try {
@@ -73,7 +73,9 @@ export async function openStore(options) {
       onConflict: typeof onConflict === 'function' ? mergeWith(onConflict) : onConflict,
       emit: (type, payload) => emitter.emit(type, payload),
       persist: adapter,
-      durability,
+      // 'flushed' waits for the append as 'strict' does; the adapter's
+      // append is what goes down to the disk.
+      durability: durability === 'flushed' ? 'strict' : durability,
       requestTimeout,
       heartbeat,
       invalidate: (ids, head) => {

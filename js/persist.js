@@ -9,12 +9,20 @@ import { hiloError } from './errors.js';
 // and workers, files in Node. Either way the name is locked for the store's
 // lifetime, since two stores resuming one HiLo range would hand out the same
 // ids.
-export async function openPersistence(name, inNode) {
-  if (inNode) return filePersistence(name);
+//
+// An append resolves once the operating system holds it, which a killed
+// tab, browser or process cannot take back (an IndexedDB transaction with
+// 'relaxed' durability, a write(2) in Node); with flush it resolves once it
+// is on the disk, which a power cut cannot take back either ('strict'
+// durability, fdatasync). The node tag, the HiLo range journal and the
+// snapshot are always written to the disk: they are rare, and a range
+// journal lost to a power cut could hand out an id twice.
+export async function openPersistence(name, inNode, { flush = false } = {}) {
+  if (inNode) return filePersistence(name, flush);
   if (typeof indexedDB === 'undefined') {
     throw hiloError('unavailable', 503, 'openStore: persist needs IndexedDB, which this JavaScript host lacks');
   }
-  return indexedDBPersistence(name);
+  return indexedDBPersistence(name, flush);
 }
 
 function lockedError(name, where) {
@@ -52,7 +60,7 @@ function lockName(name) {
   });
 }
 
-async function indexedDBPersistence(name) {
+async function indexedDBPersistence(name, flush) {
   const release = await lockName(name);
   let db;
   try {
@@ -67,11 +75,11 @@ async function indexedDBPersistence(name) {
     release();
     throw hiloError('unavailable', 503, `openStore: persist: ${err.message}`);
   }
-  // Every write is durable once its transaction completes ('strict' asks
-  // the browser to flush to disk first, which the range journal needs).
-  const run = (mode, fn) =>
+  // A write is stored once its transaction completes: handed to the
+  // operating system ('relaxed'), or flushed to the disk first ('strict').
+  const run = (mode, fn, durability = 'strict') =>
     new Promise((resolve, reject) => {
-      const tx = db.transaction('kv', mode, { durability: 'strict' });
+      const tx = db.transaction('kv', mode, { durability });
       let result;
       fn(tx.objectStore('kv'), (v) => (result = v));
       tx.oncomplete = () => resolve(result);
@@ -116,7 +124,10 @@ async function indexedDBPersistence(name) {
           cursor.continue();
         };
       }),
-    append: (bytes) => run('readwrite', (kv) => kv.put(bytes, ['log', nextLog++])),
+    append: (bytes) => run('readwrite', (kv) => kv.put(bytes, ['log', nextLog++]), flush ? 'strict' : 'relaxed'),
+    // A 'strict' transaction is written to the disk with everything the
+    // database committed before it.
+    flush: () => (flush ? Promise.resolve() : run('readwrite', (kv) => kv.put(Date.now(), 'flushed'))),
     compact: (bytes) =>
       run('readwrite', (kv) => {
         kv.put({ bytes, savedAt: Date.now() }, 'snapshot');
@@ -163,9 +174,10 @@ function concatBytes(chunks) {
 // filePersistence keeps a store in Node in the file at path (a JSON header
 // line, then the snapshot), the log of writes since in path.log, its node tag
 // in path.node, its HiLo ranges in path.ranges and a lock in path.lock. An
-// append is written and fsynced before it resolves; every other file is
-// replaced by a temporary file that is synced and renamed over the old one.
-async function filePersistence(path) {
+// append is written (and with flush fdatasynced) before it resolves; every
+// other file is replaced by a temporary file that is synced and renamed over
+// the old one.
+async function filePersistence(path, flush) {
   const fs = await import('node:fs/promises');
   const { dirname, resolve } = await import('node:path');
   const file = resolve(path);
@@ -247,8 +259,9 @@ async function filePersistence(path) {
     append: (bytes) =>
       logOps(async () => {
         await log.write(bytes);
-        await log.datasync();
+        if (flush) await log.datasync();
       }),
+    flush: () => (flush ? Promise.resolve() : logOps(() => log.datasync())),
     compact: (bytes) =>
       logOps(async () => {
         await writeDurable(file, Buffer.concat([Buffer.from(`${JSON.stringify({ format: snapshotFormat, node })}\n`), bytes]));

@@ -60,6 +60,11 @@ type Options struct {
 	// acknowledgement, one change coming back on the feed). Default 0:
 	// every write is pushed at once.
 	PushDelay time.Duration
+	// BeforePush, when set, is called before each push round is sent; an
+	// error stops the push. A store whose writes are acknowledged before
+	// they are on the disk puts them there, so the server never holds
+	// writes a power cut could take from the store.
+	BeforePush func(ctx context.Context) error
 }
 
 // Replicator replicates one store through one sync client.
@@ -122,6 +127,11 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 		}
 		if len(pend) == 0 {
 			return total, nil
+		}
+		if r.opts.BeforePush != nil {
+			if err := r.opts.BeforePush(ctx); err != nil {
+				return total, fmt.Errorf("push: %w", err)
+			}
 		}
 		items := make([]client.PushItem, 0, len(pend))
 		size := 0

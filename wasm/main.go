@@ -36,8 +36,10 @@
 //	            "conflict" and "change" with JSON text, "error" with an Error
 //	persist     a storage adapter (see persister) that keeps the store and
 //	            its HiLo ranges across reloads
-//	durability  with persist: "strict" (default), a write resolves once it
-//	            is durable; "relaxed", at once, durable moments later
+//	durability  with persist: "strict" (default), a write resolves once the
+//	            adapter's append does (index.js's adapter goes down to the
+//	            disk for its "flushed"); "relaxed", at once, stored moments
+//	            later
 //	requestTimeout, heartbeat
 //	            milliseconds (client.Options): how long a call waits for a
 //	            reply, how often a quiet connection is pinged

@@ -15,7 +15,8 @@ import (
 // Node):
 //
 //	load()               → Promise<{snapshot: Uint8Array|null, log: Uint8Array|null, node: string|null, ranges: {tag: text}}>
-//	append(bytes)        → Promise, settled once bytes are durable at the end of the log
+//	append(bytes)        → Promise, settled once bytes are at the end of the log (held by the operating system, or on the disk)
+//	flush()              → Promise, settled once every append so far is on the disk (optional: without it, appends are)
 //	compact(bytes)       → Promise, settled once bytes are the durable snapshot and the log is empty
 //	saveNode(node)       → Promise, settled once the node tag is durable
 //	saveRange(tag, text) → Promise, settled once the range is durable
@@ -40,6 +41,7 @@ type persister struct {
 var (
 	_ database.Storage = (*persister)(nil)
 	_ database.Meta    = (*persister)(nil)
+	_ database.Flusher = (*persister)(nil)
 )
 
 // persisted is what load found.
@@ -98,6 +100,16 @@ func (p *persister) Load() ([]byte, []byte, error) {
 // Append implements database.Storage.
 func (p *persister) Append(frames []byte) error {
 	_, err := awaitPromise(func() js.Value { return p.adapter.Call("append", toJS(frames)) })
+	return err
+}
+
+// Flush implements database.Flusher through the adapter's flush, if it has
+// one (an adapter without it puts every append on the disk).
+func (p *persister) Flush() error {
+	if p.adapter.Get("flush").Type() != js.TypeFunction {
+		return nil
+	}
+	_, err := awaitPromise(func() js.Value { return p.adapter.Call("flush") })
 	return err
 }
 

@@ -37,9 +37,9 @@ after(async () => {
 // runUntilKilled runs the writer, SIGKILLs it once it has reported at
 // least after writes acknowledged (so the kill lands mid-write however busy
 // the machine is) and returns the writes it reported.
-function runUntilKilled(database, persist, after) {
+function runUntilKilled(database, persist, after, durability) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(here, 'fixtures', 'crash-writer.mjs'), server.wsURL, database, persist], {
+    const child = spawn(process.execPath, [join(here, 'fixtures', 'crash-writer.mjs'), server.wsURL, database, persist, durability], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const acked = [];
@@ -64,18 +64,20 @@ function runUntilKilled(database, persist, after) {
   });
 }
 
-test('every acknowledged write survives SIGKILL, and no id is handed out twice', async () => {
-  const database = `crash${process.pid}`;
-  const persist = join(dir, 'store.hilodb');
+// Both levels that acknowledge a stored write: 'strict' (the operating
+// system holds it) and 'flushed' (on the disk).
+for (const durability of ['strict', 'flushed']) test(`${durability}: every acknowledged write survives SIGKILL, and no id is handed out twice`, async () => {
+  const database = `crash${durability}${process.pid}`;
+  const persist = join(dir, `${durability}.hilodb`);
   const seen = new Map(); // id → rev of its acknowledged write
   for (const after of [100, 37, 250]) {
-    const acked = await runUntilKilled(database, persist, after);
+    const acked = await runUntilKilled(database, persist, after, durability);
     assert.ok(acked.length >= after, `only ${acked.length} writes acknowledged before the kill`);
     for (const a of acked) {
       assert.ok(!seen.has(a.id), `id ${a.id} handed out twice`);
       seen.set(a.id, a.rev);
     }
-    const store = await openStore({ url: server.wsURL, database, persist });
+    const store = await openStore({ url: server.wsURL, database, persist, durability });
     try {
       for (const [id, rev] of seen) {
         const doc = await store.get(id);

@@ -436,7 +436,7 @@ describe('persist in Node', () => {
     await rejectsWith(again.get('orders/a'), 'not_found', 1202);
   });
 
-  test('durability must be strict or relaxed; relaxed writes are durable after flush', async () => {
+  test('durability must be strict, flushed or relaxed; relaxed writes are durable after flush', async () => {
     const path = join(dir, 'relaxed.hilodb');
     await rejectsWith(openStore({ url: server.wsURL, database: 'x', persist: path, durability: 'eventually' }), 'bad_request', 400);
     const s = await opened(freshDB(), { persist: path, durability: 'relaxed' });
@@ -444,6 +444,12 @@ describe('persist in Node', () => {
     await s.flush();
     const { readFile } = await import('node:fs/promises');
     assert.match(await readFile(`${path}.log`, 'latin1'), /orders\/r/);
+    await s.close();
+    open = open.filter((x) => x !== s);
+    const f = await opened(freshDB(), { persist: join(dir, 'flushed.hilodb'), durability: 'flushed' });
+    await f.put('orders', { _key: 'f' });
+    // Resolved once appended, with nothing to flush.
+    assert.match(await readFile(join(dir, 'flushed.hilodb.log'), 'latin1'), /orders\/f/);
   });
 });
 
