@@ -4,13 +4,21 @@
 // writes from any tab go through the one store, sync runs once per origin,
 // and a store lives as long as one tab has it open.
 //
-// Messages from a tab: {t: 'tab', tab} once, naming a Web Lock the tab holds
-// for its lifetime; {t: 'open', rid, options}; {t: 'call', rid, sid, m,
+// Messages from a tab: {t: 'tab', tab, writer} once, naming a Web Lock the
+// tab holds for its lifetime and giving the port of the tab's log writer
+// (writer.js), which persisted stores write their OPFS logs through while
+// the tab lives; {t: 'open', rid, options}; {t: 'call', rid, sid, m,
 // args}; {t: 'close', rid, sid}. Replies: {t: 'reply', rid, ok, value} or
 // {t: 'reply', rid, ok: false, error: {code, num, message}}. Events:
 // {t: 'event', sid, type, payload}.
 
 import { openStore } from './index.js';
+import { WriterPool } from './opfs.js';
+
+// The tabs' writers, for persist.js: a dedicated worker's, since a shared
+// worker cannot hold an OPFS file open for writing itself.
+const writers = new WriterPool();
+globalThis[Symbol.for('hilodb.writers')] = writers;
 
 const stores = new Map(); // persist name → shared entry
 const sessions = new Map(); // sid → {port, tab, entry}
@@ -40,9 +48,12 @@ async function handle(port, msg) {
   const fail = (rid, err) => port.postMessage({ t: 'reply', rid, ok: false, error: plainError(err) });
   switch (msg?.t) {
     case 'tab':
+      if (msg.writer) writers.add(msg.tab, msg.writer);
       // Granted once the tab is gone (closed, crashed, navigated away):
-      // its sessions end as if it had closed them.
+      // its sessions end as if it had closed them, and writes go through
+      // another tab's writer.
       navigator.locks.request(msg.tab, () => {
+        writers.remove(msg.tab);
         for (const [sid, s] of sessions) if (s.tab === msg.tab) closeSession(sid);
       });
       return;

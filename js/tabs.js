@@ -40,16 +40,31 @@ function connect(hiloError) {
   // The worker learns that this tab is gone when it gets this lock.
   // Only once this tab holds it: asked for first, the worker would get it.
   const tab = `hilodb-tab:${crypto.randomUUID()}`;
-  navigator.locks.request(tab, () => {
-    w.port.postMessage({ t: 'tab', tab });
-    return new Promise(() => {});
-  });
-  worker = { port: w.port, tab };
+  // This tab's writer of OPFS logs (writer.js), lent to the shared worker.
+  let writer = null;
+  try {
+    const dw = new Worker(new URL('./writer.js', import.meta.url), { type: 'module', name: 'hilodb-writer' });
+    const ch = new MessageChannel();
+    dw.postMessage({ t: 'port', port: ch.port1 }, [ch.port1]);
+    writer = ch.port2;
+  } catch {
+    // No dedicated workers here: the stores keep their logs in IndexedDB.
+  }
+  // Requests wait until the worker knows this tab (and its writer).
+  const known = new Promise((resolve) =>
+    navigator.locks.request(tab, () => {
+      w.port.postMessage({ t: 'tab', tab, writer }, writer ? [writer] : []);
+      resolve();
+      return new Promise(() => {});
+    }),
+  );
+  worker = { port: w.port, tab, known };
   return worker;
 }
 
-function request(hiloError, msg) {
-  const { port, tab } = connect(hiloError);
+async function request(hiloError, msg) {
+  const { port, tab, known } = connect(hiloError);
+  await known;
   return new Promise((resolve, reject) => {
     const rid = ++nextRid;
     waiting.set(rid, { resolve, reject });

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 
 import { buildServer, repoRoot, startServer } from '../js/test/server.mjs';
+import { logBackend } from './harness.mjs';
 
 const run = promisify(execFile);
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -107,45 +108,54 @@ async function groupGone(pgid) {
   }
 }
 
-test('Chromium SIGKILLed mid-write keeps every acknowledged write', async () => {
-  const database = `crash${Date.now()}`;
+// Both places a store's log can be: OPFS (a store made where a tab can
+// start its writer worker, the default) and IndexedDB (a store made where
+// none can: here, pages whose Worker constructor is taken away).
+for (const backend of ['opfs', 'indexeddb']) test(`Chromium SIGKILLed mid-write keeps every acknowledged write (log in ${backend})`, async () => {
+  const database = `crash${backend}${Date.now()}`;
   const seen = new Map(); // id → rev of an acknowledged write
   let node; // the store's node tag, kept in the profile across restarts
   // Killed once this many writes were acknowledged, so the kill lands
   // mid-write however busy the machine is.
   for (const target of [100, 37]) {
     const { browser, kill } = await startChromium();
-    const context = browser.contexts()[0];
-    const page = await context.newPage();
     const acked = [];
-    let enough;
-    const reached = new Promise((ok) => (enough = ok));
-    await page.exposeFunction('ack', (a) => {
-      acked.push(a);
-      if (acked.length === target) enough();
-    });
-    await page.goto(`${server.base}/`);
-    const opened = await page.evaluate(async (database) => {
-      const { openStore } = await import('/index.js');
-      const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
-      // The first write leases a range, so the store has met the server and
-      // holds its node tag from then on.
-      const first = await store.put('orders', { first: true });
-      window.ack({ id: first._id, rev: first._rev });
-      const { node } = await store.info();
-      const writer = async (w) => {
-        for (let i = 0; ; i++) {
-          const d = await store.put('orders', { w, i, pad: 'x'.repeat(200) });
-          window.ack({ id: d._id, rev: d._rev });
-        }
-      };
-      for (let w = 0; w < 3; w++) writer(w);
-      return node;
-    }, database);
+    let opened;
+    try {
+      const context = browser.contexts()[0];
+      const page = await context.newPage();
+      let enough;
+      const reached = new Promise((ok) => (enough = ok));
+      await page.exposeFunction('ack', (a) => {
+        acked.push(a);
+        if (acked.length === target) enough();
+      });
+      if (backend === 'indexeddb') await page.addInitScript(() => delete window.Worker);
+      await page.goto(`${server.base}/`);
+      opened = await page.evaluate(async (database) => {
+        const { openStore } = await import('/index.js');
+        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+        // The first write leases a range, so the store has met the server and
+        // holds its node tag from then on.
+        const first = await store.put('orders', { first: true });
+        window.ack({ id: first._id, rev: first._rev });
+        const { node } = await store.info();
+        const writer = async (w) => {
+          for (let i = 0; ; i++) {
+            const d = await store.put('orders', { w, i, pad: 'x'.repeat(200) });
+            window.ack({ id: d._id, rev: d._rev });
+          }
+        };
+        for (let w = 0; w < 3; w++) writer(w);
+        return node;
+      }, database);
+      assert.equal(await logBackend(page, database), backend);
+      await reached;
+    } finally {
+      await kill(); // mid-write, or after a failed check (a live browser would hold the test open)
+    }
     if (node !== undefined) assert.equal(opened, node, 'the store reopened with another node tag: its profile lost what it held');
     node = opened;
-    await reached;
-    await kill();
     assert.ok(acked.length >= target, `only ${acked.length} writes acknowledged before the kill`);
     for (const a of acked) {
       assert.ok(!seen.has(a.id), `id ${a.id} handed out twice`);
@@ -155,6 +165,7 @@ test('Chromium SIGKILLed mid-write keeps every acknowledged write', async () => 
     const again = await startChromium();
     try {
       const p = await again.browser.contexts()[0].newPage();
+      if (backend === 'indexeddb') await p.addInitScript(() => delete window.Worker);
       await p.goto(`${server.base}/`);
       const found = await p.evaluate(
         async ({ database, ids }) => {

@@ -50,3 +50,25 @@ export function serveWithChromium({ launch = true } = {}) {
   });
   return env;
 }
+
+// logBackend resolves to where the persisted store name keeps its log, read
+// in page: 'opfs' (the origin private file system) or 'indexeddb'.
+export function logBackend(page, name) {
+  return page.evaluate(
+    (name) =>
+      new Promise((resolve, reject) => {
+        const req = indexedDB.open(`hilodb:${name}`, 1);
+        req.onerror = () => reject(req.error);
+        req.onsuccess = () => {
+          const db = req.result;
+          const get = db.transaction('kv').objectStore('kv').get('backend');
+          get.onsuccess = () => {
+            db.close();
+            resolve(get.result === 'opfs' ? 'opfs' : 'indexeddb');
+          };
+          get.onerror = () => reject(get.error);
+        };
+      }),
+    name,
+  );
+}

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { serveWithChromium } from './harness.mjs';
+import { logBackend, serveWithChromium } from './harness.mjs';
 
 const env = serveWithChromium();
 const pageErrors = [];
@@ -80,6 +80,9 @@ test('the first page closed mid-write: nothing it was told is lost, the others g
   const context = await env.browser.newContext();
   try {
     const [first, ...rest] = await openPages(context, 3, database);
+    // The log is in OPFS, written through the first page's writer worker:
+    // closing that page moves the writing to another page's.
+    assert.equal(await logBackend(rest[0], database), 'opfs');
     const acked = [];
     await first.exposeFunction('ack', (d) => acked.push(d));
     await first.evaluate(() => {
@@ -192,6 +195,39 @@ test('sessions and live watches work in shared tabs: a session in one tab, its d
     }, saved.ids[1]);
     assert.deepEqual(loaded, { item: 'ink', id: saved.ids[1] });
     assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a store whose log is in IndexedDB keeps it there when pages that can write OPFS open it', async () => {
+  const database = `tabslegacy${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    // Made by a page without dedicated workers: no writer, so IndexedDB.
+    const old = await context.newPage();
+    old.on('pageerror', (err) => pageErrors.push(err));
+    await old.addInitScript(() => delete window.Worker);
+    await old.goto(`${env.server.base}/`);
+    const ids = await old.evaluate(async (database) => {
+      const { openStore } = await import('/index.js');
+      const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+      const ids = [];
+      for (let i = 0; i < 20; i++) ids.push((await store.put('orders', { i }))._id);
+      await store.close();
+      return ids;
+    }, database);
+    assert.equal(await logBackend(old, database), 'indexeddb');
+    await old.close();
+    const [page] = await openPages(context, 1, database);
+    const found = await page.evaluate((ids) => Promise.all(ids.map((id) => window.store.get(id).then((d) => d._id))), ids);
+    assert.deepEqual(found, ids);
+    const more = await page.evaluate(async () => (await window.store.put('orders', { more: true }))._id);
+    assert.equal(await logBackend(page, database), 'indexeddb');
+    await page.evaluate(() => window.store.close());
+    const [again] = await openPages(context, 1, database);
+    assert.equal((await again.evaluate((id) => window.store.get(id), more))._id, more);
+    await again.evaluate(() => window.store.close());
   } finally {
     await context.close();
   }

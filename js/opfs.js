@@ -1,0 +1,170 @@
+// A persisted store's log in the origin private file system, written through
+// a writer worker (writer.js). In the shared worker the writers are the
+// tabs' (one is used at a time; when its tab is gone the next takes over);
+// in a page or a dedicated worker the store starts a writer of its own.
+
+import { hiloError } from './errors.js';
+
+/** How long a write waits for a writer before it fails. */
+const writerWait = 10000;
+
+/** WriterPool holds the writer workers a store can write through. */
+export class WriterPool {
+  #writers = []; // {key, port, pending: Map<rid, {resolve, reject}>, opened: Set<file>}
+  #waiting = [];
+  #nextRid = 0;
+
+  /** size is the number of writers at hand. */
+  get size() {
+    return this.#writers.length;
+  }
+
+  /** add makes port (a writer's) usable, after the ones already there. */
+  add(key, port) {
+    const w = { key, port, pending: new Map(), opened: new Set() };
+    port.onmessage = (e) => {
+      const m = e.data;
+      const p = w.pending.get(m.rid);
+      if (!p) return;
+      w.pending.delete(m.rid);
+      if (m.ok) p.resolve(m);
+      else p.reject(Object.assign(new Error(m.message), { name: m.name }));
+    };
+    this.#writers.push(w);
+    for (const wake of this.#waiting.splice(0)) wake();
+  }
+
+  /** remove drops the writer of key (its tab is gone); its requests fail with WriterGone. */
+  remove(key) {
+    const i = this.#writers.findIndex((w) => w.key === key);
+    if (i < 0) return;
+    const [w] = this.#writers.splice(i, 1);
+    for (const p of w.pending.values()) p.reject(Object.assign(new Error('the writer is gone'), { name: 'WriterGone' }));
+    w.pending.clear();
+    w.port.close?.();
+  }
+
+  /** current resolves to the writer in use, waiting up to writerWait for one. */
+  async current() {
+    const deadline = Date.now() + writerWait;
+    while (this.#writers.length === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw hiloError('unavailable', 503, 'persist: no tab offers a writer for the store\'s log');
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiting.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return this.#writers[0];
+  }
+
+  /** send asks writer w for msg and resolves to its reply. */
+  send(w, msg) {
+    return new Promise((resolve, reject) => {
+      const rid = ++this.#nextRid;
+      w.pending.set(rid, { resolve, reject });
+      w.port.postMessage({ ...msg, rid });
+    });
+  }
+}
+
+/** localPool is a pool of one writer started by this realm (a page or a dedicated worker). */
+export function localPool() {
+  const pool = new WriterPool();
+  const worker = new Worker(new URL('./writer.js', import.meta.url), { type: 'module', name: 'hilodb-writer' });
+  pool.add('local', worker);
+  pool.terminate = () => worker.terminate();
+  return pool;
+}
+
+/**
+ * OpfsFile is one file of the origin private file system written through a
+ * pool's writers. A request whose writer goes away is sent again to the
+ * next one: every request is idempotent (writes name their offset).
+ */
+export class OpfsFile {
+  #pool;
+  #name;
+
+  constructor(pool, name) {
+    this.#pool = pool;
+    this.#name = name;
+  }
+
+  async #do(msg) {
+    for (;;) {
+      const w = await this.#pool.current();
+      try {
+        if (!w.opened.has(this.#name)) {
+          await this.#openOn(w);
+          w.opened.add(this.#name);
+        }
+        return await this.#pool.send(w, { ...msg, file: this.#name });
+      } catch (err) {
+        if (err?.name === 'WriterGone') continue;
+        throw hiloError('unavailable', 503, `persist: ${this.#name}: ${err?.message ?? err}`);
+      }
+    }
+  }
+
+  // openOn opens the file on writer w, waiting while a writer that is going
+  // away still holds it.
+  async #openOn(w) {
+    const deadline = Date.now() + writerWait;
+    for (;;) {
+      try {
+        return await this.#pool.send(w, { op: 'open', file: this.#name });
+      } catch (err) {
+        if (err?.name !== 'NoModificationAllowedError' || Date.now() > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
+  }
+
+  /** size resolves to the file's size, opening it. */
+  async size() {
+    return (await this.#do({ op: 'open' })).size;
+  }
+
+  /** read resolves to the whole file. */
+  async read() {
+    return (await this.#do({ op: 'read' })).bytes;
+  }
+
+  /** write puts bytes at offset at (on the disk too with flush). */
+  async write(at, bytes, flush) {
+    await this.#do({ op: 'write', at, bytes, flush });
+  }
+
+  /** truncate cuts the file to size, on the disk. */
+  async truncate(size) {
+    await this.#do({ op: 'truncate', size });
+  }
+
+  /** flush puts everything written on the disk. */
+  async flush() {
+    await this.#do({ op: 'flush' });
+  }
+
+  /** close lets go of the file (another writer may open it). */
+  async close() {
+    const w = await this.#pool.current().catch(() => null);
+    if (!w || !w.opened.has(this.#name)) return;
+    w.opened.delete(this.#name);
+    await this.#pool.send(w, { op: 'close', file: this.#name }).catch(() => {});
+  }
+}
+
+/** opfsName is the file name of persist name's log (any string is a valid name). */
+export function opfsName(name) {
+  return `hilodb-${encodeURIComponent(name)}.log`;
+}
+
+/** opfsAvailable reports whether this realm can keep a log in OPFS. */
+export function opfsAvailable(pool) {
+  if (typeof navigator !== 'object' || typeof navigator.storage?.getDirectory !== 'function') return false;
+  return pool !== undefined ? pool.size > 0 : typeof Worker === 'function';
+}

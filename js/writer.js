@@ -1,0 +1,95 @@
+// The dedicated worker that writes a persisted store's log to the origin
+// private file system (OPFS). Only dedicated workers may hold a
+// FileSystemSyncAccessHandle, whose write reaches the operating system
+// before it returns (so a killed tab or browser cannot take it back) at a
+// fraction of an IndexedDB commit's cost. Each tab starts one (tabs.js) and
+// hands its port to the shared worker, which writes through one tab's writer
+// at a time and moves to another's when that tab is gone (opfs.js).
+//
+// Requests, on the port given in the first message ({t: 'port'}), or on the
+// worker itself: {rid, op, file, ...}; replies {rid, ok: true, ...} or
+// {rid, ok: false, name, message}.
+//
+//	open(file)                  → {size}: opens (creating) file for this writer alone
+//	read(file)                  → {bytes}: the whole file
+//	write(file, at, bytes, flush) → {size}: bytes written at offset at (flushed to the disk with flush)
+//	truncate(file, size)        → {size}: cut to size, flushed to the disk
+//	flush(file)                 → {}: everything written so far on the disk
+//	close(file)                 → {}
+
+const handles = new Map(); // file → FileSystemSyncAccessHandle
+
+async function open(file) {
+  let h = handles.get(file);
+  if (!h) {
+    const root = await navigator.storage.getDirectory();
+    const fh = await root.getFileHandle(file, { create: true });
+    h = await fh.createSyncAccessHandle();
+    handles.set(file, h);
+  }
+  return h;
+}
+
+function held(file) {
+  const h = handles.get(file);
+  if (!h) throw Object.assign(new Error(`${file} is not open in this writer`), { name: 'NotOpen' });
+  return h;
+}
+
+async function serve(msg) {
+  switch (msg.op) {
+    case 'open':
+      return { size: (await open(msg.file)).getSize() };
+    case 'read': {
+      const h = held(msg.file);
+      const bytes = new Uint8Array(h.getSize());
+      h.read(bytes, { at: 0 });
+      return { bytes };
+    }
+    case 'write': {
+      const h = held(msg.file);
+      let done = 0;
+      while (done < msg.bytes.length) {
+        const n = h.write(msg.bytes.subarray(done), { at: msg.at + done });
+        if (n <= 0) throw new Error(`short write to ${msg.file} at ${msg.at + done}`);
+        done += n;
+      }
+      if (msg.flush) h.flush();
+      return { size: msg.at + done };
+    }
+    case 'truncate': {
+      const h = held(msg.file);
+      h.truncate(msg.size);
+      h.flush();
+      return { size: msg.size };
+    }
+    case 'flush':
+      held(msg.file).flush();
+      return {};
+    case 'close': {
+      const h = handles.get(msg.file);
+      handles.delete(msg.file);
+      h?.close();
+      return {};
+    }
+    default:
+      throw new Error(`unknown writer op ${msg.op}`);
+  }
+}
+
+function listen(port) {
+  port.onmessage = async (e) => {
+    const msg = e.data;
+    if (msg?.t === 'port') {
+      listen(msg.port);
+      return;
+    }
+    try {
+      port.postMessage({ rid: msg.rid, ok: true, ...(await serve(msg)) });
+    } catch (err) {
+      port.postMessage({ rid: msg.rid, ok: false, name: err?.name ?? 'Error', message: String(err?.message ?? err) });
+    }
+  };
+}
+
+listen(globalThis);
