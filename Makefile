@@ -13,7 +13,10 @@ WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 STATICCHECK_VERSION := v0.8.2
 TOOLS   := $(CURDIR)/build/tools
 
+TESTCLUSTER := $(BIN)/testcluster
+
 export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
+export HILODB_TESTCLUSTER_BIN := $(CURDIR)/$(TESTCLUSTER)
 
 .PHONY: run test build server wasm web edge deps deps-apt deps-npm \
         test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser bench-sync \
@@ -30,6 +33,7 @@ build: server web edge
 server:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(SERVER) ./cmd/hilodb-server
+	$(GO) build -trimpath -o $(TESTCLUSTER) ./internal/testcluster
 
 wasm:
 	bash js/build.sh
@@ -76,10 +80,11 @@ test-cluster: deps-apt
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./core/... ./idgen/... ./client/... ./database/... ./wasm/...
 
-test-js: server wasm
+## test-js: the npm package in Node; its failover test starts etcd and three servers (internal/testcluster)
+test-js: deps-apt server wasm
 	cd js && npm test
 
-test-edge: server wasm edge
+test-edge: deps-apt server wasm edge
 	cd edge && npm test
 
 test-browser: server web
