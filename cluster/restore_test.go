@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -90,6 +91,9 @@ func TestRestoreIntoEtcd(t *testing.T) {
 		}
 		high = max(high, r.High)
 	}
+	for range 2 {
+		ravenNew(t, a.addr, "people/")
+	}
 	var ident int64
 	for range 7 {
 		if ident, err = ca.NextIdentity(ctx, "companies"); err != nil {
@@ -108,6 +112,10 @@ func TestRestoreIntoEtcd(t *testing.T) {
 	lateRange, err := ca.NextRange(ctx, "orders", idgen.Range{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var latePerson int64
+	for range 3 {
+		latePerson = ravenNew(t, a.addr, "people/")
 	}
 
 	// A prefix a server runs on is refused, forced or not.
@@ -206,13 +214,16 @@ func TestRestoreIntoEtcd(t *testing.T) {
 	if next <= ident {
 		t.Errorf("identity %d after the restore; %d was handed out", next, ident)
 	}
-	// A client with a checkpoint from before resyncs from zero.
+	if n := ravenNew(t, b.addr, "people/"); n <= latePerson {
+		t.Errorf("node-sequence id %d after the restore; %d was handed out", n, latePerson)
+	}
+	// Everything the backup holds comes to a client pulling from zero.
 	pulled, err := cb.Pull(ctx, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pulled.Changes) != len(revs) {
-		t.Errorf("pull from 0 on the copy: %d changes, want %d", len(pulled.Changes), len(revs))
+	if len(pulled.Changes) != len(revs)+3 {
+		t.Errorf("pull from 0 on the copy: %d changes, want %d", len(pulled.Changes), len(revs)+3)
 	}
 
 	// set-counter on etcd while the server runs: raising is taken at once,
@@ -265,6 +276,32 @@ func TestRestoreIntoEtcd(t *testing.T) {
 			t.Errorf("repair: %s went from %s to %s, want +1000", key, v[0], repaired[key][0])
 		}
 	}
+}
+
+// ravenNew stores a document through the RavenDB door under a
+// server-side node-sequence id (prefix ending in "/") and returns the id's
+// number.
+func ravenNew(t *testing.T, addr, prefix string) int64 {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, "http://"+addr+"/databases/shop/docs?id="+prefix, strings.NewReader(`{"name":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct{ Id string }
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("PUT %s: %d %v", prefix, res.StatusCode, err)
+	}
+	num, _, _ := strings.Cut(strings.TrimPrefix(out.Id, prefix), "-")
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		t.Fatalf("id %s: %v", out.Id, err)
+	}
+	return n
 }
 
 // waitNoLive waits until no server holds a tag under prefix.
