@@ -79,6 +79,8 @@ test("the replica moves to the next server when the one in use is killed mid-wri
   const synced = new Set([first.json._id]); // those answered 201: the cluster had them
   let killed = false;
   let afterKill = 0; // writes answered after the kill
+  let killedAt = 0;
+  let firstSynced = 0; // ms from the kill to the first write the cluster acknowledged after it
   const writer = async (w) => {
     for (let i = 0; i < WRITES_PER_WRITER; i++) {
       // The short form waits for the server (201) or answers 202 after
@@ -89,10 +91,14 @@ test("the replica moves to the next server when the one in use is killed mid-wri
       assert.ok(res.status === 201 || res.status === 202, JSON.stringify(res.json));
       const doc = res.json.new ?? res.json;
       acked.push(doc);
-      if (res.status === 201 && res.headers.get("x-hilodb-sync") === "synced") synced.add(doc._id);
+      if (res.status === 201 && res.headers.get("x-hilodb-sync") === "synced") {
+        synced.add(doc._id);
+        if (killed && !firstSynced) firstSynced = Date.now() - killedAt;
+      }
       if (killed) afterKill++;
       if (w === 0 && i === 10) {
         await cluster.kill("A");
+        killedAt = Date.now();
         killed = true;
       }
     }
@@ -106,7 +112,7 @@ test("the replica moves to the next server when the one in use is killed mid-wri
     return st.pending === 0 && st.connected && st.server !== onA;
   }, 30_000, "the replica on another server with nothing pending");
   assert.ok(st.serverTag === "B" || st.serverTag === "C", JSON.stringify(st));
-  t.diagnostic(`${acked.length} writes answered (${synced.size} synced), ${afterKill} after the kill; the replica moved to ${st.serverTag}`);
+  t.diagnostic(`${acked.length} writes answered (${synced.size} synced), ${afterKill} after the kill, the first synced one ${firstSynced} ms after it; the replica moved to ${st.serverTag}`);
 
   // No id twice.
   const ids = acked.map((d) => d._id);

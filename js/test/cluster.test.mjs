@@ -90,6 +90,8 @@ test('stores on A go on through B and C when A is killed mid-write: no write los
     const identities = []; // every identity value handed out
     let killed = false;
     let afterKill = 0; // syncs that resolved after the kill
+    let killedAt = 0;
+    let firstAfter = 0; // ms from the kill to the first sync that resolved after it
     const loops = writers.map(async (store, w) => {
       for (let n = 0; n < DOCS_PER_WRITER; n += 4) {
         const batch = await Promise.all(
@@ -99,10 +101,11 @@ test('stores on A go on through B and C when A is killed mid-write: no write los
         identities.push(await retry(() => store.nextIdentityFor('invoices'), 'identity'));
         await retry(() => store.sync(), 'sync');
         for (const d of batch) synced.add(d._id);
-        if (killed) afterKill++;
+        if (killed && afterKill++ === 0) firstAfter = Date.now() - killedAt;
         if (w === 0 && n === 40) {
           // Mid-write: A goes, with the other writers' requests in flight.
           await cluster.kill('A');
+          killedAt = Date.now();
           killed = true;
         }
       }
@@ -113,7 +116,7 @@ test('stores on A go on through B and C when A is killed mid-write: no write los
     assert.ok(killed && afterKill > 0, 'the writers synced after the kill');
     const byTag = {};
     for (const id of ids) byTag[id.slice(-1)] = (byTag[id.slice(-1)] ?? 0) + 1;
-    t.diagnostic(`${ids.length} ids by server tag ${JSON.stringify(byTag)}; ${afterKill} syncs after the kill; ${identities.length} identities`);
+    t.diagnostic(`${ids.length} ids by server tag ${JSON.stringify(byTag)}; ${afterKill} syncs after the kill, the first ${firstAfter} ms after it; ${identities.length} identities`);
     for (const [w, store] of writers.entries()) {
       const tag = (await store.info()).serverTag;
       assert.ok(tag === 'B' || tag === 'C', `writer ${w} is on ${tag} after A was killed`);
