@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -347,4 +348,115 @@ func counterOf(t *testing.T, key, val string) int64 {
 		t.Fatalf("%s: %q", key, val)
 	}
 	return n
+}
+
+// TestRestoreKilledMidway kills `hilodb-server restore -etcd` with SIGKILL
+// in the middle of a large backup: no server starts on the half-written
+// prefix, and running the restore again finishes it, with every document
+// and the counters raised.
+func TestRestoreKilledMidway(t *testing.T) {
+	ec := startEtcd(t)
+	bin := servertest.BuildServer(t)
+	eps := strings.Join(ec.Endpoints(), ",")
+	cli, err := clientv3.New(clientv3.Config{Endpoints: ec.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	// A backup in the data-file format, written here: n documents of
+	// database shop with their change index, and the counters.
+	const n = 30000
+	var b strings.Builder
+	set := func(k, v string) {
+		fmt.Fprintf(&b, "*3\r\n$3\r\nset\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(v), v)
+	}
+	set("db/shop", "2026-11-25T00:00:00Z")
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("orders/%d-A", i)
+		set("rdoc/shop/"+id, fmt.Sprintf(`{"rev":"1-a","seq":%d,"doc":{"_id":%q,"n":%d,"pad":%q}}`, i, id, i, strings.Repeat("x", 100)))
+		set(fmt.Sprintf("rseq/shop/%020d", i), id)
+	}
+	set("rctr/shop", strconv.Itoa(n))
+	set("hilo/shop/orders", fmt.Sprintf(`{"Max":%d}`, n))
+	set("ident/shop/companies", "77")
+	set("sys/commit", "1")
+	file := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	p := servertest.Launch(t, bin, "restore", "-etcd", eps, "-etcd-prefix", "big/", file)
+	// Kill it once its first batches are in etcd.
+	for {
+		resp, err := cli.Get(ctx, "big/rdoc/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Count > 0 {
+			break
+		}
+		if p.Exited(0) {
+			t.Fatalf("the restore ended before any document was written: %s", p.Out)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	p.Kill()
+	resp, err := cli.Get(ctx, "big/rdoc/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count >= n {
+		t.Fatalf("the restore wrote all %d documents before it was killed; the test needs a bigger backup", resp.Count)
+	}
+	t.Logf("killed with %d of %d documents written", resp.Count, n)
+
+	h := newNode(t, bin, "A", ec.Endpoints())
+	h.prefix = "big/"
+	h.launch()
+	if !h.exited(30*time.Second) || !strings.Contains(h.p.Out.String(), "did not finish") {
+		t.Fatalf("a server on a half-restored prefix: %s", h.p.Out)
+	}
+	// Without the same backup, the prefix is not taken over by accident.
+	other := filepath.Join(t.TempDir(), "other.db")
+	if err := os.WriteFile(other, []byte(strings.Replace(b.String(), "77", "78", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := admin(t, bin, "restore", "-etcd", eps, "-etcd-prefix", "big/", other); ok || !strings.Contains(out, "holds data already") {
+		t.Errorf("another backup into the half-restored prefix: ok=%v %s", ok, out)
+	}
+	if out, ok := admin(t, bin, "restore", "-etcd", eps, "-etcd-prefix", "big/", file); !ok || !strings.Contains(out, "finished") {
+		t.Fatalf("restore again: ok=%v %s", ok, out)
+	}
+	resp, err = cli.Get(ctx, "big/rdoc/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || resp.Count != n {
+		t.Fatalf("after the second run: %d documents, %v; want %d", resp.Count, err, n)
+	}
+
+	s := newNode(t, bin, "A", ec.Endpoints())
+	s.prefix = "big/"
+	s.start()
+	c, err := client.Dial(ctx, s.url(), client.Options{Database: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := c.Get(ctx, []string{"orders/1-A", fmt.Sprintf("orders/%d-A", n/2), fmt.Sprintf("orders/%d-A", n)})
+	if err != nil || len(got) != 3 {
+		t.Fatalf("documents after the restore: %+v %v", got, err)
+	}
+	for _, ch := range got {
+		if ch.Deleted || ch.Rev != "1-a" {
+			t.Errorf("%s after the restore: %+v", ch.ID, ch)
+		}
+	}
+	r, err := c.NextRange(ctx, "orders", idgen.Range{})
+	if err != nil || r.Low <= n {
+		t.Errorf("range after the restore: %+v %v, want above %d", r, err, n)
+	}
+	if v, err := c.NextIdentity(ctx, "companies"); err != nil || v <= 77 {
+		t.Errorf("identity after the restore: %d %v, want above 77", v, err)
+	}
 }
