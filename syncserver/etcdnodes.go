@@ -162,18 +162,11 @@ func openKVStore(cfg Config, m *metrics) (kvStore, error) {
 	if len(cfg.Etcd) == 0 {
 		return openStore(cfg.DataDir, !cfg.NoGroupCommit, m, cfg.Logger)
 	}
-	prefix := EtcdPrefix(cfg.EtcdPrefix)
-	es, err := openEtcdStore(cfg.Etcd, prefix)
-	if err != nil {
-		return nil, err
+	prefix := cfg.EtcdPrefix
+	if prefix == "" {
+		prefix = "hilodb/"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
-	defer cancel()
-	if err := checkRestoreMarker(ctx, es.cli, prefix); err != nil {
-		es.close()
-		return nil, fmt.Errorf("open etcd store: %w", err)
-	}
-	return es, nil
+	return openEtcdStore(cfg.Etcd, prefix)
 }
 
 // joinCluster takes this server's tag in etcd (waiting out the lease of a

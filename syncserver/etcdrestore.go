@@ -379,13 +379,13 @@ func (w *etcdWriter) apply(ctx context.Context, ops []clientv3.Op, markRev int64
 // checkRestoreMarker fails with ErrRestoreUnfinished when a restore into
 // the store's prefix started and did not finish: serving from half a
 // restore could lose documents or hand out numbers again.
-func checkRestoreMarker(ctx context.Context, cli *clientv3.Client, prefix string) error {
-	m, _, err := (&etcdWriter{cli: cli, prefix: prefix}).marker(ctx)
+func checkRestoreMarker(cli *clientv3.Client, prefix string) error {
+	m, _, err := (&etcdWriter{cli: cli, prefix: prefix}).marker(context.Background())
 	if err != nil {
-		return err
+		return fmt.Errorf("open etcd store: %w", err)
 	}
 	if m != nil && m.State != restoreDone {
-		return fmt.Errorf("%w (marked %s); run the same `hilodb-server restore` again to finish it", ErrRestoreUnfinished, m.At)
+		return fmt.Errorf("open etcd store: %w (marked %s); run the same `hilodb-server restore` again to finish it", ErrRestoreUnfinished, m.At)
 	}
 	return nil
 }
