@@ -13,9 +13,12 @@ WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 STATICCHECK_VERSION := v0.8.2
 TOOLS   := $(CURDIR)/build/tools
 
-export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
+TESTCLUSTER := $(BIN)/testcluster
 
-.PHONY: run test build server wasm web edge deps deps-apt deps-npm \
+export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
+export HILODB_TESTCLUSTER_BIN := $(CURDIR)/$(TESTCLUSTER)
+
+.PHONY: run test build server testcluster wasm web edge deps deps-apt deps-npm \
         test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser bench-sync \
         bench-edge bench-cluster load fuzz lint clean
 
@@ -30,6 +33,11 @@ build: server web edge
 server:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(SERVER) ./cmd/hilodb-server
+
+# testcluster: etcd and sync servers A, B, C for the npm and edge failover tests
+testcluster:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(TESTCLUSTER) ./internal/testcluster
 
 wasm:
 	bash js/build.sh
@@ -76,10 +84,11 @@ test-cluster: deps-apt
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" ./core/... ./idgen/... ./client/... ./database/... ./wasm/...
 
-test-js: server wasm
+## test-js: the npm package in Node; its failover test starts etcd and three servers (internal/testcluster)
+test-js: deps-apt server testcluster wasm
 	cd js && npm test
 
-test-edge: server wasm edge
+test-edge: deps-apt server testcluster wasm edge
 	cd edge && npm test
 
 test-browser: server web

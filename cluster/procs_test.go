@@ -28,6 +28,8 @@ type node struct {
 	addr string
 	etcd []string
 	data string
+	// prefix is the deployment's etcd key prefix; empty: the default.
+	prefix string
 
 	p *servertest.Proc // nil before the first launch
 }
@@ -46,7 +48,11 @@ func (n *node) launch() {
 
 // args are the server's flags: its address, tag and the etcd cluster.
 func (n *node) args() []string {
-	return []string{"-addr", n.addr, "-data", n.data, "-node-tag", n.tag, "-etcd", strings.Join(n.etcd, ","), "-rate", "-1"}
+	args := []string{"-addr", n.addr, "-data", n.data, "-node-tag", n.tag, "-etcd", strings.Join(n.etcd, ","), "-rate", "-1"}
+	if n.prefix != "" {
+		args = append(args, "-etcd-prefix", n.prefix)
+	}
+	return args
 }
 
 // start launches the server and waits until it serves.

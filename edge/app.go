@@ -232,7 +232,8 @@ func (a *app) tick(ctx context.Context) (pending bool) {
 }
 
 // status is GET /_edge/status: whether the replica follows the server, how
-// many writes are pending, its node tag.
+// many writes are pending, its node tag, and the server it uses (its URL and
+// node tag: with several in HILODB_URL, the one it moved to).
 func (a *app) status() *response {
 	n, _ := a.store.PendingCount()
 	b, _ := json.Marshal(map[string]any{
@@ -240,6 +241,8 @@ func (a *app) status() *response {
 		"connected": a.db.Client().Connected(),
 		"pending":   n,
 		"node":      a.store.Clock().Node(),
+		"server":    a.db.Client().URL(),
+		"serverTag": a.db.Client().ServerTag(),
 	})
 	return jsonResponse(200, b)
 }

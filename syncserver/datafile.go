@@ -400,7 +400,8 @@ type logState struct {
 }
 
 func isCounter(key string) bool {
-	return hasPrefix(key, hiloPrefix) || hasPrefix(key, identPrefix) || key == nodeSeqKey || hasPrefix(key, seqCounterPrefix)
+	return hasPrefix(key, hiloPrefix) || hasPrefix(key, identPrefix) || key == nodeSeqKey || hasPrefix(key, seqCounterPrefix) ||
+		hasPrefix(key, srvSeqPrefix)
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
@@ -557,6 +558,28 @@ const (
 	CounterIdentity = "identity"
 )
 
+// counterSetting checks SetCounter's arguments and returns the key and the
+// value to store.
+func counterSetting(db, kind, name string, value int64) (key, val string, err error) {
+	if !validDBName(db) {
+		return "", "", fmt.Errorf("set counter: illegal database name %q", db)
+	}
+	if err := validTag(name); err != nil {
+		return "", "", fmt.Errorf("set counter: %w", err)
+	}
+	if value < 0 || value > maxSafeNumber {
+		return "", "", fmt.Errorf("set counter: value must be between 0 and %d", int64(maxSafeNumber))
+	}
+	switch kind {
+	case CounterHilo:
+		b, _ := json.Marshal(hiloDoc{Max: value, Top: value})
+		return hiloKey(db, name), string(b), nil
+	case CounterIdentity:
+		return identityKey(db, name), strconv.FormatInt(value, 10), nil
+	}
+	return "", "", fmt.Errorf("set counter: kind must be %q or %q, not %q", CounterHilo, CounterIdentity, kind)
+}
+
 // SetCounter sets one counter of the data file in dir, with the server
 // stopped: the HiLo tag name of database db (kind CounterHilo; its next
 // lease starts after value) or the identity name (CounterIdentity; its next
@@ -566,25 +589,9 @@ const (
 // is kept beside as hilodb.db.before-set-…; it returns the counter's value
 // before.
 func SetCounter(dir, db, kind, name string, value int64) (int64, error) {
-	if !validDBName(db) {
-		return 0, fmt.Errorf("set counter: illegal database name %q", db)
-	}
-	if err := validTag(name); err != nil {
-		return 0, fmt.Errorf("set counter: %w", err)
-	}
-	if value < 0 || value > maxSafeNumber {
-		return 0, fmt.Errorf("set counter: value must be between 0 and %d", int64(maxSafeNumber))
-	}
-	var key, val string
-	switch kind {
-	case CounterHilo:
-		key = hiloKey(db, name)
-		b, _ := json.Marshal(hiloDoc{Max: value, Top: value})
-		val = string(b)
-	case CounterIdentity:
-		key, val = identityKey(db, name), strconv.FormatInt(value, 10)
-	default:
-		return 0, fmt.Errorf("set counter: kind must be %q or %q, not %q", CounterHilo, CounterIdentity, kind)
+	key, val, err := counterSetting(db, kind, name, value)
+	if err != nil {
+		return 0, err
 	}
 	path := filepath.Join(dir, dataFileName)
 	b, err := os.ReadFile(path)

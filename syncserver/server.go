@@ -242,6 +242,13 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if es, ok := st.(*etcdStore); ok {
+		// Never serve from half a restore (see RestoreEtcd).
+		if err := checkRestoreMarker(es.cli, es.prefix); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
 	var lease clientv3.LeaseID // the etcd lease on a tag chosen here
 	if es, ok := st.(*etcdStore); ok && cfg.ServerTag == "" {
 		cfg.ServerTag, lease, err = es.chooseTag(cfg.DataDir)

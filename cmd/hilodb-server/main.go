@@ -2,10 +2,14 @@
 //
 //	hilodb-server [flags]                       serve (see -h)
 //	hilodb-server repair -data DIR [-bump N]     rebuild a damaged data file
+//	hilodb-server repair -etcd HOSTS [-etcd-prefix P] [-bump N]
+//	                                             raise every counter after etcd was rolled back
 //	hilodb-server restore -from FILE -data DIR [-bump N] [-force]
+//	hilodb-server restore -from FILE -etcd HOSTS [-etcd-prefix P] [-bump N] [-force]
 //	hilodb-server backup -url URL -out FILE      fetch an online backup
 //	hilodb-server set-counter -data DIR -db DB (-hilo TAG | -identity NAME) -value N
 //	                                             set a HiLo tag or identity, server stopped
+//	hilodb-server set-counter -etcd HOSTS [-etcd-prefix P] -db DB (-hilo TAG | -identity NAME) -value N [-force]
 //
 // It stops cleanly on SIGINT and SIGTERM. docs/operations.md describes every
 // flag, the config file, security, backups and recovery.
@@ -138,8 +142,17 @@ func repair(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("repair", flag.ContinueOnError)
 	data := fs.String("data", "./data", "data directory holding hilodb.db")
 	bump := fs.Int64("bump", syncserver.DefaultBump, "raise every HiLo Max, identity and the node-tag counter by this much past the highest value found")
+	etcd, prefix := etcdFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if hosts := splitList(*etcd); len(hosts) > 0 {
+		n, err := syncserver.RepairEtcd(context.Background(), hosts, *prefix, *bump)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "raised %d counters under %q by %d; clients resync\n", n, syncserver.EtcdPrefix(*prefix), *bump)
+		return nil
 	}
 	rep, err := syncserver.Repair(*data, *bump)
 	if err != nil {
@@ -156,6 +169,8 @@ func setCounter(args []string, out io.Writer) error {
 	hilo := fs.String("hilo", "", "HiLo tag to set: its next range starts after -value")
 	ident := fs.String("identity", "", "identity to set: its next value is -value plus one")
 	value := fs.Int64("value", -1, "the new value")
+	etcd, prefix := etcdFlags(fs)
+	force := fs.Bool("force", false, "with -etcd: allow lowering the counter (every server of the prefix stopped)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -169,7 +184,13 @@ func setCounter(args []string, out io.Writer) error {
 	if *db == "" || *value < 0 {
 		return errors.New("set-counter: -db and -value are required")
 	}
-	old, err := syncserver.SetCounter(*data, *db, kind, name, *value)
+	var old int64
+	var err error
+	if hosts := splitList(*etcd); len(hosts) > 0 {
+		old, err = syncserver.SetCounterEtcd(context.Background(), hosts, *prefix, *db, kind, name, *value, *force)
+	} else {
+		old, err = syncserver.SetCounter(*data, *db, kind, name, *value)
+	}
 	if err != nil {
 		return err
 	}
@@ -185,12 +206,24 @@ func restore(args []string, out io.Writer) error {
 	from := fs.String("from", "", "backup file (from /admin/backup or `hilodb-server backup`)")
 	data := fs.String("data", "./data", "data directory to restore into")
 	bump := fs.Int64("bump", syncserver.DefaultBump, "raise every counter by this much: numbers handed out after the backup was taken must not come again")
-	force := fs.Bool("force", false, "replace an existing data file (it is kept beside as hilodb.db.replaced-…)")
+	force := fs.Bool("force", false, "replace an existing data file (it is kept beside as hilodb.db.replaced-…); with -etcd, restore into a prefix that holds data (its documents not in the backup are removed, its counters kept where higher)")
+	etcd, prefix := etcdFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *from == "" {
-		return errors.New("restore: -from is required")
+	if *from == "" && fs.NArg() == 1 {
+		*from = fs.Arg(0)
+	}
+	if *from == "" || fs.NArg() > 1 {
+		return errors.New("restore: -from (or one backup file argument) is required")
+	}
+	if hosts := splitList(*etcd); len(hosts) > 0 {
+		rep, err := syncserver.RestoreEtcd(context.Background(), hosts, *prefix, *from, *bump, *force)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "restored %s into etcd prefix %q: %s\n", *from, syncserver.EtcdPrefix(*prefix), rep)
+		return nil
 	}
 	rep, err := syncserver.Restore(*from, *data, *bump, *force)
 	if err != nil {
@@ -201,6 +234,14 @@ func restore(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "the previous data file is kept as %s\n", rep.Kept)
 	}
 	return nil
+}
+
+// etcdFlags adds -etcd and -etcd-prefix to an admin command: with -etcd it
+// works on the cluster's etcd instead of a data directory.
+func etcdFlags(fs *flag.FlagSet) (etcd, prefix *string) {
+	etcd = fs.String("etcd", "", "comma-separated etcd members (host:port) of a cluster: work on its keys instead of -data")
+	prefix = fs.String("etcd-prefix", "hilodb/", "with -etcd: the deployment's key prefix")
+	return etcd, prefix
 }
 
 func backup(args []string, out io.Writer) error {
