@@ -325,6 +325,30 @@ func (c *Client) readLoop(s *session) {
 }
 
 // roundTrip sends req (whose id is id) on s and decodes the reply into out.
+// readReply turns a reply into out, or into the error it carries.
+func readReply(data []byte, out any) error {
+	if !gjson.GetBytes(data, "ok").Bool() {
+		var er wire.ErrorReply
+		if err := json.Unmarshal(data, &er); err != nil || er.Error == nil {
+			return fmt.Errorf("malformed error reply: %s", data)
+		}
+		return er.Error
+	}
+	if out == nil {
+		return nil
+	}
+	if d, ok := out.(replyDecoder); ok {
+		if err := d.decodeReply(data); err != nil {
+			return fmt.Errorf("decode reply: %w", err)
+		}
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode reply: %w", err)
+	}
+	return nil
+}
+
 func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out any) error {
 	var b []byte
 	if raw, ok := req.(rawFrame); ok {
@@ -365,27 +389,16 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 	}
 	select {
 	case data := <-ch:
-		if !gjson.GetBytes(data, "ok").Bool() {
-			var er wire.ErrorReply
-			if err := json.Unmarshal(data, &er); err != nil || er.Error == nil {
-				return fmt.Errorf("malformed error reply: %s", data)
-			}
-			return er.Error
-		}
-		if out == nil {
-			return nil
-		}
-		if d, ok := out.(replyDecoder); ok {
-			if err := d.decodeReply(data); err != nil {
-				return fmt.Errorf("decode reply: %w", err)
-			}
-			return nil
-		}
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode reply: %w", err)
-		}
-		return nil
+		return readReply(data, out)
 	case <-s.done:
+		// A reply that came in before the connection ended (a refusal
+		// followed by the server's close) is the answer: both cases can be
+		// ready at once, and select picks either.
+		select {
+		case data := <-ch:
+			return readReply(data, out)
+		default:
+		}
 		s.mu.Lock()
 		refusal := s.refusal
 		s.mu.Unlock()

@@ -115,3 +115,20 @@ func TestFailover(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusalIsNeverLost: a server that refuses a hello answers with the
+// error and then closes the connection; the client reports the error, never
+// a bare disconnect, however the reply and the close are scheduled.
+func TestRefusalIsNeverLost(t *testing.T) {
+	addr, _ := servertest.Serve(t, syncserver.Config{DataDir: t.TempDir(), Tokens: map[string]string{"shop": "secret"}}, "127.0.0.1:0")
+	ctx := context.Background()
+	for i := range 300 {
+		c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop", Token: "wrong"})
+		_, err := c.NextIdentity(ctx, "companies")
+		c.Close()
+		var e *client.Error
+		if !errors.As(err, &e) || e.Code != "unauthorized" {
+			t.Fatalf("attempt %d: %v, want unauthorized", i, err)
+		}
+	}
+}
