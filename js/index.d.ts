@@ -49,6 +49,10 @@ export interface OpenOptions {
    * worker, or `shared: false`) only one store may use a name at a time: a
    * second one rejects with `locked` (423).
    *
+   * In a browser the store lives in the IndexedDB database `hilodb:<name>`,
+   * with its log in the origin private file system when a dedicated writer
+   * worker could be started (`writer.js`, started by each tab).
+   *
    * A write (`put`, `delete`) resolves only once it is durable there: a
    * killed tab, browser or process cannot take it back. Each write appends a
    * record to a log (concurrent writes share one storage commit), which is
