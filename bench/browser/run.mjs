@@ -3,7 +3,7 @@
 // side by side in one run, against the real hilodb-server on 127.0.0.1.
 // Ratios are taken per round (hilodb against the better PouchDB adapter of
 // the same round), then the median is printed. Sizes: SEQ (sequential
-// durable puts, default 300), BULK (bulk write and list, default 10000), BIG
+// durable puts, default 1000), BULK (bulk write and list, default 10000), BIG
 // (the big store, default 100000), ROUNDS (default 3).
 
 import { execFile } from 'node:child_process';
@@ -19,7 +19,7 @@ import { buildServer, repoRoot, startServer } from '../../js/test/server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
-const SEQ = Number(process.env.SEQ || 300);
+const SEQ = Number(process.env.SEQ || 1000);
 const BULK = Number(process.env.BULK || 10000);
 const BIG = Number(process.env.BIG || 100000);
 const ROUNDS = Number(process.env.ROUNDS || 3);
