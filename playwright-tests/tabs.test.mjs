@@ -232,3 +232,50 @@ test('a store whose log is in IndexedDB keeps it there when pages that can write
     await context.close();
   }
 });
+
+test('the writing tab closes again and again while another tab writes: every acknowledged write is kept', async () => {
+  const database = `tabsrotate${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    // The log is written through the oldest open tab's writer: each close
+    // below takes the writer in use away mid-write.
+    const lent = await openPages(context, 3, database);
+    const [writer] = await openPages(context, 1, database);
+    assert.equal(await logBackend(writer, database), 'opfs');
+    const acked = [];
+    await writer.exposeFunction('ack', (d) => acked.push(d));
+    await writer.evaluate(() => {
+      window.stop = false;
+      window.done = (async () => {
+        for (let i = 0; !window.stop; i++) {
+          const d = await window.store.put('orders', { rotate: i });
+          window.ack({ id: d._id, rev: d._rev });
+        }
+      })();
+    });
+    for (const page of [...lent]) {
+      const before = acked.length;
+      await page.close();
+      // Writes go on through the next tab's writer.
+      const deadline = Date.now() + 15000;
+      while (acked.length < before + 20) {
+        assert.ok(Date.now() < deadline, `writes stalled after a writing tab closed (${acked.length - before} since)`);
+        await new Promise((ok) => setTimeout(ok, 20));
+      }
+    }
+    await writer.evaluate(async () => {
+      window.stop = true;
+      await window.done;
+    });
+    const ids = acked.map((d) => d.id);
+    assert.equal(new Set(ids).size, ids.length, 'an id was handed out twice');
+    await writer.evaluate(() => window.store.close());
+    await writer.close();
+    const [again] = await openPages(context, 1, database);
+    const revs = await again.evaluate((ids) => Promise.all(ids.map((id) => window.store.get(id).then((d) => d._rev, (e) => `missing: ${e.code}`))), ids);
+    assert.deepEqual(revs, acked.map((d) => d.rev));
+    await again.evaluate(() => window.store.close());
+  } finally {
+    await context.close();
+  }
+});
