@@ -139,6 +139,11 @@ export class OpfsFile {
     await this.#do({ op: 'write', at, bytes, flush });
   }
 
+  /** replace makes the file bytes, on the disk. */
+  async replace(bytes) {
+    await this.#do({ op: 'replace', bytes });
+  }
+
   /** truncate cuts the file to size, on the disk. */
   async truncate(size) {
     await this.#do({ op: 'truncate', size });
@@ -158,9 +163,13 @@ export class OpfsFile {
   }
 }
 
-/** opfsName is the file name of persist name's log (any string is a valid name). */
-export function opfsName(name) {
-  return `hilodb-${encodeURIComponent(name)}.log`;
+/**
+ * opfsName is the file name of persist name's log, or with slot (0 or 1) of
+ * one of its two snapshot files. Any string is a valid persist name.
+ */
+export function opfsName(name, slot) {
+  const base = `hilodb-${encodeURIComponent(name)}`;
+  return slot === undefined ? `${base}.log` : `${base}.snap${slot}`;
 }
 
 /** opfsAvailable reports whether this realm can keep a log in OPFS. */

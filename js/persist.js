@@ -67,7 +67,11 @@ function lockName(name) {
 // system can be written (opfs.js), in the OPFS file of the name. The key
 // 'backend' says which ('opfs'; absent: IndexedDB, as every store made
 // before the OPFS log was). An OPFS write reaches the operating system in a
-// fraction of an IndexedDB commit's time.
+// fraction of an IndexedDB commit's time. Such a store keeps its snapshot in
+// OPFS too, in one of two files: a compaction writes the one not in use and
+// flushes it, then names it in the key 'snapshotFile' in a strict
+// IndexedDB transaction, its commit point; reading a large snapshot from a
+// file takes a fraction of reading it from IndexedDB.
 async function indexedDBPersistence(name, flush) {
   const release = await lockName(name);
   let db;
@@ -99,10 +103,14 @@ async function indexedDBPersistence(name, flush) {
   const logRange = IDBKeyRange.bound(['log', 0], ['log', Number.MAX_SAFE_INTEGER]);
   let nextLog = 1;
   let closed = false;
-  // With an OPFS log: the file, and the offset of the next append.
+  // With an OPFS log: the file, and the offset of the next append; the
+  // snapshot file in use (0 or 1; null: the snapshot is in IndexedDB).
   let file = null;
   let at = 0;
   let pool = null;
+  let snapSlot = null;
+  const snapFiles = [];
+  const snapFile = (slot) => (snapFiles[slot] ||= new OpfsFile(pool, opfsName(name, slot)));
   const useOPFS = async () => {
     pool = globalThis[Symbol.for('hilodb.writers')] ?? localPool();
     file = new OpfsFile(pool, opfsName(name));
@@ -125,6 +133,9 @@ async function indexedDBPersistence(name, flush) {
       };
       kv.get('backend').onsuccess = (e) => {
         if (typeof e.target.result === 'string') out.backend = e.target.result;
+      };
+      kv.get('snapshotFile').onsuccess = (e) => {
+        if (e.target.result === 0 || e.target.result === 1) snapSlot = e.target.result;
       };
       kv.openCursor(logRange).onsuccess = (e) => {
         const cursor = e.target.result;
@@ -149,6 +160,7 @@ async function indexedDBPersistence(name, flush) {
       if (out.backend === 'opfs') {
         await useOPFS();
         out.log = await file.read();
+        if (snapSlot !== null) out.snapshot = await snapFile(snapSlot).read();
       } else if (out.backend === null && out.snapshot === null && out.log.length === 0 && opfsAvailable(globalThis[Symbol.for('hilodb.writers')])) {
         // A new store: its log goes to OPFS, if a writer can open it.
         try {
@@ -178,16 +190,25 @@ async function indexedDBPersistence(name, flush) {
       return run('readwrite', (kv) => kv.put(Date.now(), 'flushed'));
     },
     compact: async (bytes) => {
-      await run('readwrite', (kv) => {
-        kv.put({ bytes, savedAt: Date.now() }, 'snapshot');
-        kv.delete(logRange);
-      });
-      if (file) {
-        // Frames left in the log after a crash here are all in the
-        // snapshot, and loading skips them.
-        await file.truncate(0);
-        at = 0;
+      if (!file) {
+        return run('readwrite', (kv) => {
+          kv.put({ bytes, savedAt: Date.now() }, 'snapshot');
+          kv.delete(logRange);
+        });
       }
+      // The file not in use, written and flushed, then named: a crash
+      // before the name's commit leaves the old snapshot and log whole.
+      const slot = snapSlot === 0 ? 1 : 0;
+      await snapFile(slot).replace(bytes);
+      await run('readwrite', (kv) => {
+        kv.put(slot, 'snapshotFile');
+        kv.delete('snapshot');
+      });
+      snapSlot = slot;
+      // Frames left in the log after a crash here are all in the
+      // snapshot, and loading skips them.
+      await file.truncate(0);
+      at = 0;
     },
     saveNode: (node) => run('readwrite', (kv) => kv.put(node, 'node')),
     saveRange: (tag, text) => run('readwrite', (kv) => kv.put(text, `range:${tag}`)),
@@ -196,6 +217,7 @@ async function indexedDBPersistence(name, flush) {
       closed = true;
       try {
         await file?.close();
+        for (const f of snapFiles) await f?.close();
       } finally {
         pool?.terminate?.();
         db.close();

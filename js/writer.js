@@ -11,9 +11,10 @@
 // {rid, ok: false, name, message}.
 //
 //	open(file)                  → {size}: opens (creating) file for this writer alone
-//	read(file)                  → {bytes}: the whole file
+//	read(file)                  → {bytes}: the whole file (its buffer transferred)
 //	write(file, at, bytes, flush) → {size}: bytes written at offset at (flushed to the disk with flush)
 //	truncate(file, size)        → {size}: cut to size, flushed to the disk
+//	replace(file, bytes)        → {size}: the file made bytes, flushed to the disk
 //	flush(file)                 → {}: everything written so far on the disk
 //	close(file)                 → {}
 
@@ -57,6 +58,18 @@ async function serve(msg) {
       if (msg.flush) h.flush();
       return { size: msg.at + done };
     }
+    case 'replace': {
+      const h = held(msg.file);
+      h.truncate(0);
+      let done = 0;
+      while (done < msg.bytes.length) {
+        const n = h.write(msg.bytes.subarray(done), { at: done });
+        if (n <= 0) throw new Error(`short write to ${msg.file} at ${done}`);
+        done += n;
+      }
+      h.flush();
+      return { size: done };
+    }
     case 'truncate': {
       const h = held(msg.file);
       h.truncate(msg.size);
@@ -85,7 +98,8 @@ function listen(port) {
       return;
     }
     try {
-      port.postMessage({ rid: msg.rid, ok: true, ...(await serve(msg)) });
+      const reply = await serve(msg);
+      port.postMessage({ rid: msg.rid, ok: true, ...reply }, reply.bytes ? [reply.bytes.buffer] : []);
     } catch (err) {
       port.postMessage({ rid: msg.rid, ok: false, name: err?.name ?? 'Error', message: String(err?.message ?? err) });
     }
