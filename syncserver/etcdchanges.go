@@ -68,6 +68,24 @@ func (s *etcdStore) currentRev(ctx context.Context) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
+// lastSeq is db's last change sequence: the newest mod revision among its
+// documents (0 when it has none). etcd sorts the whole range for it: for the
+// dashboard, not for every request.
+func (s *etcdStore) lastSeq(db string) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
+	defer cancel()
+	p := s.prefix + docPrefix(db)
+	resp, err := s.cli.Get(ctx, p, clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)), clientv3.WithKeysOnly(),
+		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(1))
+	if err != nil {
+		return 0, fmt.Errorf("read last sequence: %w: %w", errEtcdUnavailable, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	return resp.Kvs[0].ModRevision, nil
+}
+
 // pullChanges reads the documents of db whose mod revision is above since,
 // in revision order: at most limit of them and about maxBytes of documents,
 // cut only between revisions (a page never ends inside one commit, whose
