@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +85,7 @@ func TestRevisions(t *testing.T) {
 	t.Run("live feed from a revision", func(t *testing.T) { testLiveFromRevision(t, etcd) })
 	t.Run("prevSeq never skips another's change", func(t *testing.T) { testPrevSeqRule(t, etcd) })
 	t.Run("interleaved replicas miss nothing", func(t *testing.T) { testInterleavedReplicas(t, etcd) })
+	t.Run("a backup restores into a single server", func(t *testing.T) { testBackupRestore(t, etcd) })
 	t.Run("compaction makes clients behind resync", func(t *testing.T) { testCompactionResync(t, etcd) })
 }
 
@@ -575,5 +578,61 @@ func testLiveFromRevision(t *testing.T, etcd []string) {
 	}
 	if seen["before"] {
 		t.Error("the feed brought a change from before its checkpoint")
+	}
+}
+
+// testBackupRestore: an etcd backup, whose documents share revisions and
+// carry no counter, restores into a single server whose feed numbers them
+// 1, 2, … and holds each at its latest version.
+func testBackupRestore(t *testing.T, etcd []string) {
+	srvs := startRevServers(t, etcd, "rev/backup/", "A")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := dialDB(t, srvs[0].url(), "shop")
+	push := func(items ...client.PushItem) {
+		t.Helper()
+		if out, err := a.Push(ctx, items); err != nil || !out.Results[0].OK {
+			t.Fatalf("push: %v %+v", err, out)
+		}
+	}
+	push(client.PushItem{ID: "p/1", Rev: "r1", Doc: []byte(`{}`)}, client.PushItem{ID: "p/2", Rev: "r1", Doc: []byte(`{}`)},
+		client.PushItem{ID: "p/3", Rev: "r1", Doc: []byte(`{}`)})
+	push(client.PushItem{ID: "p/1", BaseRev: "r1", Rev: "r2", Doc: []byte(`{"v":2}`)})
+	push(client.PushItem{ID: "p/2", BaseRev: "r1", Rev: "r2", Deleted: true})
+	resp, err := http.Get("http://" + srvs[0].addr + "/admin/backup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("backup: %d %s", resp.StatusCode, body)
+	}
+	file := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(file, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := syncserver.Restore(file, dir, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := servertest.Start(t, syncserver.Config{DataDir: dir, CompactEvery: -1}, "127.0.0.1:0")
+	one := dialDB(t, "ws://"+addr+"/v1/sync", "shop")
+	p, err := one.Pull(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id, rev string
+		deleted bool
+	}{{"p/3", "r1", false}, {"p/1", "r2", false}, {"p/2", "r2", true}}
+	if len(p.Changes) != len(want) {
+		t.Fatalf("restored feed: %+v", p.Changes)
+	}
+	for i, w := range want {
+		ch := p.Changes[i]
+		if ch.ID != w.id || ch.Rev != w.rev || ch.Deleted != w.deleted || ch.Seq != int64(i+1) {
+			t.Errorf("restored change %d: %+v, want %s %s deleted=%v seq %d", i, ch, w.id, w.rev, w.deleted, i+1)
+		}
 	}
 }
