@@ -92,9 +92,15 @@ func (s *etcdStore) lastSeq(db string) (int64, error) {
 // documents share a sequence; a commit bigger than the page comes whole).
 // The purged mark is read at the same revision.
 func (s *etcdStore) pullChanges(db string, since int64, limit, maxBytes int) (wire.PullReply, error) {
+	out, _, err := s.pullChangesAt(db, since, limit, maxBytes)
+	return out, err
+}
+
+// pullChangesAt is pullChanges that also returns the revision it read at.
+func (s *etcdStore) pullChangesAt(db string, since int64, limit, maxBytes int) (out wire.PullReply, rev int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
 	defer cancel()
-	out := wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
+	out = wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
 	p := s.prefix + docPrefix(db)
 	end := clientv3.GetPrefixRangeEnd(p)
 	// etcd filters by mod revision and sorts before it applies the limit,
@@ -105,7 +111,7 @@ func (s *etcdStore) pullChanges(db string, since int64, limit, maxBytes int) (wi
 			clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortAscend), clientv3.WithLimit(int64(limit))),
 	).Commit()
 	if err != nil {
-		return out, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+		return out, 0, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
 	}
 	if pk := resp.Responses[0].GetResponseRange().Kvs; len(pk) > 0 {
 		fmt.Sscan(string(pk[0].Value), &out.PurgedSeq)
@@ -138,7 +144,7 @@ func (s *etcdStore) pullChanges(db string, since int64, limit, maxBytes int) (wi
 				all, err := s.cli.Get(ctx, p, clientv3.WithRange(end), clientv3.WithRev(resp.Header.Revision),
 					clientv3.WithMinModRev(last), clientv3.WithMaxModRev(last))
 				if err != nil {
-					return out, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+					return out, 0, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
 				}
 				sort.Slice(all.Kvs, func(a, b int) bool { return string(all.Kvs[a].Key) < string(all.Kvs[b].Key) })
 				kvs, n = all.Kvs, len(all.Kvs)
@@ -150,7 +156,7 @@ func (s *etcdStore) pullChanges(db string, since int64, limit, maxBytes int) (wi
 		out.Last = kv.ModRevision
 	}
 	out.More = more
-	return out, nil
+	return out, resp.Header.Revision, nil
 }
 
 // changeOf is the change a stored record's key-value describes.
@@ -161,38 +167,6 @@ func changeOf(id string, kv *mvccpb.KeyValue) wire.Change {
 		c.Doc = []byte(d.Raw)
 	}
 	return c
-}
-
-// onlyOwnSince reports whether, at revision rev, the documents of db whose
-// mod revision is above since are all in own (a push's own writes, which
-// its client holds) and no tombstone above since was compacted away: then
-// a client at checkpoint since has every change up to rev once its push is
-// acknowledged. Any doubt (an error, rev compacted meanwhile) is false.
-func (s *etcdStore) onlyOwnSince(db string, since, rev int64, own map[string]bool) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
-	defer cancel()
-	p := s.prefix + docPrefix(db)
-	resp, err := s.cli.Txn(ctx).Then(
-		clientv3.OpGet(s.prefix+purgedKey(db), clientv3.WithRev(rev)),
-		clientv3.OpGet(p, clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)), clientv3.WithRev(rev),
-			clientv3.WithMinModRev(since+1), clientv3.WithKeysOnly(), clientv3.WithLimit(int64(len(own)+1))),
-	).Commit()
-	if err != nil {
-		return false
-	}
-	if pk := resp.Responses[0].GetResponseRange().Kvs; len(pk) > 0 {
-		var purged int64
-		fmt.Sscan(string(pk[0].Value), &purged)
-		if purged > since {
-			return false
-		}
-	}
-	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
-		if !own[string(kv.Key[len(p):])] {
-			return false
-		}
-	}
-	return true
 }
 
 // compactedRev finds etcd's compacted revision: the oldest revision a read

@@ -61,6 +61,7 @@ type etcdStore struct {
 	cli     *clientv3.Client
 	prefix  string
 	metrics *metrics
+	changes *changeLog // what the watch of watchChanges saw
 
 	failed  atomic.Pointer[error]
 	reqs    chan *txReq
@@ -90,7 +91,7 @@ func openEtcdStore(endpoints []string, prefix string, m *metrics) (*etcdStore, e
 		cli.Close()
 		return nil, fmt.Errorf("reach etcd %s: %w", strings.Join(endpoints, ","), err)
 	}
-	s := &etcdStore{cli: cli, prefix: prefix, metrics: m, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), stopped: make(chan struct{})}
+	s := &etcdStore{cli: cli, prefix: prefix, metrics: m, changes: newChangeLog(), reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), stopped: make(chan struct{})}
 	go s.commitLoop()
 	return s, nil
 }

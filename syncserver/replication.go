@@ -187,8 +187,39 @@ func (s *Server) checkSince(db string, since int64) error {
 // document may pass it alone).
 func (s *Server) replyBudget() int { return int(s.cfg.MaxMessageBytes) }
 
-// stream sends changes after since whenever the hub signals new writes.
+// stream sends changes after since whenever the hub signals new writes (on
+// etcd: as its own etcd watch delivers them, see etcdStore.follow).
 func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan struct{}, stop <-chan struct{}) {
+	if es, ok := c.srv.store.(*etcdStore); ok {
+		fctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-stop:
+				cancel()
+			case <-fctx.Done():
+			}
+		}()
+		sendErr := errors.New("send changes")
+		err := es.follow(fctx, db, since, func(changes []wire.Change, last int64) error {
+			if err := c.send(fctx, wire.ChangesMsg{Op: wire.OpChanges, Changes: changes, Last: last}); err != nil {
+				return sendErr
+			}
+			c.srv.metrics.docsPulled.Add(int64(len(changes)))
+			return nil
+		})
+		switch {
+		case fctx.Err() != nil:
+		case errors.Is(err, sendErr):
+			// Too slow or gone: drop it rather than wait.
+			c.srv.metrics.countError("slow_subscriber")
+			c.ws.Close(websocket.StatusPolicyViolation, "slow subscriber")
+		case err != nil:
+			c.srv.log.Error("stream changes", "err", err, "db", db)
+			c.ws.Close(websocket.StatusInternalError, "internal")
+		}
+		return
+	}
 	for {
 		reply, err := c.srv.pull(db, since, defaultPullLimit, defaultPullBytes)
 		if err != nil {
@@ -232,6 +263,9 @@ func decodePush(data []byte) ([]wire.PushItem, error) {
 
 // Replication limits.
 const (
+	// proofWait bounds how long a push on etcd waits for the server's watch
+	// to deliver its own commit before it answers without proving prevSeq.
+	proofWait = 200 * time.Millisecond
 	defaultPullLimit    = 1000
 	maxPullLimit        = 10000
 	defaultPullBytes    = 4 << 20
@@ -257,7 +291,7 @@ type pushOutcome struct {
 // transaction: prevSeq is its value before, last after. On etcd it is the
 // commit's revision (see etcdchanges.go), and prevSeq is since only when it
 // is proven that nothing but this push changed the database after since
-// (etcdStore.onlyOwnSince); otherwise it is last, which moves no checkpoint.
+// (changeLog.onlyOwn); otherwise it is last, which moves no checkpoint.
 func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, since int64) (pushOutcome, error) {
 	results := make([]wire.PushResult, len(items))
 	docs := make([]json.RawMessage, len(items))
@@ -439,7 +473,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, sin
 		}
 		// Nothing proven yet: prevSeq == last moves no checkpoint.
 		out.prevSeq, out.last = commitRev, commitRev
-		if accepted > 0 && since >= 0 && since <= commitRev && es.onlyOwnSince(db, since, commitRev, own) {
+		if accepted > 0 && since >= 0 && since <= commitRev && es.changes.onlyOwn(db, since, commitRev, own, proofWait) {
 			out.prevSeq = since
 		}
 	}
