@@ -215,6 +215,10 @@ func testPullByRevision(t *testing.T, etcd []string) {
 			}
 		}
 	}
+	// A checkpoint after the servers started: pulls from it are served from
+	// what the servers' watches saw, pulls from 0 by a range read.
+	push(b, client.PushItem{ID: "first", Rev: "r1", Doc: []byte(`{}`)})
+	_, recent := pullAll(t, ctx, c, 0, 100)
 	var big []client.PushItem
 	for i := range 10 {
 		big = append(big, client.PushItem{ID: fmt.Sprintf("big/%d", i), Rev: "r1", Doc: []byte(`{}`)})
@@ -244,6 +248,21 @@ func testPullByRevision(t *testing.T, etcd []string) {
 	for id, rev := range want {
 		if got[id] != rev {
 			t.Errorf("%s: pulled %q, want %q", id, got[id], rev)
+		}
+	}
+	// From the recent checkpoint, a few at a time: the same changes, but
+	// "first".
+	byLog, byRange := srvs[2].metric(t, "hilodb_pulls_from_log_total"), srvs[2].metric(t, "hilodb_pulls_by_range_total")
+	fromRecent, lastRecent := pullAll(t, ctx, c, recent, 3)
+	if n, r := srvs[2].metric(t, "hilodb_pulls_from_log_total")-byLog, srvs[2].metric(t, "hilodb_pulls_by_range_total")-byRange; n < 5 || r != 0 {
+		t.Errorf("pulls from the recent checkpoint: %d from the change log, %d by range; want all from the log", n, r)
+	}
+	if len(fromRecent) != len(all)-1 || lastRecent != last {
+		t.Errorf("from the recent checkpoint: %d changes, last %d; want %d, %d", len(fromRecent), lastRecent, len(all)-1, last)
+	}
+	for i, ch := range fromRecent {
+		if w := all[i+1]; ch.ID != w.ID || ch.Seq != w.Seq || ch.Rev != w.Rev || ch.Deleted != w.Deleted {
+			t.Errorf("from the recent checkpoint, change %d: %+v, want %+v", i, ch, w)
 		}
 	}
 	// The whole feed once more in one page agrees on every sequence.

@@ -157,6 +157,11 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 				}
 				wrote = true
 			}
+			if wrote {
+				// A blind write: no transaction compares it (see lastWriteKey).
+				_, _, err := tx.Set(lastWriteKey(db), "", nil)
+				return err
+			}
 			return nil
 		}
 		seq, err := getInt(tx, seqCounterKey(db))

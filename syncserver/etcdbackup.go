@@ -56,7 +56,7 @@ func (s *etcdStore) backup(w io.Writer) error {
 				if ok {
 					docs = append(docs, doc{db: db, id: id, value: string(kv.Value), rev: kv.ModRevision})
 				}
-			case strings.HasPrefix(key, "rseq/"), strings.HasPrefix(key, seqCounterPrefix):
+			case strings.HasPrefix(key, "rseq/"), strings.HasPrefix(key, seqCounterPrefix), strings.HasPrefix(key, "rlast/"):
 				// Made afresh below.
 			default:
 				values[key] = string(kv.Value)

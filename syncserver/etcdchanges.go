@@ -86,17 +86,12 @@ func (s *etcdStore) lastSeq(db string) (int64, error) {
 	return resp.Kvs[0].ModRevision, nil
 }
 
-// pullChanges reads the documents of db whose mod revision is above since,
+// pullChangesAt reads the documents of db whose mod revision is above since,
 // in revision order: at most limit of them and about maxBytes of documents,
 // cut only between revisions (a page never ends inside one commit, whose
 // documents share a sequence; a commit bigger than the page comes whole).
 // The purged mark is read at the same revision.
-func (s *etcdStore) pullChanges(db string, since int64, limit, maxBytes int) (wire.PullReply, error) {
-	out, _, err := s.pullChangesAt(db, since, limit, maxBytes)
-	return out, err
-}
-
-// pullChangesAt is pullChanges that also returns the revision it read at.
+// It also returns the revision it read at.
 func (s *etcdStore) pullChangesAt(db string, since int64, limit, maxBytes int) (out wire.PullReply, rev int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
 	defer cancel()

@@ -24,6 +24,9 @@ type metrics struct {
 	// txRetries counts etcd transactions run again after losing a compare
 	// to another server's write (always 0 on buntdb).
 	txRetries atomic.Int64
+	// pullsByLog and pullsByRange count the pulls on etcd answered from
+	// the change log (what changed) and by a range read (the database).
+	pullsByLog, pullsByRange atomic.Int64
 
 	mu        sync.Mutex
 	errors    map[string]int64
@@ -113,6 +116,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	writeMetric(w, "hilodb_identities_total", "counter", "Identity values handed out.", m.identities.Load())
 	writeMetric(w, "hilodb_nodes_assigned_total", "counter", "Node tags handed out.", m.nodesAssigned.Load())
 	writeMetric(w, "hilodb_tx_retries_total", "counter", "Transactions run again after another server changed what they read (etcd only).", m.txRetries.Load())
+	writeMetric(w, "hilodb_pulls_from_log_total", "counter", "Pulls on etcd answered from the writes this server's watch saw (cost: what changed).", m.pullsByLog.Load())
+	writeMetric(w, "hilodb_pulls_by_range_total", "counter", "Pulls on etcd answered by a range read of the database (cost: the database's size).", m.pullsByRange.Load())
 	healthy := int64(1)
 	if s.store.err() != nil {
 		healthy = 0

@@ -456,7 +456,12 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, sin
 			res.OK, res.Seq = true, rec.Seq
 			accepted++
 		}
-		if accepted > 0 && !byRev {
+		if accepted > 0 && byRev {
+			// A blind write: no transaction compares it (see lastWriteKey).
+			_, _, err := tx.Set(lastWriteKey(db), "", nil)
+			return err
+		}
+		if accepted > 0 {
 			return setInt(tx, seqCounterKey(db), seq)
 		}
 		return nil
@@ -501,7 +506,7 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 	}
 	maxBytes = min(maxBytes, int(s.cfg.MaxMessageBytes/2))
 	if es, ok := s.store.(*etcdStore); ok {
-		out, err := es.pullChanges(db, since, limit, maxBytes)
+		out, _, err := es.pull(db, since, limit, maxBytes)
 		if err != nil {
 			return wire.PullReply{}, fmt.Errorf("pull changes: %w", err)
 		}
