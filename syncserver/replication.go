@@ -265,7 +265,7 @@ func decodePush(data []byte) ([]wire.PushItem, error) {
 const (
 	// proofWait bounds how long a push on etcd waits for the server's watch
 	// to deliver its own commit before it answers without proving prevSeq.
-	proofWait = 200 * time.Millisecond
+	proofWait           = 200 * time.Millisecond
 	defaultPullLimit    = 1000
 	maxPullLimit        = 10000
 	defaultPullBytes    = 4 << 20
