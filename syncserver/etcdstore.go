@@ -62,6 +62,9 @@ type etcdStore struct {
 	prefix  string
 	metrics *metrics
 	changes *changeLog // what the watch of watchChanges saw
+	// swept is the compacted revision below which no tombstone was left
+	// at the last compaction pass (0: none yet).
+	swept atomic.Int64
 
 	failed  atomic.Pointer[error]
 	reqs    chan *txReq

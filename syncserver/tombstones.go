@@ -46,10 +46,16 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 	var victims []tombstone
 	es, onEtcd := s.store.(*etcdStore)
 	var err error
+	var compacted int64
 	if onEtcd {
-		var compacted int64
-		if compacted, err = es.compactedRev(ctx); err == nil && compacted > 1 {
-			victims, err = es.tombstonesBefore(ctx, compacted)
+		compacted, err = es.compactedRev(ctx)
+		// Once a pass went through at a compacted revision, the next one
+		// waits for etcd to compact further: no write can make a tombstone
+		// below it again.
+		if err == nil && compacted > 1 && compacted != es.swept.Load() {
+			if victims, err = es.tombstonesBefore(ctx, compacted); err == nil && len(victims) == 0 {
+				es.swept.Store(compacted)
+			}
 		}
 	} else {
 		victims, err = s.expiredTombstones(now.Add(-s.tombstoneTTL()).UnixMilli())
@@ -67,6 +73,9 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 		if err != nil {
 			return total, err
 		}
+	}
+	if onEtcd {
+		es.swept.Store(compacted)
 	}
 	return total, nil
 }
