@@ -3,6 +3,7 @@ package syncserver
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -115,6 +116,9 @@ func (s *etcdStore) backup(w io.Writer) error {
 // mapTx is a read-only kvTx over a map (Gets only).
 type mapTx map[string]string
 
+// errReadOnly refuses a write to a mapTx.
+var errReadOnly = errors.New("write in a read-only view")
+
 func (m mapTx) Get(key string, _ ...bool) (string, error) {
 	if v, ok := m[key]; ok {
 		return v, nil
@@ -123,10 +127,10 @@ func (m mapTx) Get(key string, _ ...bool) (string, error) {
 }
 
 func (m mapTx) Set(string, string, *buntdb.SetOptions) (string, bool, error) {
-	return "", false, fmt.Errorf("write in a read-only view")
+	return "", false, errReadOnly
 }
 
-func (m mapTx) Delete(string) (string, error) { return "", fmt.Errorf("write in a read-only view") }
+func (m mapTx) Delete(string) (string, error) { return "", errReadOnly }
 
 func (m mapTx) AscendRange(_, _, _ string, _ func(key, value string) bool) error { return nil }
 
