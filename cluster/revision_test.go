@@ -87,6 +87,8 @@ func TestRevisions(t *testing.T) {
 	t.Run("interleaved replicas miss nothing", func(t *testing.T) { testInterleavedReplicas(t, etcd) })
 	t.Run("a backup restores into a single server", func(t *testing.T) { testBackupRestore(t, etcd) })
 	t.Run("compaction makes clients behind resync", func(t *testing.T) { testCompactionResync(t, etcd) })
+	// Last: it kills and restarts an etcd member.
+	t.Run("a live feed goes on when etcd's leader dies", func(t *testing.T) { testLiveFeedLeaderLoss(t, ec) })
 }
 
 // testNoCounterConflicts: concurrent pushes of different documents into one
