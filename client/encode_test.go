@@ -16,14 +16,23 @@ func TestAppendPush(t *testing.T) {
 		{ID: `odd "id" \ é`, BaseRev: "r1", Rev: "r2", Deleted: true},
 		{ID: "x/1", BaseRev: "r\n1", Rev: "r2", Doc: json.RawMessage(`{"a":[1,{"b":null}]}`)},
 	}
-	got := appendPush(nil, 42, items)
-	want, _ := json.Marshal(wire.Push{ID: 42, Op: wire.OpPush, Changes: items})
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("not JSON: %v: %s", err, got)
-	}
-	json.Unmarshal(want, &w)
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("appendPush:\n got %s\nwant %s", got, want)
+	seven := int64(7)
+	for _, tc := range []struct {
+		since int64
+		want  wire.Push
+	}{
+		{-1, wire.Push{ID: 42, Op: wire.OpPush, Changes: items}},
+		{7, wire.Push{ID: 42, Op: wire.OpPush, Since: &seven, Changes: items}},
+	} {
+		got := appendPush(nil, 42, tc.since, items)
+		want, _ := json.Marshal(tc.want)
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, got)
+		}
+		json.Unmarshal(want, &w)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("appendPush:\n got %s\nwant %s", got, want)
+		}
 	}
 }

@@ -33,6 +33,14 @@ type PushOutcome struct {
 // Push sends a batch of writes and returns one result per item, in order.
 // Each document must be a JSON object.
 func (c *Client) Push(ctx context.Context, items []PushItem) (PushOutcome, error) {
+	return c.PushSince(ctx, -1, items)
+}
+
+// PushSince is Push telling the server the client's checkpoint since, so
+// that a server whose sequence has gaps (a cluster on etcd) can answer
+// PrevSeq equal to it when nothing but this push changed the database
+// after it (docs/protocol.md, push). A negative since tells nothing.
+func (c *Client) PushSince(ctx context.Context, since int64, items []PushItem) (PushOutcome, error) {
 	size := 64
 	for _, it := range items {
 		if !it.Deleted && (len(it.Doc) == 0 || !gjson.ValidBytes(it.Doc)) {
@@ -41,7 +49,7 @@ func (c *Client) Push(ctx context.Context, items []PushItem) (PushOutcome, error
 		size += len(it.Doc) + len(it.ID) + len(it.BaseRev) + len(it.Rev) + 48
 	}
 	var reply pushReply
-	err := c.call(ctx, func(id int64) any { return appendPush(make([]byte, 0, size), id, items) }, &reply)
+	err := c.call(ctx, func(id int64) any { return appendPush(make([]byte, 0, size), id, since, items) }, &reply)
 	if err != nil {
 		return PushOutcome{}, fmt.Errorf("push: %w", err)
 	}
@@ -53,8 +61,8 @@ func (c *Client) Push(ctx context.Context, items []PushItem) (PushOutcome, error
 
 // appendPush encodes a push request (wire.AppendPush: the documents are
 // copied as they are, not decoded and encoded again).
-func appendPush(b []byte, id int64, items []PushItem) rawFrame {
-	return wire.AppendPush(b, id, items)
+func appendPush(b []byte, id, since int64, items []PushItem) rawFrame {
+	return wire.AppendPushSince(b, id, since, items)
 }
 
 // pushReply decodes a push reply, keeping each "current" document as the

@@ -143,7 +143,13 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 			size += n
 			items = append(items, client.PushItem{ID: p.ID, BaseRev: p.BaseRev, Rev: p.Rev, Doc: p.Doc, Deleted: p.Deleted})
 		}
-		out, err := r.cli.Push(ctx, items)
+		// The checkpoint now: the reply's PrevSeq equals it only if nothing
+		// but this push changed the database after it.
+		since, err := r.store.Checkpoint()
+		if err != nil {
+			return total, err
+		}
+		out, err := r.cli.PushSince(ctx, since, items)
 		if err != nil {
 			return total, err
 		}

@@ -126,6 +126,15 @@ func (s *Server) overview() (*Overview, error) {
 	if err != nil {
 		return nil, err
 	}
+	if es, ok := s.store.(*etcdStore); ok {
+		// No counter on etcd: the last sequence is the newest mod revision
+		// among the database's documents.
+		for name, d := range dbs {
+			if d.Sequence, err = es.lastSeq(name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for _, d := range dbs {
 		ov.Databases = append(ov.Databases, *d)
 	}

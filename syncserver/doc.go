@@ -24,8 +24,13 @@
 // compares require every key it read to be unchanged, so no two servers hand
 // out the same number; requests that arrive together share one Txn, as they
 // share one fsync on buntdb. Each server holds its tag under an etcd lease
-// (etcdnodes.go), and live feeds follow other servers' pushes through an
-// etcd watch.
+// (etcdnodes.go). On etcd a database's change sequence is etcd's revision
+// (etcdchanges.go): a document's sequence is its key's mod revision, so a
+// push writes no counter; each server follows one etcd watch of every
+// document write, whose recent keys (the change log, etcdfeed.go) answer
+// pulls from recent checkpoints and prove a push's prevSeq, and each live
+// feed follows an etcd watch of its own. Tombstones go once etcd's history
+// is compacted past them (tombstones.go).
 //
 // # Ops
 //

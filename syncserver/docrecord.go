@@ -16,6 +16,8 @@ import (
 
 // docRecord is the server's state of one replicated document. A tombstone
 // has Deleted set and no Doc; At (Unix milliseconds) dates it for compaction.
+// On etcd Seq is not stored (it is written as 0): it is the key's mod
+// revision, filled in when the record is read.
 type docRecord struct {
 	Rev     string          `json:"rev"`
 	Seq     int64           `json:"seq"`
@@ -77,6 +79,11 @@ func getRecord(tx kvTx, db, id string) (rec docRecord, found bool, err error) {
 	rec.At = m.Get("at").Int()
 	if d := m.Get("doc"); d.Exists() {
 		rec.Doc = json.RawMessage(d.Raw)
+	}
+	if rt, ok := tx.(revTx); ok {
+		// On etcd the sequence is the key's mod revision (0 for a record
+		// this transaction wrote: its revision comes with the commit).
+		rec.Seq = rt.modRev(docKey(db, id))
 	}
 	return rec, true, nil
 }

@@ -146,6 +146,24 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 			}
 			return nil
 		}
+		if _, byRev := tx.(revTx); byRev {
+			// On etcd the sequence is the commit's revision: no counter.
+			for i, rec := range recs {
+				if rec == nil {
+					continue
+				}
+				if _, _, err := tx.Set(docKey(db, ws[i].ID), rec.encode(), nil); err != nil {
+					return err
+				}
+				wrote = true
+			}
+			if wrote {
+				// A blind write: no transaction compares it (see lastWriteKey).
+				_, _, err := tx.Set(lastWriteKey(db), "", nil)
+				return err
+			}
+			return nil
+		}
 		seq, err := getInt(tx, seqCounterKey(db))
 		if err != nil {
 			return err

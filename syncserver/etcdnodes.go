@@ -134,26 +134,56 @@ func (s *etcdStore) holdTag(ctx context.Context, tag string, lease clientv3.Leas
 	}
 }
 
-// watchChanges calls changed with the database of every change sequence
-// that moved (any server's push), until ctx ends: the live feeds of this
-// server follow the writes made through the others.
+// watchChanges calls changed with the database of every document written
+// (through any server), until ctx ends: the live feeds of this server
+// follow the writes made through the others. What it sees goes to the
+// store's change log, for the proof behind a push's prevSeq. The watch
+// resumes from the revision after the last one it delivered, so a broken
+// watch loses nothing; if etcd compacted that revision away meanwhile, the
+// change log starts afresh and every feed is woken.
 func (s *etcdStore) watchChanges(ctx context.Context, changed func(db string)) {
-	key := s.prefix + seqCounterPrefix
+	key := s.prefix + "rdoc/"
+	var next int64 // the revision to watch from; 0: from now
 	for ctx.Err() == nil {
-		wch := s.cli.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithPrefix())
+		if next == 0 {
+			rev, err := s.currentRev(ctx)
+			if err != nil {
+				s.changes.reset(0)
+				select {
+				case <-time.After(500 * time.Millisecond):
+				case <-ctx.Done():
+				}
+				continue
+			}
+			s.changes.reset(rev)
+			next = rev + 1
+		}
+		wch := s.cli.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithPrefix(), clientv3.WithRev(next))
 		for resp := range wch {
+			if resp.CompactRevision != 0 {
+				next = 0
+				break
+			}
+			s.changes.record(key, resp.Events)
+			dbs := map[string]bool{}
 			for _, ev := range resp.Events {
-				changed(strings.TrimPrefix(string(ev.Kv.Key), key))
+				db, _, _ := strings.Cut(strings.TrimPrefix(string(ev.Kv.Key), key), "/")
+				dbs[db] = true
+				next = ev.Kv.ModRevision + 1
+			}
+			for db := range dbs {
+				changed(db)
 			}
 		}
 		// The watch ended (a lost leader, a compaction): wake every feed so
-		// none misses what happened meanwhile, then watch again.
+		// none waits on a signal lost meanwhile, then watch again.
 		changed("")
 		select {
 		case <-time.After(200 * time.Millisecond):
 		case <-ctx.Done():
 		}
 	}
+	s.changes.reset(0)
 }
 
 // openKVStore opens the store cfg asks for: etcd when cfg.Etcd lists
@@ -166,7 +196,7 @@ func openKVStore(cfg Config, m *metrics) (kvStore, error) {
 	if prefix == "" {
 		prefix = "hilodb/"
 	}
-	return openEtcdStore(cfg.Etcd, prefix)
+	return openEtcdStore(cfg.Etcd, prefix, m)
 }
 
 // joinCluster takes this server's tag in etcd (waiting out the lease of a

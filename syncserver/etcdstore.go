@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -59,8 +58,13 @@ const (
 // fsynced logs, so an update that returned survives the loss of any
 // minority of members and of this process.
 type etcdStore struct {
-	cli    *clientv3.Client
-	prefix string
+	cli     *clientv3.Client
+	prefix  string
+	metrics *metrics
+	changes *changeLog // what the watch of watchChanges saw
+	// swept is the compacted revision below which no tombstone was left
+	// at the last compaction pass (0: none yet).
+	swept atomic.Int64
 
 	failed  atomic.Pointer[error]
 	reqs    chan *txReq
@@ -73,7 +77,7 @@ var _ kvStore = (*etcdStore)(nil)
 
 // openEtcdStore connects to the etcd members at endpoints and checks that
 // the cluster answers.
-func openEtcdStore(endpoints []string, prefix string) (*etcdStore, error) {
+func openEtcdStore(endpoints []string, prefix string, m *metrics) (*etcdStore, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:          endpoints,
 		DialTimeout:        5 * time.Second,
@@ -90,7 +94,7 @@ func openEtcdStore(endpoints []string, prefix string) (*etcdStore, error) {
 		cli.Close()
 		return nil, fmt.Errorf("reach etcd %s: %w", strings.Join(endpoints, ","), err)
 	}
-	s := &etcdStore{cli: cli, prefix: prefix, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), stopped: make(chan struct{})}
+	s := &etcdStore{cli: cli, prefix: prefix, metrics: m, changes: newChangeLog(), reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), stopped: make(chan struct{})}
 	go s.commitLoop()
 	return s, nil
 }
@@ -154,15 +158,22 @@ func (s *etcdStore) runBatch(batch []*txReq) error {
 			r.err = runEtcdTx(r.fn, tx)
 		}
 		if len(tx.writes) == 0 {
+			tx.committed(0)
 			return nil
 		}
+		start := time.Now()
 		ok, next, err := tx.commit()
 		if err != nil {
 			return err
 		}
 		if ok {
+			// The commit round trip is what an fsync is on buntdb: the
+			// moment the group's writes became durable (on a majority).
+			s.metrics.observeCommit(time.Since(start), len(batch))
+			tx.committed(tx.commitRev)
 			return nil
 		}
+		s.metrics.txRetries.Add(1)
 		tx = next
 		// Another server wrote what this transaction read: wait a little
 		// (more after each loss) and run it again on the new state.
@@ -180,34 +191,6 @@ func (s *etcdStore) view(fn func(tx kvTx) error) error {
 	defer cancel()
 	tx := &etcdTx{ctx: ctx, s: s, readOnly: true, writes: map[string]*string{}}
 	return runEtcdTx(fn, tx)
-}
-
-// backup copies every key, read at one revision, into an in-memory buntdb
-// and saves it: the same format as the embedded store's backup, so it
-// restores into a single server.
-func (s *etcdStore) backup(w io.Writer) error {
-	mem, err := buntdb.Open(":memory:")
-	if err != nil {
-		return fmt.Errorf("open backup buffer: %w", err)
-	}
-	defer mem.Close()
-	err = s.view(func(tx kvTx) error {
-		return mem.Update(func(mtx *buntdb.Tx) error {
-			var serr error
-			err := tx.AscendRange("", "", "\xff", func(key, value string) bool {
-				_, _, serr = mtx.Set(key, value, nil)
-				return serr == nil
-			})
-			return errors.Join(err, serr)
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("copy etcd keys: %w", err)
-	}
-	if err := mem.Save(w); err != nil {
-		return fmt.Errorf("save backup: %w", err)
-	}
-	return nil
 }
 
 func (s *etcdStore) close() error {
@@ -241,6 +224,10 @@ type etcdTx struct {
 	flight   *readFlight        // scratch runs of one warm share their reads
 	ranges   [][2]string        // ranges read, [from, to)
 	writes   map[string]*string // key → new value; nil deletes
+	hooks    []func(rev int64)  // run once committed (afterCommit)
+	// commitRev is the revision the commit made (every write of one etcd
+	// Txn gets the same mod revision).
+	commitRev int64
 }
 
 var _ kvTx = (*etcdTx)(nil)
@@ -500,6 +487,7 @@ func (tx *etcdTx) commit() (ok bool, next *etcdTx, err error) {
 		return false, nil, fmt.Errorf("commit etcd transaction: %w: %w", errEtcdUnavailable, err)
 	}
 	if resp.Succeeded {
+		tx.commitRev = resp.Header.Revision
 		return true, nil, nil
 	}
 	next = tx.s.newTx()

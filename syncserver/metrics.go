@@ -21,6 +21,12 @@ type metrics struct {
 	requests         atomic.Int64
 	docsPushed       atomic.Int64
 	docsPulled       atomic.Int64
+	// txRetries counts etcd transactions run again after losing a compare
+	// to another server's write (always 0 on buntdb).
+	txRetries atomic.Int64
+	// pullsByLog and pullsByRange count the pulls on etcd answered from
+	// the change log (what changed) and by a range read (the database).
+	pullsByLog, pullsByRange atomic.Int64
 
 	mu        sync.Mutex
 	errors    map[string]int64
@@ -109,6 +115,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	writeMetric(w, "hilodb_docs_pulled_total", "counter", "Document changes sent to clients.", m.docsPulled.Load())
 	writeMetric(w, "hilodb_identities_total", "counter", "Identity values handed out.", m.identities.Load())
 	writeMetric(w, "hilodb_nodes_assigned_total", "counter", "Node tags handed out.", m.nodesAssigned.Load())
+	writeMetric(w, "hilodb_tx_retries_total", "counter", "Transactions run again after another server changed what they read (etcd only).", m.txRetries.Load())
+	writeMetric(w, "hilodb_pulls_from_log_total", "counter", "Pulls on etcd answered from the writes this server's watch saw (cost: what changed).", m.pullsByLog.Load())
+	writeMetric(w, "hilodb_pulls_by_range_total", "counter", "Pulls on etcd answered by a range read of the database (cost: the database's size).", m.pullsByRange.Load())
 	healthy := int64(1)
 	if s.store.err() != nil {
 		healthy = 0
@@ -116,9 +125,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	writeMetric(w, "hilodb_store_healthy", "gauge", "1 while the store accepts writes, 0 after a failed fsync.", healthy)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	writeMetric(w, "hilodb_fsync_total", "counter", "Group commits made durable.", m.fsync.n)
+	writeMetric(w, "hilodb_fsync_total", "counter", "Group commits made durable (on etcd: committed etcd transactions).", m.fsync.n)
 	writeMetric(w, "hilodb_fsync_transactions_total", "counter", "Transactions made durable by those fsyncs.", int64(m.groupSize.sum))
-	m.fsync.write(w, "hilodb_fsync_seconds", "Time of one fsync of the data file (one per group commit).")
+	m.fsync.write(w, "hilodb_fsync_seconds", "Time of one fsync of the data file (one per group commit); on etcd, of one commit round trip (the Txn, acknowledged once a majority of members fsynced it).")
 	m.groupSize.write(w, "hilodb_group_commit_transactions", "Transactions made durable by one fsync.")
 	fmt.Fprintf(w, "# HELP hilodb_errors_total Error replies and refusals by code.\n# TYPE hilodb_errors_total counter\n")
 	codes := make([]string, 0, len(m.errors))

@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/buntdb"
+	"github.com/tidwall/gjson"
 )
 
 func init() {
@@ -79,12 +80,19 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err := c.srv.checkBatch(len(changes)); err != nil {
 		return nil, err
 	}
-	results, prev, last, err := c.srv.push(ctx, c.db, changes)
+	since := int64(-1) // the client's checkpoint, when it tells it
+	if v := gjson.GetBytes(data, "since"); v.Exists() {
+		if v.Type != gjson.Number || v.Int() < 0 || float64(v.Int()) != v.Num {
+			return nil, badRequest("since must be an integer >= 0")
+		}
+		since = v.Int()
+	}
+	out, err := c.srv.push(ctx, c.db, changes, since)
 	if err != nil {
 		return nil, err
 	}
-	reply := wire.PushReply{ID: id, OK: true, Results: results, PrevSeq: prev, Last: last}
-	if last == prev {
+	reply := wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
+	if !out.wrote {
 		return reply, nil // nothing new for subscribers
 	}
 	// Subscribers hear of the writes once the reply is sent, so this
@@ -148,18 +156,24 @@ func (c *conn) subscribeOp(ctx context.Context, id int64, data []byte) (any, err
 }
 
 // checkSince refuses a checkpoint that is negative or past db's last
-// sequence: the server never gave it out, and reading from it would move
-// the client's checkpoint somewhere it never was.
+// sequence (on etcd, past etcd's current revision): the server never gave it
+// out, and reading from it would move the client's checkpoint somewhere it
+// never was.
 func (s *Server) checkSince(db string, since int64) error {
 	if since < 0 {
 		return badRequest("since must be >= 0")
 	}
 	var last int64
-	err := s.store.view(func(tx kvTx) error {
-		var err error
-		last, err = getInt(tx, seqCounterKey(db))
-		return err
-	})
+	var err error
+	if es, ok := s.store.(*etcdStore); ok {
+		last, err = es.currentRev(context.Background())
+	} else {
+		err = s.store.view(func(tx kvTx) error {
+			var err error
+			last, err = getInt(tx, seqCounterKey(db))
+			return err
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("read sequence: %w", err)
 	}
@@ -173,8 +187,39 @@ func (s *Server) checkSince(db string, since int64) error {
 // document may pass it alone).
 func (s *Server) replyBudget() int { return int(s.cfg.MaxMessageBytes) }
 
-// stream sends changes after since whenever the hub signals new writes.
+// stream sends changes after since whenever the hub signals new writes (on
+// etcd: as its own etcd watch delivers them, see etcdStore.follow).
 func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan struct{}, stop <-chan struct{}) {
+	if es, ok := c.srv.store.(*etcdStore); ok {
+		fctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-stop:
+				cancel()
+			case <-fctx.Done():
+			}
+		}()
+		sendErr := errors.New("send changes")
+		err := es.follow(fctx, db, since, func(changes []wire.Change, last int64) error {
+			if err := c.send(fctx, wire.ChangesMsg{Op: wire.OpChanges, Changes: changes, Last: last}); err != nil {
+				return sendErr
+			}
+			c.srv.metrics.docsPulled.Add(int64(len(changes)))
+			return nil
+		})
+		switch {
+		case fctx.Err() != nil:
+		case errors.Is(err, sendErr):
+			// Too slow or gone: drop it rather than wait.
+			c.srv.metrics.countError("slow_subscriber")
+			c.ws.Close(websocket.StatusPolicyViolation, "slow subscriber")
+		case err != nil:
+			c.srv.log.Error("stream changes", "err", err, "db", db)
+			c.ws.Close(websocket.StatusInternalError, "internal")
+		}
+		return
+	}
 	for {
 		reply, err := c.srv.pull(db, since, defaultPullLimit, defaultPullBytes)
 		if err != nil {
@@ -218,6 +263,9 @@ func decodePush(data []byte) ([]wire.PushItem, error) {
 
 // Replication limits.
 const (
+	// proofWait bounds how long a push on etcd waits for the server's watch
+	// to deliver its own commit before it answers without proving prevSeq.
+	proofWait           = 200 * time.Millisecond
 	defaultPullLimit    = 1000
 	maxPullLimit        = 10000
 	defaultPullBytes    = 4 << 20
@@ -225,12 +273,27 @@ const (
 	defaultTombstoneTTL = 30 * 24 * time.Hour
 )
 
+// pushOutcome is what push did: one result per item, the change sequence
+// before and after (see wire.PushReply) and whether anything was written.
+type pushOutcome struct {
+	results       []wire.PushResult
+	prevSeq, last int64
+	wrote         bool
+}
+
 // push applies a batch of writes in one transaction and one fsync. Each item
 // is accepted when the stored _rev equals its baseRev (or the document is
 // absent or a tombstone and baseRev is empty); an item whose rev is already
 // the stored _rev is a retry and answered ok with that write's sequence.
-func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (results []wire.PushResult, prevSeq, lastSeq int64, err error) {
-	results = make([]wire.PushResult, len(items))
+// since is the client's checkpoint, -1 when it did not say.
+//
+// On buntdb the sequence is a counter per database, raised in the same
+// transaction: prevSeq is its value before, last after. On etcd it is the
+// commit's revision (see etcdchanges.go), and prevSeq is since only when it
+// is proven that nothing but this push changed the database after since
+// (changeLog.onlyOwn); otherwise it is last, which moves no checkpoint.
+func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, since int64) (pushOutcome, error) {
+	results := make([]wire.PushResult, len(items))
 	docs := make([]json.RawMessage, len(items))
 	for i, it := range items {
 		results[i].ID = it.ID
@@ -248,13 +311,25 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 		}
 	}
 	accepted := 0
+	var prevSeq, lastSeq, commitRev int64
+	var own map[string]bool // etcd: ids whose stored version the client holds
+	var atCommit []bool     // etcd: results whose seq is the commit's revision
 	now := s.now().UnixMilli()
 	checked := append([]wire.PushResult(nil), results...)
-	err = s.store.update(ctx, func(tx kvTx) error {
+	err := s.store.update(ctx, func(tx kvTx) error {
 		accepted = 0
 		copy(results, checked) // a rerun starts from the checks alone
+		rt, byRev := tx.(revTx)
+		if byRev {
+			own = map[string]bool{}
+			atCommit = make([]bool, len(items))
+			rt.afterCommit(func(rev int64) { commitRev = rev })
+		}
 		if p, ok := tx.(prefetcher); ok {
-			keys := []string{seqCounterKey(db)}
+			keys := make([]string, 0, len(items)+1)
+			if !byRev {
+				keys = append(keys, seqCounterKey(db))
+			}
 			for i, it := range items {
 				if results[i].Error == nil {
 					keys = append(keys, docKey(db, it.ID))
@@ -264,15 +339,19 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 				return err
 			}
 		}
-		seq, err := getInt(tx, seqCounterKey(db))
-		if err != nil {
-			return err
+		var seq int64
+		if !byRev {
+			var err error
+			if seq, err = getInt(tx, seqCounterKey(db)); err != nil {
+				return err
+			}
 		}
 		prevSeq = seq
 		defer func() { lastSeq = seq }()
 		// Records read or written by this batch, so two items for one id
 		// see each other and a document is read once.
 		batch := map[string]*docRecord{}
+		written := map[string]bool{}
 		// A current version goes out once per document, and not past the
 		// reply bound: a push of many conflicting items must not make a
 		// reply (and the server's memory) many times its own size.
@@ -309,9 +388,16 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 				if !sameWrite(cur, it.Deleted, docs[i]) {
 					res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict: the server has _rev %q with other content; a retry must send the same write", it.Rev)}
 					current(res, cur)
+					if byRev {
+						delete(own, it.ID)
+					}
 					continue
 				}
 				res.OK, res.Seq = true, cur.Seq // a retry of a write already applied
+				if byRev {
+					own[it.ID] = true
+					atCommit[i] = written[it.ID]
+				}
 				continue
 			case cur == nil || cur.Deleted && it.BaseRev == "":
 				if it.BaseRev != "" && cur == nil {
@@ -325,33 +411,55 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 					res.OK = true
 					if cur != nil {
 						res.Seq = cur.Seq
+						if byRev {
+							atCommit[i] = written[it.ID]
+							// The stored tombstone is not the client's.
+							delete(own, it.ID)
+						}
 					}
 					continue
 				}
 			case cur.Rev != it.BaseRev:
 				res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict, _rev values do not match: server has %q, write was based on %q", cur.Rev, it.BaseRev)}
 				current(res, cur)
+				if byRev {
+					delete(own, it.ID)
+				}
 				continue
 			}
-			seq++
-			rec := &docRecord{Rev: it.Rev, Seq: seq, Deleted: it.Deleted, Doc: docs[i]}
+			rec := &docRecord{Rev: it.Rev, Deleted: it.Deleted, Doc: docs[i]}
 			if it.Deleted {
 				rec.At = now
 			}
-			if cur != nil {
-				if _, err := tx.Delete(seqKey(db, cur.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+			if byRev {
+				// The sequence is the commit's revision, filled in after it.
+				if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
+					return err
+				}
+				own[it.ID], atCommit[i], written[it.ID] = true, true, true
+			} else {
+				seq++
+				rec.Seq = seq
+				if cur != nil {
+					if _, err := tx.Delete(seqKey(db, cur.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+						return err
+					}
+				}
+				if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
+					return err
+				}
+				if _, _, err := tx.Set(seqKey(db, seq), it.ID, nil); err != nil {
 					return err
 				}
 			}
-			if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
-				return err
-			}
-			if _, _, err := tx.Set(seqKey(db, seq), it.ID, nil); err != nil {
-				return err
-			}
 			batch[it.ID] = rec
-			res.OK, res.Seq = true, seq
+			res.OK, res.Seq = true, rec.Seq
 			accepted++
+		}
+		if accepted > 0 && byRev {
+			// A blind write: no transaction compares it (see lastWriteKey).
+			_, _, err := tx.Set(lastWriteKey(db), "", nil)
+			return err
 		}
 		if accepted > 0 {
 			return setInt(tx, seqCounterKey(db), seq)
@@ -359,7 +467,20 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 		return nil
 	})
 	if err != nil {
-		return nil, 0, 0, err
+		return pushOutcome{}, err
+	}
+	out := pushOutcome{results: results, prevSeq: prevSeq, last: lastSeq, wrote: accepted > 0}
+	if es, ok := s.store.(*etcdStore); ok {
+		for i := range results {
+			if atCommit[i] {
+				results[i].Seq = commitRev
+			}
+		}
+		// Nothing proven yet: prevSeq == last moves no checkpoint.
+		out.prevSeq, out.last = commitRev, commitRev
+		if accepted > 0 && since >= 0 && since <= commitRev && es.changes.onlyOwn(db, since, commitRev, own, proofWait) {
+			out.prevSeq = since
+		}
 	}
 	for i := range results {
 		if results[i].Error != nil && results[i].Error.Code == wire.CodeConflict {
@@ -367,7 +488,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem) (re
 		}
 	}
 	s.metrics.docsPushed.Add(int64(accepted))
-	return results, prevSeq, lastSeq, nil
+	return out, nil
 }
 
 // pull returns up to limit changes after since, in sequence order, stopping
@@ -384,6 +505,14 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 		maxBytes = defaultPullBytes
 	}
 	maxBytes = min(maxBytes, int(s.cfg.MaxMessageBytes/2))
+	if es, ok := s.store.(*etcdStore); ok {
+		out, _, err := es.pull(db, since, limit, maxBytes)
+		if err != nil {
+			return wire.PullReply{}, fmt.Errorf("pull changes: %w", err)
+		}
+		s.metrics.docsPulled.Add(int64(len(out.Changes)))
+		return out, nil
+	}
 	out := wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
 	err := s.store.view(func(tx kvTx) error {
 		var err error

@@ -34,22 +34,29 @@ func TestPushPull(t *testing.T) {
 		{"id":"orders/4-A","baseRev":"","rev":"r1","doc":[1]},
 		{"id":"","baseRev":"","rev":"r1","doc":{}}]}`)
 	res := results(t, push)
-	if res[0]["ok"] != true || res[0]["seq"] != 1.0 || res[1]["seq"] != 2.0 {
+	// On the single server the sequence counts 1, 2, …; on etcd it is the
+	// commit's revision, shared by every document of one push.
+	s1, _ := res[0]["seq"].(float64)
+	if res[0]["ok"] != true || s1 <= 0 || ts.onEtcd() && res[1]["seq"] != s1 || !ts.onEtcd() && (s1 != 1 || res[1]["seq"] != 2.0) {
 		t.Fatalf("push: %v", push)
+	}
+	if ts.onEtcd() && (push["prevSeq"] != s1 || push["last"] != s1) {
+		t.Fatalf("push without since: prevSeq and last must both be the commit's revision: %v", push)
 	}
 	if errCode(res[2]) != "conflict" || errCode(res[3]) != "bad_document" || errCode(res[4]) != "bad_document" {
 		t.Fatalf("push errors: %v", push)
 	}
 	// A retry of an applied write is ok with its sequence, never a conflict.
 	retry := results(t, r.call(`{"id":3,"op":"push","changes":[{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}}]}`))
-	if retry[0]["ok"] != true || retry[0]["seq"] != 1.0 {
+	if retry[0]["ok"] != true || retry[0]["seq"] != s1 {
 		t.Fatalf("retry: %v", retry)
 	}
 	// An update on the right base, one on a stale base.
 	upd := results(t, r.call(`{"id":4,"op":"push","changes":[
 		{"id":"orders/1-A","baseRev":"r1","rev":"r2","doc":{"total":10}},
 		{"id":"orders/2-A","baseRev":"old","rev":"r9","doc":{"total":20}}]}`))
-	if upd[0]["ok"] != true || upd[0]["seq"] != 3.0 {
+	s3, _ := upd[0]["seq"].(float64)
+	if upd[0]["ok"] != true || s3 <= s1 || !ts.onEtcd() && s3 != 3 {
 		t.Fatalf("update: %v", upd)
 	}
 	cur, _ := upd[1]["current"].(map[string]any)
@@ -66,18 +73,19 @@ func TestPushPull(t *testing.T) {
 		t.Fatalf("edit against a delete: %v", stale)
 	}
 	again := results(t, r.call(`{"id":7,"op":"push","changes":[{"id":"orders/2-A","baseRev":"","rev":"r5","doc":{"total":5}}]}`))
-	if again[0]["ok"] != true {
+	s5, _ := again[0]["seq"].(float64)
+	if again[0]["ok"] != true || s5 <= s3 || !ts.onEtcd() && s5 != 5 {
 		t.Fatalf("recreate: %v", again)
 	}
 	// Pull: the latest version of each document, in sequence order.
 	pull := r.call(`{"id":8,"op":"pull","since":0,"limit":1000}`)
 	changes := pull["changes"].([]any)
-	if len(changes) != 2 || pull["last"] != 5.0 || pull["more"] != false {
+	if len(changes) != 2 || pull["last"] != s5 || pull["more"] != false {
 		t.Fatalf("pull: %v", pull)
 	}
 	c0 := changes[0].(map[string]any)
 	c1 := changes[1].(map[string]any)
-	if c0["id"] != "orders/1-A" || c0["seq"] != 3.0 || c0["rev"] != "r2" || c1["id"] != "orders/2-A" || c1["seq"] != 5.0 {
+	if c0["id"] != "orders/1-A" || c0["seq"] != s3 || c0["rev"] != "r2" || c1["id"] != "orders/2-A" || c1["seq"] != s5 {
 		t.Fatalf("pull changes: %v", changes)
 	}
 	if doc := c0["doc"].(map[string]any); doc["total"] != 10.0 || doc["_rev"] != "r2" || doc["_id"] != "orders/1-A" {
@@ -85,11 +93,11 @@ func TestPushPull(t *testing.T) {
 	}
 	// Batches.
 	p1 := r.call(`{"id":9,"op":"pull","since":0,"limit":1}`)
-	if len(p1["changes"].([]any)) != 1 || p1["more"] != true || p1["last"] != 3.0 {
+	if len(p1["changes"].([]any)) != 1 || p1["more"] != true || p1["last"] != s3 {
 		t.Fatalf("pull limit 1: %v", p1)
 	}
-	p2 := r.call(`{"id":10,"op":"pull","since":3,"limit":1}`)
-	if len(p2["changes"].([]any)) != 1 || p2["last"] != 5.0 {
+	p2 := r.call(fmt.Sprintf(`{"id":10,"op":"pull","since":%d,"limit":1}`, int64(s3)))
+	if len(p2["changes"].([]any)) != 1 || p2["last"] != s5 {
 		t.Fatalf("pull since 3: %v", p2)
 	}
 	// Databases do not see each other's documents.
@@ -102,7 +110,7 @@ func TestPushPull(t *testing.T) {
 	ts.restart()
 	r3 := dialRaw(t, ts)
 	r3.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	if p := r3.call(`{"id":2,"op":"pull","since":0}`); len(p["changes"].([]any)) != 2 || p["last"] != 5.0 {
+	if p := r3.call(`{"id":2,"op":"pull","since":0}`); len(p["changes"].([]any)) != 2 || p["last"] != s5 {
 		t.Fatalf("after restart: %v", p)
 	}
 }
@@ -111,7 +119,7 @@ func TestSubscribe(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
 	w := dialRaw(t, ts)
 	w.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	w.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}}]}`)
+	first := w.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}}]}`)["last"]
 	s := dialRaw(t, ts)
 	s.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
 	if got := s.call(`{"id":2,"op":"subscribe","since":0}`); got["ok"] != true {
@@ -128,23 +136,23 @@ func TestSubscribe(t *testing.T) {
 		json.Unmarshal(data, &m)
 		return m
 	}
-	first := read()
-	if first["op"] != "changes" || first["last"] != 1.0 || first["id"] != nil {
-		t.Fatalf("catch-up: %v", first)
+	if m := read(); m["op"] != "changes" || m["last"] != first || m["id"] != nil {
+		t.Fatalf("catch-up: %v, want last %v", m, first)
 	}
+	var want float64
 	for i := 2; i <= 4; i++ {
-		w.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"d%d","baseRev":"","rev":"r1","doc":{}}]}`, i+1, i))
+		want = w.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"d%d","baseRev":"","rev":"r1","doc":{}}]}`, i+1, i))["last"].(float64)
 	}
 	var last float64
-	for last < 4 {
+	for last < want {
 		m := read()
 		if m["op"] != "changes" {
 			t.Fatalf("live: %v", m)
 		}
 		last = m["last"].(float64)
 	}
-	if last != 4 {
-		t.Fatalf("live last %v, want 4", last)
+	if last != want {
+		t.Fatalf("live last %v, want %v", last, want)
 	}
 }
 
@@ -153,14 +161,22 @@ func TestTombstoneCompaction(t *testing.T) {
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
 	r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
-	r.call(`{"id":3,"op":"push","changes":[{"id":"a","baseRev":"r1","rev":"r2","deleted":true}]}`)
+	del := r.call(`{"id":3,"op":"push","changes":[{"id":"a","baseRev":"r1","rev":"r2","deleted":true}]}`)["last"]
 	time.Sleep(5 * time.Millisecond)
+	if ts.onEtcd() {
+		// On etcd a tombstone goes once etcd's history is compacted past
+		// it, not after the TTL.
+		if n, err := ts.srv.CompactTombstones(context.Background()); err != nil || n != 0 {
+			t.Fatalf("compact before etcd compacted: %d, %v", n, err)
+		}
+		ts.compactEtcd()
+	}
 	n, err := ts.srv.CompactTombstones(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("compact: %d, %v", n, err)
 	}
 	p := r.call(`{"id":4,"op":"pull","since":0}`)
-	if len(p["changes"].([]any)) != 1 || p["purgedSeq"] != 3.0 {
+	if len(p["changes"].([]any)) != 1 || p["purgedSeq"] != del {
 		t.Fatalf("after compaction: %v", p)
 	}
 }
@@ -169,7 +185,7 @@ func TestGet(t *testing.T) {
 	ts := startServer(t, syncserver.Config{MaxBatch: 4})
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{"x":1}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
+	first := r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{"x":1}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
 	r.call(`{"id":3,"op":"push","changes":[{"id":"b","baseRev":"r1","rev":"r2","deleted":true}]}`)
 	got := r.call(`{"id":4,"op":"get","ids":["a","b","nope"]}`)
 	docs, _ := got["docs"].([]any)
@@ -177,7 +193,7 @@ func TestGet(t *testing.T) {
 		t.Fatalf("get: %v", got)
 	}
 	a, b, n := docs[0].(map[string]any), docs[1].(map[string]any), docs[2].(map[string]any)
-	if a["rev"] != "r1" || a["seq"] != 1.0 || a["doc"].(map[string]any)["x"] != 1.0 {
+	if a["rev"] != "r1" || a["seq"] != results(t, first)[0]["seq"] || a["doc"].(map[string]any)["x"] != 1.0 {
 		t.Errorf("a: %v", a)
 	}
 	if b["rev"] != "r2" || b["deleted"] != true {

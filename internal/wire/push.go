@@ -17,8 +17,18 @@ import (
 
 // AppendPush appends the push request with id and items to b.
 func AppendPush(b []byte, id int64, items []PushItem) []byte {
+	return AppendPushSince(b, id, -1, items)
+}
+
+// AppendPushSince appends the push request with id and items to b, telling
+// the client's checkpoint since (none when it is negative).
+func AppendPushSince(b []byte, id, since int64, items []PushItem) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, id, 10)
+	if since >= 0 {
+		b = append(b, `,"since":`...)
+		b = strconv.AppendInt(b, since, 10)
+	}
 	b = append(b, `,"op":"`+OpPush+`","changes":[`...)
 	for i, it := range items {
 		if i > 0 {

@@ -32,10 +32,13 @@ type PushItem struct {
 	Deleted bool            `json:"deleted,omitempty"`
 }
 
-// Push sends a batch of writes.
+// Push sends a batch of writes. Since, when set, is the client's
+// checkpoint: a server whose sequence has gaps (on etcd) answers PrevSeq
+// equal to it only when it proved nothing else changed after it.
 type Push struct {
 	ID      int64      `json:"id"`
 	Op      string     `json:"op"`
+	Since   *int64     `json:"since,omitempty"`
 	Changes []PushItem `json:"changes"`
 }
 
@@ -53,10 +56,12 @@ type PushResult struct {
 	CurrentOmitted bool `json:"currentOmitted,omitempty"`
 }
 
-// PushReply answers Push. PrevSeq is the database's change sequence
-// before this push and Last after it: when PrevSeq is the client's
-// checkpoint, every change up to Last is one of the client's own writes, so
-// it may move its checkpoint to Last without pulling them back.
+// PushReply answers Push. Last is the database's change sequence after
+// this push. When PrevSeq is the client's checkpoint, every change after it
+// up to Last is one of the client's own writes, so it may move its
+// checkpoint to Last without pulling them back. On the single server
+// PrevSeq is the sequence before the push (the sequence is contiguous); on
+// etcd it is Push.Since when the server proved that, and Last otherwise.
 type PushReply struct {
 	ID      int64        `json:"id"`
 	OK      bool         `json:"ok"`

@@ -1,0 +1,251 @@
+package syncserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/tidwall/gjson"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// On etcd a database's change sequence is etcd's revision: a document's
+// sequence is the mod revision of its key (rdoc/<db>/<id>), which etcd sets
+// when the push's Txn commits. No counter and no index is written, so
+// pushes of different documents through different servers never compare
+// the same key. Every document of one Txn (one push, or a group of pushes
+// committed together) has the same revision; sequences rise but leave gaps
+// (the revisions of other databases' and other keys' writes).
+
+// revTx is a transaction of a store whose change sequence is its own
+// revision (etcd).
+type revTx interface {
+	// modRev is the revision key was last written at, as read by this
+	// transaction; 0 for a key absent or written by the transaction itself.
+	modRev(key string) int64
+	// afterCommit has fn called with the revision of the commit once the
+	// transaction's writes are durable (0 when it wrote nothing).
+	afterCommit(fn func(rev int64))
+}
+
+var _ revTx = (*etcdTx)(nil)
+
+func (tx *etcdTx) modRev(key string) int64 {
+	if _, own := tx.writes[key]; own {
+		return 0
+	}
+	return tx.cache[key].rev
+}
+
+func (tx *etcdTx) afterCommit(fn func(rev int64)) { tx.hooks = append(tx.hooks, fn) }
+
+// committed runs the afterCommit hooks once.
+func (tx *etcdTx) committed(rev int64) {
+	hooks := tx.hooks
+	tx.hooks = nil
+	for _, fn := range hooks {
+		fn(rev)
+	}
+}
+
+// docPrefix is the key prefix of db's documents (and tombstones).
+func docPrefix(db string) string { return "rdoc/" + db + "/" }
+
+// currentRev is etcd's revision now: the highest sequence any database
+// can have.
+func (s *etcdStore) currentRev(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
+	defer cancel()
+	resp, err := s.cli.Get(ctx, s.prefix+"sys/ping", clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("read etcd revision: %w: %w", errEtcdUnavailable, err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// lastSeq is db's last change sequence: the newest mod revision among its
+// documents (0 when it has none). etcd sorts the whole range for it: for the
+// dashboard, not for every request.
+func (s *etcdStore) lastSeq(db string) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
+	defer cancel()
+	p := s.prefix + docPrefix(db)
+	resp, err := s.cli.Get(ctx, p, clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)), clientv3.WithKeysOnly(),
+		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(1))
+	if err != nil {
+		return 0, fmt.Errorf("read last sequence: %w: %w", errEtcdUnavailable, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	return resp.Kvs[0].ModRevision, nil
+}
+
+// pullChangesAt reads the documents of db whose mod revision is above since,
+// in revision order: at most limit of them and about maxBytes of documents,
+// cut only between revisions (a page never ends inside one commit, whose
+// documents share a sequence; a commit bigger than the page comes whole).
+// The purged mark is read at the same revision.
+// It also returns the revision it read at.
+func (s *etcdStore) pullChangesAt(db string, since int64, limit, maxBytes int) (out wire.PullReply, rev int64, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
+	defer cancel()
+	out = wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
+	p := s.prefix + docPrefix(db)
+	end := clientv3.GetPrefixRangeEnd(p)
+	// etcd filters by mod revision and sorts before it applies the limit,
+	// so the first limit documents above since come back, oldest first.
+	resp, err := s.cli.Txn(ctx).Then(
+		clientv3.OpGet(s.prefix+purgedKey(db)),
+		clientv3.OpGet(p, clientv3.WithRange(end), clientv3.WithMinModRev(since+1),
+			clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortAscend), clientv3.WithLimit(int64(limit))),
+	).Commit()
+	if err != nil {
+		return out, 0, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+	}
+	if pk := resp.Responses[0].GetResponseRange().Kvs; len(pk) > 0 {
+		fmt.Sscan(string(pk[0].Value), &out.PurgedSeq)
+	}
+	page := resp.Responses[1].GetResponseRange()
+	kvs := page.Kvs
+	more := page.More
+	// Take whole revisions while they fit.
+	n, size := 0, 0
+	for n < len(kvs) && size < maxBytes {
+		size += len(kvs[n].Value) + 64
+		n++
+	}
+	if n < len(kvs) {
+		more = true
+	}
+	if more && n > 0 {
+		last := kvs[n-1].ModRevision
+		// Does the last revision taken go on past the page?
+		cut := n < len(kvs) && kvs[n].ModRevision == last || n == len(kvs)
+		if cut {
+			j := n
+			for j > 0 && kvs[j-1].ModRevision == last {
+				j--
+			}
+			if j > 0 {
+				n = j // end the page before that revision
+			} else {
+				// One revision fills the page: read all of it.
+				all, err := s.cli.Get(ctx, p, clientv3.WithRange(end), clientv3.WithRev(resp.Header.Revision),
+					clientv3.WithMinModRev(last), clientv3.WithMaxModRev(last))
+				if err != nil {
+					return out, 0, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+				}
+				sort.Slice(all.Kvs, func(a, b int) bool { return string(all.Kvs[a].Key) < string(all.Kvs[b].Key) })
+				kvs, n = all.Kvs, len(all.Kvs)
+			}
+		}
+	}
+	for _, kv := range kvs[:n] {
+		out.Changes = append(out.Changes, changeOf(string(kv.Key[len(p):]), kv))
+		out.Last = kv.ModRevision
+	}
+	out.More = more
+	return out, resp.Header.Revision, nil
+}
+
+// changeOf is the change a stored record's key-value describes.
+func changeOf(id string, kv *mvccpb.KeyValue) wire.Change {
+	m := gjson.ParseBytes(kv.Value)
+	c := wire.Change{Seq: kv.ModRevision, ID: id, Rev: m.Get("rev").String(), Deleted: m.Get("deleted").Bool()}
+	if d := m.Get("doc"); d.Exists() {
+		c.Doc = []byte(d.Raw)
+	}
+	return c
+}
+
+// compactedRev finds etcd's compacted revision: the oldest revision a read
+// can still be taken at (1 when etcd was never compacted). etcd does not
+// report it, but a read below it fails with ErrCompacted, so a binary
+// search over [1, now] finds it in about 30 small reads.
+func (s *etcdStore) compactedRev(ctx context.Context) (int64, error) {
+	hi, err := s.currentRev(ctx)
+	if err != nil {
+		return 0, err
+	}
+	lo := int64(1) // lo is below or at it, hi at or above it
+	readable := func(rev int64) (bool, error) {
+		cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
+		defer cancel()
+		_, err := s.cli.Get(cctx, s.prefix+"sys/ping", clientv3.WithRev(rev), clientv3.WithCountOnly())
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read etcd at revision %d: %w: %w", rev, errEtcdUnavailable, err)
+		}
+		return true, nil
+	}
+	if ok, err := readable(lo); err != nil || ok {
+		return lo, err
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := readable(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// tombstone is a tombstone found for compaction: its database, document id
+// and sequence (mod revision on etcd).
+type tombstone struct {
+	db, id string
+	seq    int64
+}
+
+// tombstonesBefore lists the tombstones of every database whose mod
+// revision is below rev, a page of keys at a time, read at one revision.
+// (A mod revision filter would make etcd read the whole rest of the range
+// for each page; the records are read once here and filtered.)
+func (s *etcdStore) tombstonesBefore(ctx context.Context, rev int64) ([]tombstone, error) {
+	p := s.prefix + "rdoc/"
+	end := clientv3.GetPrefixRangeEnd(p)
+	var out []tombstone
+	cursor, at := p, int64(0)
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(etcdPage)}
+		if at > 0 {
+			opts = append(opts, clientv3.WithRev(at))
+		}
+		cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
+		resp, err := s.cli.Get(cctx, cursor, opts...)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("scan tombstones: %w: %w", errEtcdUnavailable, err)
+		}
+		at = resp.Header.Revision
+		for _, kv := range resp.Kvs {
+			if kv.ModRevision >= rev || !gjson.GetBytes(kv.Value, "deleted").Bool() {
+				continue
+			}
+			rest := string(kv.Key[len(p):])
+			db, id, ok := strings.Cut(rest, "/")
+			if !ok {
+				continue
+			}
+			out = append(out, tombstone{db: db, id: id, seq: kv.ModRevision})
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return out, nil
+		}
+		cursor = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
