@@ -170,9 +170,21 @@ func TestRestoreIntoEtcd(t *testing.T) {
 	}
 	half := etcdKeys(t, cli, "half/")
 	for key, v := range restored {
-		if key != "sys/restore" && half[key][0] != v[0] {
+		if key != "sys/restore" && !strings.HasPrefix(key, "rpurged/") && half[key][0] != v[0] {
 			t.Errorf("half/%s after the resumed restore: %q, want %q", key, half[key][0], v[0])
 		}
+	}
+	// A database's purge mark is a revision past every document restored,
+	// so every checkpoint from before is purged there.
+	newest := int64(0)
+	for key, v := range half {
+		if strings.HasPrefix(key, "rdoc/shop/") {
+			rev, _ := strconv.ParseInt(v[1], 10, 64)
+			newest = max(newest, rev)
+		}
+	}
+	if mark, err := strconv.ParseInt(half["rpurged/shop"][0], 10, 64); err != nil || mark < newest || newest == 0 {
+		t.Errorf("half/rpurged/shop %q after the resumed restore; the newest document has revision %d", half["rpurged/shop"][0], newest)
 	}
 
 	// A server on the copy: every document, numbers above the old ones.
@@ -226,6 +238,16 @@ func TestRestoreIntoEtcd(t *testing.T) {
 	if len(pulled.Changes) != len(revs)+3 {
 		t.Errorf("pull from 0 on the copy: %d changes, want %d", len(pulled.Changes), len(revs)+3)
 	}
+	// The checkpoint that pull gave is one of the copy's: the purge mark
+	// is below it, so the client goes on from it instead of pulling
+	// everything again and again.
+	again, err := cb.Pull(ctx, pulled.Last, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.PurgedSeq > pulled.Last || len(again.Changes) != 0 {
+		t.Errorf("pull from the checkpoint %d after the restore: purged %d, %d changes; want a checkpoint the client can keep", pulled.Last, again.PurgedSeq, len(again.Changes))
+	}
 
 	// set-counter on etcd while the server runs: raising is taken at once,
 	// lowering is refused.
@@ -276,6 +298,16 @@ func TestRestoreIntoEtcd(t *testing.T) {
 		if isCounterKey(key) && counterOf(t, key, repaired[key][0]) != counterOf(t, key, v[0])+1000 {
 			t.Errorf("repair: %s went from %s to %s, want +1000", key, v[0], repaired[key][0])
 		}
+	}
+	// Checkpoints from before an etcd rollback name another history: the
+	// purge mark moves past every revision there was, so clients resync.
+	newest = 0
+	for _, v := range after {
+		rev, _ := strconv.ParseInt(v[1], 10, 64)
+		newest = max(newest, rev)
+	}
+	if mark, err := strconv.ParseInt(repaired["rpurged/shop"][0], 10, 64); err != nil || mark < newest {
+		t.Errorf("repair: rpurged/shop %q, want at least %d (every revision before the repair)", repaired["rpurged/shop"][0], newest)
 	}
 }
 

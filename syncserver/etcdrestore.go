@@ -181,14 +181,20 @@ func RestoreEtcd(ctx context.Context, endpoints []string, prefix, backup string,
 				target = v
 			}
 		}
-		ops = append(ops, w.counterOps(key, target)...)
+		cops := w.counterOps(key, target)
+		if len(cops) == 0 {
+			continue
+		}
+		ops = append(ops, cops...)
 		rep.Raised++
 	}
 	sort.Slice(ops, func(i, j int) bool { return string(ops[i].KeyBytes()) < string(ops[j].KeyBytes()) })
 	// Then the documents, definitions and registries of the backup.
 	var rest []string
 	for key := range state.values {
-		if !isCounter(key) && !hasPrefix(key, "rpurged/") && restorable(key) {
+		// A single server's change counter and sequence index have no
+		// place on etcd, whose sequence is its revision.
+		if !isCounter(key) && !hasPrefix(key, "rpurged/") && !hasPrefix(key, "rseq/") && restorable(key) {
 			rest = append(rest, key)
 		}
 	}
@@ -210,6 +216,14 @@ func RestoreEtcd(ctx context.Context, endpoints []string, prefix, backup string,
 	}
 	rep.Deleted = len(stale)
 	if err := w.apply(ctx, ops, markRev); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	// Every checkpoint a client holds from before (a single server's
+	// sequence, or revisions of this cluster before the restore) is below
+	// the revision the restore ended at: that is each database's purge
+	// mark, so those clients pull everything again, once, and then go on
+	// from revisions of the copy.
+	if err := w.markPurged(ctx, state, markRev); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
 	if _, err := w.setMarker(ctx, restoreMarker{Digest: digest, State: restoreDone, At: time.Now().UTC().Format(time.RFC3339)}, markRev); err != nil {
@@ -333,19 +347,53 @@ func (w *etcdWriter) readAll(ctx context.Context) (map[string]string, error) {
 }
 
 // counterOps are the writes that set the counter key to v: a HiLo document
-// with Max v (and no range a client may return), or the number; a change
-// sequence also moves the database's purge mark to v, so every client's
-// checkpoint is below it and the client pulls everything again.
+// with Max v (and no range a client may return), or the number. A single
+// server's change counter is not written: on etcd the sequence is the
+// revision (markPurged moves the purge marks instead).
 func (w *etcdWriter) counterOps(key string, v int64) []clientv3.Op {
 	if hasPrefix(key, hiloPrefix) {
 		b, _ := json.Marshal(hiloDoc{Max: v})
 		return []clientv3.Op{clientv3.OpPut(w.prefix+key, string(b))}
 	}
-	ops := []clientv3.Op{clientv3.OpPut(w.prefix+key, strconv.FormatInt(v, 10))}
-	if db, ok := strings.CutPrefix(key, seqCounterPrefix); ok {
-		ops = append(ops, clientv3.OpPut(w.prefix+purgedKey(db), strconv.FormatInt(v, 10)))
+	if hasPrefix(key, seqCounterPrefix) {
+		return nil
 	}
-	return ops
+	return []clientv3.Op{clientv3.OpPut(w.prefix+key, strconv.FormatInt(v, 10))}
+}
+
+// markPurged sets the purge mark of every database of the backup to etcd's
+// revision now, past every document the restore wrote.
+func (w *etcdWriter) markPurged(ctx context.Context, state *logState, markRev int64) error {
+	dbs := map[string]bool{}
+	for key := range state.peak {
+		if db, ok := strings.CutPrefix(key, seqCounterPrefix); ok {
+			dbs[db] = true
+		}
+	}
+	return w.markPurgedNow(ctx, dbs, markRev)
+}
+
+// markPurgedNow sets the purge mark of each database of dbs to etcd's
+// revision now.
+func (w *etcdWriter) markPurgedNow(ctx context.Context, set map[string]bool, markRev int64) error {
+	if len(set) == 0 {
+		return nil
+	}
+	dbs := make([]string, 0, len(set))
+	for db := range set {
+		dbs = append(dbs, db)
+	}
+	sort.Strings(dbs)
+	now, err := w.cli.Get(ctx, w.prefix+restoreMarkerKey)
+	if err != nil {
+		return fmt.Errorf("read revision: %w", err)
+	}
+	rev := strconv.FormatInt(now.Header.Revision, 10)
+	ops := make([]clientv3.Op, 0, len(dbs))
+	for _, db := range dbs {
+		ops = append(ops, clientv3.OpPut(w.prefix+purgedKey(db), rev))
+	}
+	return w.apply(ctx, ops, markRev)
 }
 
 // apply commits ops in transactions of bounded size, each only while the
@@ -492,10 +540,30 @@ func RepairEtcd(ctx context.Context, endpoints []string, prefix string, bump int
 			_ = json.Unmarshal([]byte(val), &d)
 			v = d.top()
 		}
-		ops = append(ops, w.counterOps(key, min(v+min(bump, maxSafeNumber), maxSafeNumber))...)
+		cops := w.counterOps(key, min(v+min(bump, maxSafeNumber), maxSafeNumber))
+		if len(cops) == 0 {
+			continue
+		}
+		ops = append(ops, cops...)
 		raised++
 	}
 	if err := w.apply(ctx, ops, markRev); err != nil {
+		return 0, fmt.Errorf("repair: %w", err)
+	}
+	// Checkpoints from before the rollback name revisions of another
+	// history: every database's purge mark moves to now, so clients
+	// resync.
+	dbs := map[string]bool{}
+	for key := range existing {
+		if rest, ok := strings.CutPrefix(key, "rdoc/"); ok {
+			if db, _, ok := strings.Cut(rest, "/"); ok {
+				dbs[db] = true
+			}
+		} else if db, ok := strings.CutPrefix(key, "rpurged/"); ok {
+			dbs[db] = true
+		}
+	}
+	if err := w.markPurgedNow(ctx, dbs, markRev); err != nil {
 		return 0, fmt.Errorf("repair: %w", err)
 	}
 	return raised, nil
