@@ -45,7 +45,7 @@ type Options struct {
 	OnAck func(acks []core.Ack)
 	// OnError is called with errors of the live loop before it retries.
 	OnError func(error)
-	// PushBatch is the number of writes per push. Default 1000.
+	// PushBatch is the number of writes per push. Default 5000.
 	PushBatch int
 	// PushBytes bounds the documents of one push, so a batch stays under
 	// the server's message limit (8 MiB by default). Default 4 MiB; a single
