@@ -279,3 +279,39 @@ test('the writing tab closes again and again while another tab writes: every ack
     await context.close();
   }
 });
+
+test('a persisted store opened with shared: false in a page writes its OPFS log through a writer of its own', async () => {
+  const database = `tabsown${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    const page = await context.newPage();
+    page.on('pageerror', (err) => pageErrors.push(err));
+    await page.goto(`${env.server.base}/`);
+    const ids = await page.evaluate(async (database) => {
+      const { openStore } = await import('/index.js');
+      const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, shared: false });
+      const ids = [];
+      for (let i = 0; i < 30; i++) ids.push((await store.put('orders', { i }))._id);
+      window.own = store;
+      return ids;
+    }, database);
+    assert.equal(await logBackend(page, database), 'opfs');
+    // Closed (the log compacted into an OPFS snapshot), then opened again
+    // on its own and through the shared worker: everything is there.
+    const found = await page.evaluate(async ({ database, ids }) => {
+      await window.own.close();
+      const { openStore } = await import('/index.js');
+      const out = [];
+      for (const shared of [false, true]) {
+        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, shared });
+        out.push(await Promise.all(ids.map((id) => store.get(id).then((d) => d._id, (e) => `missing: ${e.code}`))));
+        await store.close();
+      }
+      return out;
+    }, { database, ids });
+    assert.deepEqual(found, [ids, ids]);
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
+  }
+});
