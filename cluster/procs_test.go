@@ -7,6 +7,8 @@ import (
 
 	"github.com/hilodb/hilodb/internal/etcdtest"
 	"github.com/hilodb/hilodb/internal/servertest"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // startEtcd starts a three-member etcd cluster that the test stops.
@@ -18,6 +20,18 @@ func startEtcd(t *testing.T) *etcdtest.Cluster {
 	}
 	t.Cleanup(ec.Stop)
 	return ec
+}
+
+// etcdClient is a client of the etcd members at endpoints, closed when the
+// test ends.
+func etcdClient(t *testing.T, endpoints []string) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
 }
 
 // node is one sync server process of the cluster.

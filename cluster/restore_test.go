@@ -14,7 +14,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
@@ -57,11 +56,7 @@ func TestRestoreIntoEtcd(t *testing.T) {
 	ec := startEtcd(t)
 	bin := servertest.BuildServer(t)
 	eps := strings.Join(ec.Endpoints(), ",")
-	cli, err := clientv3.New(clientv3.Config{Endpoints: ec.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, ec.Endpoints())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -390,11 +385,7 @@ func TestRestoreKilledMidway(t *testing.T) {
 	ec := startEtcd(t)
 	bin := servertest.BuildServer(t)
 	eps := strings.Join(ec.Endpoints(), ",")
-	cli, err := clientv3.New(clientv3.Config{Endpoints: ec.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, ec.Endpoints())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 

@@ -10,18 +10,12 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/internal/etcdtest"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // etcdLeader returns the index of the member that leads the cluster.
 func etcdLeader(t *testing.T, ec *etcdtest.Cluster) int {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: ec.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, ec.Endpoints())
 	for i, ep := range ec.Endpoints() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		st, err := cli.Status(ctx, ep)

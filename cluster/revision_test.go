@@ -22,7 +22,6 @@ import (
 	"github.com/hilodb/hilodb/replica"
 	"github.com/hilodb/hilodb/syncserver"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // revServer is a sync server of the test's cluster, in this process (so
@@ -498,11 +497,7 @@ func testCompactionResync(t *testing.T, etcd []string) {
 	if n, err := srvs[1].srv.CompactTombstones(ctx); err != nil || n != 0 {
 		t.Fatalf("compact before etcd did: %d, %v", n, err)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, etcd)
 	bump, err := cli.Put(ctx, "rev/compact/test-bump", "1")
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // storeNeutralTests are the syncserver tests about the protocol and the HTTP
@@ -45,11 +44,7 @@ func TestSyncserverSuiteOnEtcd(t *testing.T) {
 		}
 	}
 	// The tests' state is in etcd, one prefix per test server.
-	cli, err := clientv3.New(clientv3.Config{Endpoints: ec.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, ec.Endpoints())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, key := range []string{"test/TestPushPull/", "test/TestIdentitiesConcurrent/", "test/TestCollectionDefinitions/"} {

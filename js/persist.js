@@ -108,11 +108,13 @@ async function indexedDBPersistence(name, flush) {
   let file = null;
   let at = 0;
   let pool = null;
+  // In the shared worker: the writers the tabs lend it (shared.js).
+  const tabWriters = globalThis[Symbol.for('hilodb.writers')];
   let snapSlot = null;
   const snapFiles = [];
   const snapFile = (slot) => (snapFiles[slot] ||= new OpfsFile(pool, opfsName(name, slot)));
   const useOPFS = async () => {
-    pool = globalThis[Symbol.for('hilodb.writers')] ?? localPool();
+    pool = tabWriters ?? localPool();
     file = new OpfsFile(pool, opfsName(name));
     at = await file.size();
   };
@@ -161,7 +163,7 @@ async function indexedDBPersistence(name, flush) {
         await useOPFS();
         out.log = await file.read();
         if (snapSlot !== null) out.snapshot = await snapFile(snapSlot).read();
-      } else if (out.backend === null && out.snapshot === null && out.log.length === 0 && opfsAvailable(globalThis[Symbol.for('hilodb.writers')])) {
+      } else if (out.backend === null && out.snapshot === null && out.log.length === 0 && opfsAvailable(tabWriters)) {
         // A new store: its log goes to OPFS, if a writer can open it.
         try {
           await useOPFS();

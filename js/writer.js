@@ -37,6 +37,16 @@ function held(file) {
   return h;
 }
 
+// writeAll writes bytes at offset at of file's handle h, however many
+// writes that takes.
+function writeAll(h, file, at, bytes) {
+  for (let done = 0; done < bytes.length; ) {
+    const n = h.write(bytes.subarray(done), { at: at + done });
+    if (n <= 0) throw new Error(`short write to ${file} at ${at + done}`);
+    done += n;
+  }
+}
+
 async function serve(msg) {
   switch (msg.op) {
     case 'open':
@@ -49,26 +59,16 @@ async function serve(msg) {
     }
     case 'write': {
       const h = held(msg.file);
-      let done = 0;
-      while (done < msg.bytes.length) {
-        const n = h.write(msg.bytes.subarray(done), { at: msg.at + done });
-        if (n <= 0) throw new Error(`short write to ${msg.file} at ${msg.at + done}`);
-        done += n;
-      }
+      writeAll(h, msg.file, msg.at, msg.bytes);
       if (msg.flush) h.flush();
-      return { size: msg.at + done };
+      return { size: msg.at + msg.bytes.length };
     }
     case 'replace': {
       const h = held(msg.file);
       h.truncate(0);
-      let done = 0;
-      while (done < msg.bytes.length) {
-        const n = h.write(msg.bytes.subarray(done), { at: done });
-        if (n <= 0) throw new Error(`short write to ${msg.file} at ${done}`);
-        done += n;
-      }
+      writeAll(h, msg.file, 0, msg.bytes);
       h.flush();
-      return { size: done };
+      return { size: msg.bytes.length };
     }
     case 'truncate': {
       const h = held(msg.file);

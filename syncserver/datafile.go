@@ -361,16 +361,9 @@ func Repair(dir string, bump int64) (*RepairReport, error) {
 // again. An existing data file is refused unless force is set; then it is
 // moved aside. The server must not be running.
 func Restore(backup, dir string, bump int64, force bool) (*RepairReport, error) {
-	if bump < 0 {
-		return nil, errors.New("restore: bump must not be negative")
-	}
-	b, err := os.ReadFile(backup)
+	_, res, err := readBackup(backup, bump)
 	if err != nil {
-		return nil, fmt.Errorf("read backup: %w", err)
-	}
-	res := scanLog(b)
-	if res.corrupt || res.torn {
-		return nil, fmt.Errorf("restore: backup %s is damaged at byte %d", backup, res.validEnd)
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -389,6 +382,23 @@ func Restore(backup, dir string, bump int64, force bool) (*RepairReport, error) 
 		return nil, fmt.Errorf("restore: %w", err)
 	}
 	return rep, nil
+}
+
+// readBackup reads and checks the backup file a restore raising counters by
+// bump installs: its bytes and its records.
+func readBackup(backup string, bump int64) ([]byte, scanResult, error) {
+	if bump < 0 {
+		return nil, scanResult{}, errors.New("restore: bump must not be negative")
+	}
+	b, err := os.ReadFile(backup)
+	if err != nil {
+		return nil, scanResult{}, fmt.Errorf("read backup: %w", err)
+	}
+	res := scanLog(b)
+	if res.corrupt || res.torn {
+		return nil, scanResult{}, fmt.Errorf("restore: backup %s is damaged at byte %d", backup, res.validEnd)
+	}
+	return b, res, nil
 }
 
 // logState is the key/value state a log replays to, with the highest value

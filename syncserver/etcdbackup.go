@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/tidwall/buntdb"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
 // backup copies every key, read at one revision, into an in-memory buntdb
@@ -36,37 +36,22 @@ func (s *etcdStore) backup(w io.Writer) error {
 	var docs []doc
 	values := map[string]string{}
 	ctx := context.Background()
-	cursor, end, at := s.prefix, clientv3.GetPrefixRangeEnd(s.prefix), int64(0)
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(etcdPage)}
-		if at > 0 {
-			opts = append(opts, clientv3.WithRev(at))
-		}
-		cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
-		resp, err := s.cli.Get(cctx, cursor, opts...)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("copy etcd keys: %w: %w", errEtcdUnavailable, err)
-		}
-		at = resp.Header.Revision
-		for _, kv := range resp.Kvs {
-			key := string(kv.Key[len(s.prefix):])
-			switch {
-			case strings.HasPrefix(key, "rdoc/"):
-				db, id, ok := strings.Cut(key[len("rdoc/"):], "/")
-				if ok {
-					docs = append(docs, doc{db: db, id: id, value: string(kv.Value), rev: kv.ModRevision})
-				}
-			case strings.HasPrefix(key, "rseq/"), strings.HasPrefix(key, seqCounterPrefix), strings.HasPrefix(key, "rlast/"):
-				// Made afresh below.
-			default:
-				values[key] = string(kv.Value)
+	err = scanAt(ctx, s.cli, s.prefix, func(kv *mvccpb.KeyValue) {
+		key := string(kv.Key[len(s.prefix):])
+		switch {
+		case strings.HasPrefix(key, "rdoc/"):
+			db, id, ok := strings.Cut(key[len("rdoc/"):], "/")
+			if ok {
+				docs = append(docs, doc{db: db, id: id, value: string(kv.Value), rev: kv.ModRevision})
 			}
+		case strings.HasPrefix(key, "rseq/"), strings.HasPrefix(key, seqCounterPrefix), strings.HasPrefix(key, "rlast/"):
+			// Made afresh below.
+		default:
+			values[key] = string(kv.Value)
 		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			break
-		}
-		cursor = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	})
+	if err != nil {
+		return fmt.Errorf("copy etcd keys: %w", err)
 	}
 	slices.SortFunc(docs, func(a, b doc) int {
 		return cmp.Or(strings.Compare(a.db, b.db), cmp.Compare(a.rev, b.rev), strings.Compare(a.id, b.id))

@@ -217,34 +217,42 @@ type tombstone struct {
 // for each page; the records are read once here and filtered.)
 func (s *etcdStore) tombstonesBefore(ctx context.Context, rev int64) ([]tombstone, error) {
 	p := s.prefix + "rdoc/"
-	end := clientv3.GetPrefixRangeEnd(p)
 	var out []tombstone
-	cursor, at := p, int64(0)
+	err := scanAt(ctx, s.cli, p, func(kv *mvccpb.KeyValue) {
+		if kv.ModRevision >= rev || !gjson.GetBytes(kv.Value, "deleted").Bool() {
+			return
+		}
+		if db, id, ok := strings.Cut(string(kv.Key[len(p):]), "/"); ok {
+			out = append(out, tombstone{db: db, id: id, seq: kv.ModRevision})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan tombstones: %w", err)
+	}
+	return out, nil
+}
+
+// scanAt visits every key under prefix in key order, a page at a time, all
+// read at the revision of the first page.
+func scanAt(ctx context.Context, cli *clientv3.Client, prefix string, visit func(kv *mvccpb.KeyValue)) error {
+	cursor, end, at := prefix, clientv3.GetPrefixRangeEnd(prefix), int64(0)
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(etcdPage)}
 		if at > 0 {
 			opts = append(opts, clientv3.WithRev(at))
 		}
 		cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
-		resp, err := s.cli.Get(cctx, cursor, opts...)
+		resp, err := cli.Get(cctx, cursor, opts...)
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("scan tombstones: %w: %w", errEtcdUnavailable, err)
+			return fmt.Errorf("%w: %w", errEtcdUnavailable, err)
 		}
 		at = resp.Header.Revision
 		for _, kv := range resp.Kvs {
-			if kv.ModRevision >= rev || !gjson.GetBytes(kv.Value, "deleted").Bool() {
-				continue
-			}
-			rest := string(kv.Key[len(p):])
-			db, id, ok := strings.Cut(rest, "/")
-			if !ok {
-				continue
-			}
-			out = append(out, tombstone{db: db, id: id, seq: kv.ModRevision})
+			visit(kv)
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
-			return out, nil
+			return nil
 		}
 		cursor = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}

@@ -96,17 +96,15 @@ func (l *changeLog) record(prefix string, events []*clientv3.Event) {
 	l.advanced = make(chan struct{})
 }
 
-// onlyOwn reports whether every write to db after since, up to rev, was to
-// a key in own (and none a deletion, which only tombstone compaction makes),
-// waiting up to wait for the watch to deliver rev. Unknown is false.
-func (l *changeLog) onlyOwn(db string, since, rev int64, own map[string]bool, wait time.Duration) bool {
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for l.seen < rev {
-		if l.floor == 0 {
-			return false // no watch running
+// awaitLocked waits up to wait for the watch to deliver rev, and reports
+// whether it did with a watch running. Called with l.mu held; it is let go
+// while waiting.
+func (l *changeLog) awaitLocked(rev int64, wait time.Duration) bool {
+	var deadline *time.Timer
+	for l.seen < rev && l.floor != 0 {
+		if deadline == nil {
+			deadline = time.NewTimer(wait)
+			defer deadline.Stop()
 		}
 		ch := l.advanced
 		l.mu.Unlock()
@@ -118,7 +116,16 @@ func (l *changeLog) onlyOwn(db string, since, rev int64, own map[string]bool, wa
 		}
 		l.mu.Lock()
 	}
-	if l.floor == 0 || since < l.floor {
+	return l.floor != 0
+}
+
+// onlyOwn reports whether every write to db after since, up to rev, was to
+// a key in own (and none a deletion, which only tombstone compaction makes),
+// waiting up to wait for the watch to deliver rev. Unknown is false.
+func (l *changeLog) onlyOwn(db string, since, rev int64, own map[string]bool, wait time.Duration) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.awaitLocked(rev, wait) || since < l.floor {
 		return false
 	}
 	d := l.dbs[db]
@@ -202,25 +209,9 @@ func (s *etcdStore) follow(ctx context.Context, db string, since int64, send fun
 // ok is false when the log cannot tell (it does not reach back to since, or
 // the watch lags).
 func (l *changeLog) recent(db string, since, atLeast int64, wait time.Duration) (entries []logEntry, upTo int64, ok bool) {
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.seen < atLeast {
-		if l.floor == 0 {
-			return nil, 0, false
-		}
-		ch := l.advanced
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline.C:
-			l.mu.Lock()
-			return nil, 0, false
-		}
-		l.mu.Lock()
-	}
-	if l.floor == 0 || since < l.floor {
+	if !l.awaitLocked(atLeast, wait) || since < l.floor {
 		return nil, 0, false
 	}
 	d := l.dbs[db]

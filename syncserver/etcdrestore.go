@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -117,16 +117,9 @@ func EtcdPrefix(prefix string) string {
 // is higher). It is idempotent: run again with the same backup and bump it
 // does nothing if it finished, and finishes what it did not.
 func RestoreEtcd(ctx context.Context, endpoints []string, prefix, backup string, bump int64, force bool) (*EtcdRestoreReport, error) {
-	if bump < 0 {
-		return nil, errors.New("restore: bump must not be negative")
-	}
-	b, err := os.ReadFile(backup)
+	b, res, err := readBackup(backup, bump)
 	if err != nil {
-		return nil, fmt.Errorf("read backup: %w", err)
-	}
-	res := scanLog(b)
-	if res.corrupt || res.torn {
-		return nil, fmt.Errorf("restore: backup %s is damaged at byte %d", backup, res.validEnd)
+		return nil, err
 	}
 	sum := sha256.Sum256(append(b, strconv.FormatInt(bump, 10)...))
 	digest := hex.EncodeToString(sum[:])
@@ -319,31 +312,16 @@ func (w *etcdWriter) count(ctx context.Context) (int64, error) {
 }
 
 // readAll returns every key under the prefix (without it) and its value,
-// a page at a time.
+// read at one revision.
 func (w *etcdWriter) readAll(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
-	from, end := w.prefix, clientv3.GetPrefixRangeEnd(w.prefix)
-	var rev int64
-	for {
-		cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(etcdPage), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
-		if rev != 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := w.cli.Get(cctx, from, opts...)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("read keys: %w", err)
-		}
-		rev = resp.Header.Revision
-		for _, kv := range resp.Kvs {
-			out[strings.TrimPrefix(string(kv.Key), w.prefix)] = string(kv.Value)
-		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			return out, nil
-		}
-		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	err := scanAt(ctx, w.cli, w.prefix, func(kv *mvccpb.KeyValue) {
+		out[strings.TrimPrefix(string(kv.Key), w.prefix)] = string(kv.Value)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read keys: %w", err)
 	}
+	return out, nil
 }
 
 // counterOps are the writes that set the counter key to v: a HiLo document
