@@ -1,7 +1,8 @@
-// A persisted store's log in the origin private file system, written through
-// a writer worker (writer.js). In the shared worker the writers are the
-// tabs' (one is used at a time; when its tab is gone the next takes over);
-// in a page or a dedicated worker the store starts a writer of its own.
+// A persisted store's log in the origin private file system. In a dedicated
+// worker the store holds the files' sync access handles itself (HeldFile).
+// Elsewhere it writes through a writer worker (writer.js): in the shared
+// worker the writers are the tabs' (one is used at a time; when its tab is
+// gone the next takes over); in a page the store starts a writer of its own.
 
 import { hiloError } from './errors.js';
 
@@ -164,6 +165,133 @@ export class OpfsFile {
 }
 
 /**
+ * HeldFile is one file of the origin private file system whose sync access
+ * handle this realm (a dedicated worker) holds itself: a write is done when
+ * the call returns, without a message to another worker. It has OpfsFile's
+ * methods.
+ */
+export class HeldFile {
+  #name;
+  #handle = null;
+  #opening = null;
+
+  constructor(name) {
+    this.#name = name;
+  }
+
+  // handle opens the file once, waiting while a realm that is going away
+  // (a closed tab's worker) still holds it.
+  #open() {
+    if (this.#handle) return this.#handle;
+    this.#opening ??= (async () => {
+      const root = await navigator.storage.getDirectory();
+      const fh = await root.getFileHandle(this.#name, { create: true });
+      const deadline = Date.now() + writerWait;
+      for (;;) {
+        try {
+          this.#handle = await fh.createSyncAccessHandle();
+          return this.#handle;
+        } catch (err) {
+          if (err?.name !== 'NoModificationAllowedError' || Date.now() > deadline) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+      }
+    })().finally(() => {
+      this.#opening = null;
+    });
+    return this.#opening;
+  }
+
+  async #do(fn) {
+    try {
+      return fn(this.#handle ?? (await this.#open()));
+    } catch (err) {
+      throw hiloError('unavailable', 503, `persist: ${this.#name}: ${err?.message ?? err}`);
+    }
+  }
+
+  /** size resolves to the file's size, opening it. */
+  size() {
+    return this.#do((h) => h.getSize());
+  }
+
+  /** read resolves to the whole file. */
+  read() {
+    return this.#do((h) => {
+      const bytes = new Uint8Array(h.getSize());
+      h.read(bytes, { at: 0 });
+      return bytes;
+    });
+  }
+
+  /** write puts bytes at offset at (on the disk too with flush). */
+  write(at, bytes, flush) {
+    return this.#do((h) => {
+      writeAll(h, this.#name, at, bytes);
+      if (flush) h.flush();
+    });
+  }
+
+  /** replace makes the file bytes, on the disk. */
+  replace(bytes) {
+    return this.#do((h) => {
+      h.truncate(0);
+      writeAll(h, this.#name, 0, bytes);
+      h.flush();
+    });
+  }
+
+  /** truncate cuts the file to size, on the disk. */
+  truncate(size) {
+    return this.#do((h) => {
+      h.truncate(size);
+      h.flush();
+    });
+  }
+
+  /** flush puts everything written on the disk. */
+  flush() {
+    return this.#do((h) => h.flush());
+  }
+
+  /** close lets go of the file (another realm may open it). */
+  async close() {
+    await this.#opening?.catch(() => {});
+    const h = this.#handle;
+    this.#handle = null;
+    h?.close();
+  }
+}
+
+/**
+ * writeAll writes bytes at offset at of the sync access handle h (of file),
+ * however many writes that takes.
+ */
+export function writeAll(h, file, at, bytes) {
+  for (let done = 0; done < bytes.length; ) {
+    const n = h.write(bytes.subarray(done), { at: at + done });
+    if (n <= 0) throw new Error(`short write to ${file} at ${at + done}`);
+    done += n;
+  }
+}
+
+/**
+ * holdsHandles reports whether this realm can hold OPFS sync access handles
+ * itself: a dedicated worker.
+ */
+export function holdsHandles() {
+  return typeof globalThis.DedicatedWorkerGlobalScope === 'function' && globalThis instanceof globalThis.DedicatedWorkerGlobalScope && typeof globalThis.FileSystemFileHandle?.prototype?.createSyncAccessHandle === 'function';
+}
+
+/**
+ * opfsFile is file name of the origin private file system, held by this
+ * realm without pool, else written through pool's writers.
+ */
+export function opfsFile(pool, name) {
+  return pool ? new OpfsFile(pool, name) : new HeldFile(name);
+}
+
+/**
  * opfsName is the file name of persist name's log, or with slot (0 or 1) of
  * one of its two snapshot files. Any string is a valid persist name.
  */
@@ -175,5 +303,5 @@ export function opfsName(name, slot) {
 /** opfsAvailable reports whether this realm can keep a log in OPFS. */
 export function opfsAvailable(pool) {
   if (typeof navigator !== 'object' || typeof navigator.storage?.getDirectory !== 'function') return false;
-  return pool !== undefined ? pool.size > 0 : typeof Worker === 'function';
+  return pool !== undefined ? pool.size > 0 : holdsHandles() || typeof Worker === 'function';
 }

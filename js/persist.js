@@ -3,7 +3,7 @@
 // one per persisted store.
 
 import { hiloError } from './errors.js';
-import { OpfsFile, localPool, opfsAvailable, opfsName } from './opfs.js';
+import { holdsHandles, localPool, opfsAvailable, opfsFile, opfsName } from './opfs.js';
 
 // openPersistence returns the storage adapter a persisted store is saved
 // through (wasm/persist.go describes it): an IndexedDB database in browsers
@@ -112,10 +112,12 @@ async function indexedDBPersistence(name, flush) {
   const tabWriters = globalThis[Symbol.for('hilodb.writers')];
   let snapSlot = null;
   const snapFiles = [];
-  const snapFile = (slot) => (snapFiles[slot] ||= new OpfsFile(pool, opfsName(name, slot)));
+  const snapFile = (slot) => (snapFiles[slot] ||= opfsFile(pool, opfsName(name, slot)));
   const useOPFS = async () => {
-    pool = tabWriters ?? localPool();
-    file = new OpfsFile(pool, opfsName(name));
+    // A dedicated worker holds the files itself; a page, or the shared
+    // worker, writes through a writer worker.
+    pool = tabWriters ?? (holdsHandles() ? null : localPool());
+    file = opfsFile(pool, opfsName(name));
     at = await file.size();
   };
   const read = () =>

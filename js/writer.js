@@ -18,6 +18,8 @@
 //	flush(file)                 → {}: everything written so far on the disk
 //	close(file)                 → {}
 
+import { writeAll } from './opfs.js';
+
 const handles = new Map(); // file → FileSystemSyncAccessHandle
 
 async function open(file) {
@@ -35,16 +37,6 @@ function held(file) {
   const h = handles.get(file);
   if (!h) throw Object.assign(new Error(`${file} is not open in this writer`), { name: 'NotOpen' });
   return h;
-}
-
-// writeAll writes bytes at offset at of file's handle h, however many
-// writes that takes.
-function writeAll(h, file, at, bytes) {
-  for (let done = 0; done < bytes.length; ) {
-    const n = h.write(bytes.subarray(done), { at: at + done });
-    if (n <= 0) throw new Error(`short write to ${file} at ${at + done}`);
-    done += n;
-  }
 }
 
 async function serve(msg) {
