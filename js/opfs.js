@@ -74,6 +74,9 @@ export class WriterPool {
 
 /** localPool is a pool of one writer started by this realm (a page or a dedicated worker). */
 export function localPool() {
+  if (typeof Worker !== 'function') {
+    throw hiloError('unavailable', 503, 'persist: the store\'s log is in the origin private file system, which only a dedicated worker can write, and this realm cannot start one');
+  }
   const pool = new WriterPool();
   const worker = new Worker(new URL('./writer.js', import.meta.url), { type: 'module', name: 'hilodb-writer' });
   pool.add('local', worker);

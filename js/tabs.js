@@ -1,16 +1,20 @@
 // A persisted store shared by every tab of an origin: the store runs once,
-// in a SharedWorker (shared.js), and each tab's Store is a proxy that sends
-// it its calls. A write resolves once the worker's store made it durable;
-// the other tabs hear of it as a 'change' event and read it at once.
+// in one tab's host worker (or in the shared worker, shared.js, when no tab
+// can start one), and each tab's Store is a proxy that sends it its calls
+// through a port of its own. A write resolves once the host's store made it
+// durable; the other tabs hear of it as a 'change' event and read it at
+// once. When the host's tab goes away, the shared worker names another host
+// and the proxies connect to it: reads in flight are sent again there,
+// writes in flight reject with unavailable (503), to be retried.
 
 import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { Feed } from './watch.js';
 
-let worker; // this realm's connection to the shared worker
+let broker; // this realm's connection to the shared worker
 let nextRid = 0;
-const waiting = new Map(); // rid → {resolve, reject}
-const listeners = new Map(); // sid → (type, payload) => void
+const waiting = new Map(); // rid → {resolve, reject}, for the shared worker
+const links = new Set(); // the open Links of this realm
 
 /** canShare reports whether this realm is a page that can share stores. */
 export function canShare() {
@@ -18,7 +22,7 @@ export function canShare() {
 }
 
 function connect(hiloError) {
-  if (worker) return worker;
+  if (broker) return broker;
   const w = new SharedWorker(new URL('./shared.js', import.meta.url), { type: 'module', name: 'hilodb' });
   w.port.onmessage = (m) => {
     const msg = m.data;
@@ -28,8 +32,8 @@ function connect(hiloError) {
       if (!p) return;
       if (msg.ok) p.resolve(msg.value);
       else p.reject(hiloError(msg.error.code, msg.error.num, msg.error.message));
-    } else if (msg.t === 'event') {
-      listeners.get(msg.sid)?.(msg.type, msg.payload);
+    } else if (msg.t === 'host-gone') {
+      for (const l of links) if (l.persist === msg.persist) l.lost();
     }
   };
   w.onerror = (e) => {
@@ -40,36 +44,175 @@ function connect(hiloError) {
   // The worker learns that this tab is gone when it gets this lock.
   // Only once this tab holds it: asked for first, the worker would get it.
   const tab = `hilodb-tab:${crypto.randomUUID()}`;
-  // This tab's writer of OPFS logs (writer.js), lent to the shared worker.
-  let writer = null;
+  // This tab's host worker (hostworker.js), where the shared worker may run
+  // stores; it holds their OPFS files itself.
+  let host = null;
+  let hw = null;
   try {
-    const dw = new Worker(new URL('./writer.js', import.meta.url), { type: 'module', name: 'hilodb-writer' });
+    hw = new Worker(new URL('./hostworker.js', import.meta.url), { type: 'module', name: 'hilodb-host' });
     const ch = new MessageChannel();
-    dw.postMessage({ t: 'port', port: ch.port1 }, [ch.port1]);
-    writer = ch.port2;
+    hw.postMessage({ t: 'port', port: ch.port1 }, [ch.port1]);
+    host = ch.port2;
   } catch {
-    // No dedicated workers here: the stores keep their logs in IndexedDB.
+    // No dedicated workers here: the shared worker runs the stores.
   }
-  // Requests wait until the worker knows this tab (and its writer).
+  // Requests wait until the worker knows this tab (and its host worker).
   const known = new Promise((resolve) =>
     navigator.locks.request(tab, () => {
-      w.port.postMessage({ t: 'tab', tab, writer }, writer ? [writer] : []);
+      w.port.postMessage({ t: 'tab', tab, host }, host ? [host] : []);
       resolve();
       return new Promise(() => {});
     }),
   );
-  worker = { port: w.port, tab, known };
-  return worker;
+  if (hw) {
+    // A host worker that failed lets go of what it held; its stores move.
+    hw.onerror = () => {
+      hw.terminate();
+      known.then(() => w.port.postMessage({ t: 'host-failed', tab }));
+    };
+  }
+  broker = { port: w.port, tab, known };
+  return broker;
 }
 
-async function request(hiloError, msg) {
+// hostPort resolves to a port to the host of persist name.
+async function hostPort(hiloError, persist) {
   const { port, tab, known } = connect(hiloError);
   await known;
   return new Promise((resolve, reject) => {
     const rid = ++nextRid;
     waiting.set(rid, { resolve, reject });
-    port.postMessage({ ...msg, rid, tab });
+    port.postMessage({ t: 'open', rid, tab, persist });
   });
+}
+
+// lostHost is the rejection of a request whose host went away.
+const lostHost = Symbol('lost host');
+
+// safe are the calls sent again to the next host when their host went
+// away before answering: those that change nothing, or whose repeat
+// changes nothing more.
+const safe = new Set(['get', 'list', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', 'changes', '_names', '_generateId']);
+const safeCollectionOps = new Set(['document', 'documents', 'count']);
+
+/**
+ * Link is a tab's connection to one shared store, at whichever host runs
+ * it: open on the host, calls, and the move to a new host.
+ */
+class Link {
+  #options;
+  #hiloError;
+  #onEvent;
+  #port = null;
+  #sid = null;
+  #pending = new Map(); // rid → {resolve, reject}
+  #ready;
+  #attaching = false;
+  #gen = 0;
+  #closed = false;
+
+  constructor(options, hiloError, onEvent) {
+    this.persist = options.persist;
+    this.#options = options;
+    this.#hiloError = hiloError;
+    this.#onEvent = onEvent;
+    this.#ready = this.#attach();
+  }
+
+  /** opened resolves once the store is open at its host. */
+  get opened() {
+    return this.#ready;
+  }
+
+  // attach connects to the host of the store and opens it there, again
+  // while hosts go away meanwhile.
+  async #attach() {
+    this.#attaching = true;
+    try {
+      for (;;) {
+        const gen = this.#gen;
+        const port = await hostPort(this.#hiloError, this.persist);
+        if (gen !== this.#gen || this.#closed) {
+          port.close(); // a host went away meanwhile: ask again
+          if (this.#closed) return;
+          continue;
+        }
+        port.onmessage = (m) => this.#message(port, m.data);
+        port.start();
+        this.#port = port;
+        try {
+          this.#sid = await this.#send(port, { t: 'open', options: this.#options });
+          return;
+        } catch (err) {
+          if (err !== lostHost) throw err;
+        }
+      }
+    } finally {
+      this.#attaching = false;
+    }
+  }
+
+  #message(port, msg) {
+    if (port !== this.#port) return;
+    if (msg.t === 'reply') {
+      const p = this.#pending.get(msg.rid);
+      this.#pending.delete(msg.rid);
+      if (!p) return;
+      if (msg.ok) p.resolve(msg.value);
+      else p.reject(this.#hiloError(msg.error.code, msg.error.num, msg.error.message));
+    } else if (msg.t === 'event' && msg.sid === this.#sid) {
+      this.#onEvent(msg.type, msg.payload);
+    }
+  }
+
+  #send(port, msg) {
+    return new Promise((resolve, reject) => {
+      const rid = ++nextRid;
+      this.#pending.set(rid, { resolve, reject });
+      port.postMessage({ ...msg, rid });
+    });
+  }
+
+  /** lost is told that the store's host went away: connect to the next. */
+  lost() {
+    if (this.#closed) return;
+    this.#gen++;
+    const port = this.#port;
+    this.#port = null;
+    port?.close();
+    for (const p of this.#pending.values()) p.reject(lostHost);
+    this.#pending.clear();
+    if (!this.#attaching) this.#ready = this.#attach();
+  }
+
+  /** call runs method m of the store at its host. */
+  async call(m, args) {
+    for (;;) {
+      await this.#ready;
+      if (this.#closed) throw this.#hiloError('closed', 1902, 'store is closed');
+      try {
+        return await this.#send(this.#port, { t: 'call', sid: this.#sid, m, args });
+      } catch (err) {
+        if (err !== lostHost) throw err;
+        if (!safe.has(m) && !(m === '_collectionOp' && safeCollectionOps.has(args[0]))) {
+          throw this.#hiloError('unavailable', 503, `${m}: the tab that ran the shared store went away before it answered; the write may or may not be stored (retry it)`);
+        }
+      }
+    }
+  }
+
+  /** close leaves the store at its host. */
+  async close() {
+    if (this.#closed) return;
+    await this.#ready.catch(() => {});
+    this.#closed = true;
+    links.delete(this);
+    const port = this.#port;
+    if (!port) return;
+    await this.#send(port, { t: 'close', sid: this.#sid }).catch(() => {});
+    this.#port = null;
+    port.close();
+  }
 }
 
 /**
@@ -85,21 +228,28 @@ export async function openShared(options, { hiloError, Emitter }) {
   for (const k of ['url', 'urls', 'database', 'token', 'node', 'sync', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'onConflict', 'changeFeed']) {
     if (options[k] !== undefined) plain[k] = options[k];
   }
-  const sid = await request(hiloError, { t: 'open', options: plain });
   const events = new Emitter();
-  const feed = options.changeFeed ? new Feed((since, limit) => request(hiloError, { t: 'call', sid, m: 'changes', args: [{ since, limit }] }), hiloError) : undefined;
-  listeners.set(sid, (type, payload) => {
+  let feed;
+  const link = new Link(plain, hiloError, (type, payload) => {
     if (type === 'feed') feed?.notify(payload);
     else events.emit(type, type === 'error' ? hiloError(payload.code, payload.num, payload.message) : payload);
   });
-  const names = new SharedNames((kind, name) => request(hiloError, { t: 'call', sid, m: '_names', args: [kind, name] }), hiloError);
+  links.add(link);
+  try {
+    await link.opened;
+  } catch (err) {
+    links.delete(link);
+    throw err;
+  }
+  feed = options.changeFeed ? new Feed((since, limit) => link.call('changes', [{ since, limit }]), hiloError) : undefined;
+  const names = new SharedNames((kind, name) => link.call('_names', [kind, name]), hiloError);
   await names.fetch('separator', '');
-  return new SharedStore(sid, events, hiloError, feed, names);
+  return new SharedStore(link, events, hiloError, feed, names);
 }
 
-/** SharedStore is a Store whose work is done by the shared worker. */
+/** SharedStore is a Store whose work is done by a host (host.js). */
 class SharedStore {
-  #sid;
+  #link;
   #events;
   #hiloError;
   #closed = false;
@@ -107,8 +257,8 @@ class SharedStore {
   #names;
   #conventions;
 
-  constructor(sid, events, hiloError, feed, names) {
-    this.#sid = sid;
+  constructor(link, events, hiloError, feed, names) {
+    this.#link = link;
     this.#events = events;
     this.#hiloError = hiloError;
     this.#feed = feed;
@@ -117,7 +267,7 @@ class SharedStore {
 
   #call(m, ...args) {
     if (this.#closed) return Promise.reject(this.#hiloError('closed', 1902, 'store is closed'));
-    return request(this.#hiloError, { t: 'call', sid: this.#sid, m, args });
+    return this.#link.call(m, args);
   }
 
   put(collection, doc) {
@@ -221,8 +371,7 @@ class SharedStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#feed?.close();
-    listeners.delete(this.#sid);
-    await request(this.#hiloError, { t: 'close', sid: this.#sid });
+    await this.#link.close();
   }
 }
 

@@ -1,0 +1,187 @@
+// Where the persisted stores shared by the tabs of an origin run: a Host
+// holds one store per persist name and serves the tabs' ports to it. It runs
+// in one tab's host worker (hostworker.js), a dedicated worker that holds the
+// store's OPFS files itself, so a write is a call in the same thread; or, when
+// no tab can start one, in the shared worker (shared.js), which also decides
+// which host runs each persist name.
+//
+// Messages on a tab's port (one port per store a tab opened): {t: 'open',
+// rid, options}; {t: 'call', rid, sid, m, args}; {t: 'close', rid, sid}.
+// Replies: {t: 'reply', rid, ok, value} or {t: 'reply', rid, ok: false,
+// error: {code, num, message}}. Events: {t: 'event', sid, type, payload}.
+
+import { openStore } from './index.js';
+
+/** methods are the Store methods a tab may call. */
+const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch']);
+const writes = new Set(['put', 'putMany', 'delete', '_saveBatch']);
+
+/**
+ * How long opening a store waits for the previous host of its persist name
+ * (a tab that just closed or crashed) to let go of its lock.
+ */
+const takeoverWait = 3000;
+
+/** plainError is err as a message can carry it. */
+export function plainError(err) {
+  return {
+    code: typeof err?.code === 'string' ? err.code : 'internal',
+    num: typeof err?.num === 'number' ? err.num : 4,
+    message: String(err?.message ?? err),
+  };
+}
+
+/** Host runs shared stores for the tabs connected to it. */
+export class Host {
+  #stores = new Map(); // persist name → entry
+  #sessions = new Map(); // sid → {port, tab, entry}
+  #tabs = new Set(); // tabs watched for going away
+  #nextSid = 0;
+
+  /** client serves port, one store's connection from tab (a Web Lock name the tab holds while it lives). */
+  client(port, tab) {
+    if (tab && !this.#tabs.has(tab)) {
+      this.#tabs.add(tab);
+      // Granted once the tab is gone (closed, crashed, navigated away):
+      // its sessions end as if it had closed them.
+      navigator.locks.request(tab, () => {
+        this.#tabs.delete(tab);
+        for (const [sid, s] of this.#sessions) if (s.tab === tab) this.#closeSession(sid);
+      });
+    }
+    port.onmessage = (m) => {
+      this.#handle(port, tab, m.data).catch((err) => console.error('hilodb host:', err));
+    };
+    port.start?.();
+  }
+
+  async #handle(port, tab, msg) {
+    const reply = (rid, value) => port.postMessage({ t: 'reply', rid, ok: true, value });
+    const fail = (rid, err) => port.postMessage({ t: 'reply', rid, ok: false, error: plainError(err) });
+    switch (msg?.t) {
+      case 'open':
+        try {
+          reply(msg.rid, await this.#openSession(port, tab, msg.options));
+        } catch (err) {
+          fail(msg.rid, err);
+        }
+        return;
+      case 'call': {
+        const s = this.#sessions.get(msg.sid);
+        if (!s) return fail(msg.rid, { code: 'closed', num: 1902, message: 'store is closed' });
+        if (!methods.has(msg.m)) return fail(msg.rid, { code: 'bad_request', num: 400, message: `unknown method ${msg.m}` });
+        try {
+          let value = await s.entry.store[msg.m](...(msg.args ?? []));
+          if (msg.m === 'putMany') value = value.map((r) => (r instanceof Error ? { __hiloError: plainError(r) } : r));
+          reply(msg.rid, value);
+          if (writes.has(msg.m)) this.#tellOthers(msg.sid, s.entry, msg.m, msg.args, value);
+        } catch (err) {
+          fail(msg.rid, err);
+        }
+        return;
+      }
+      case 'close':
+        await this.#closeSession(msg.sid);
+        reply(msg.rid, undefined);
+        return;
+    }
+  }
+
+  // openSession joins the store of options.persist, opening it first if it
+  // is not open here.
+  async #openSession(port, tab, options) {
+    const name = options.persist;
+    const key = JSON.stringify([options.url, options.database, options.token ?? '', options.changeFeed ?? false]);
+    for (;;) {
+      let entry = this.#stores.get(name);
+      if (entry?.closing) {
+        await entry.closing; // the last tab closed it: open it anew
+        continue;
+      }
+      if (entry && entry.key !== key) {
+        const err = new Error(`openStore: persist ${JSON.stringify(name)} is open in another tab for another server, database or token`);
+        err.code = 'locked';
+        err.num = 423;
+        throw err;
+      }
+      if (!entry) {
+        entry = { key, sessions: new Set(), opening: null, store: null, closing: null };
+        this.#stores.set(name, entry);
+        const e = entry;
+        entry.opening = openTakingOver(options).then(
+          (store) => {
+            e.store = store;
+            store._onFeedHead((head) => this.#tell(e, null, 'feed', head));
+            for (const type of ['change', 'conflict', 'error', 'status']) {
+              store.on(type, (payload) => this.#tell(e, null, type, type === 'error' ? plainError(payload) : payload));
+            }
+          },
+          (err) => {
+            if (this.#stores.get(name) === e) this.#stores.delete(name);
+            throw err;
+          },
+        );
+      }
+      await entry.opening;
+      if (entry.closing) continue; // closed while this tab waited
+      const sid = ++this.#nextSid;
+      this.#sessions.set(sid, { port, tab, entry });
+      entry.sessions.add(sid);
+      return sid;
+    }
+  }
+
+  // tell sends an event to every session of entry but from.
+  #tell(entry, from, type, payload) {
+    for (const sid of entry.sessions) {
+      if (sid !== from) this.#sessions.get(sid)?.port.postMessage({ t: 'event', sid, type, payload });
+    }
+  }
+
+  // tellOthers reports a tab's write to the other tabs of the store as a
+  // 'change' event, as a write from another client would be.
+  #tellOthers(from, entry, m, args, value) {
+    let docs;
+    if (m === '_saveBatch') {
+      const items = JSON.parse(args[0]);
+      docs = value.map((d, i) => (items[i]?.delete ? { id: d?._id ?? items[i].id, rev: '', deleted: true } : d)).filter((d) => d);
+    } else {
+      docs = m === 'delete' ? [{ id: args[0], rev: '', deleted: true }] : (m === 'put' ? [value] : value).filter((d) => d && !d.__hiloError);
+    }
+    const changes = docs.map((d) => (d.deleted ? d : { id: d._id, rev: d._rev, deleted: false }));
+    if (changes.length > 0) this.#tell(entry, from, 'change', { changes });
+  }
+
+  async #closeSession(sid) {
+    const s = this.#sessions.get(sid);
+    if (!s) return;
+    this.#sessions.delete(sid);
+    const { entry } = s;
+    entry.sessions.delete(sid);
+    if (entry.sessions.size > 0 || entry.closing) return;
+    entry.closing = (async () => {
+      try {
+        await entry.store?.close();
+      } finally {
+        for (const [name, e] of this.#stores) if (e === entry) this.#stores.delete(name);
+      }
+    })();
+    await entry.closing;
+  }
+}
+
+// openTakingOver opens the store of options.persist in this realm. The host
+// before this one (a tab that has just closed or crashed) may still hold the
+// persist name's lock for a moment while its worker is torn down, so a
+// locked store is tried again for up to takeoverWait.
+async function openTakingOver(options) {
+  const deadline = Date.now() + takeoverWait;
+  for (;;) {
+    try {
+      return await openStore({ ...options, shared: false });
+    } catch (err) {
+      if (err?.code !== 'locked' || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
