@@ -42,16 +42,20 @@ export interface OpenOptions {
    * `<path>.ranges`, and `<path>.lock` while open).
    *
    * In a browser page the store is shared by every tab of the origin that
-   * opens the same name: it runs once, in a SharedWorker, off the main
-   * thread, and each tab's store talks to it. A write in one tab is read at
-   * once in every tab and fires `'change'` there; sync runs once per
-   * origin; the store lives while one tab has it open. Elsewhere (Node, a
-   * worker, or `shared: false`) only one store may use a name at a time: a
-   * second one rejects with `locked` (423).
+   * opens the same name: it runs once, off the main thread, in one tab's
+   * host worker (`hostworker.js`, named by a SharedWorker), and each tab's
+   * store talks to it. A write in one tab is read at once in every tab and
+   * fires `'change'` there; sync runs once per origin; the store lives
+   * while one tab has it open. When the tab running it goes away, the next
+   * tab's host worker takes it over: reads in flight are sent again, writes
+   * in flight reject with `unavailable` (503), to be retried. Elsewhere
+   * (Node, a worker, or `shared: false`) only one store may use a name at a
+   * time: a second one rejects with `locked` (423).
    *
    * In a browser the store lives in the IndexedDB database `hilodb:<name>`,
-   * with its log in the origin private file system when a dedicated writer
-   * worker could be started (`writer.js`, started by each tab).
+   * with its log in the origin private file system when it was made where a
+   * dedicated worker could write it (a store in a worker holds its files
+   * itself; one in a page with `shared: false` starts `writer.js`).
    *
    * A write (`put`, `delete`) resolves only once it is durable there: a
    * killed tab, browser or process cannot take it back. Each write appends a
@@ -81,7 +85,7 @@ export interface OpenOptions {
   /**
    * With `persist` in a browser page: `false` opens the store in this page
    * alone (another tab then gets `locked`) instead of sharing it with every
-   * tab through a SharedWorker (the default). A shared store takes
+   * tab through one tab's host worker (the default). A shared store takes
    * `onConflict` `'server'` or `'local'`; a merge function needs `false`.
    */
   shared?: boolean;

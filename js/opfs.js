@@ -1,15 +1,18 @@
 // A persisted store's log in the origin private file system. In a dedicated
-// worker the store holds the files' sync access handles itself (HeldFile).
-// Elsewhere it writes through a writer worker (writer.js): in the shared
-// worker the writers are the tabs' (one is used at a time; when its tab is
-// gone the next takes over); in a page the store starts a writer of its own.
+// worker (a tab's host worker, hostworker.js, or the app's own) the store
+// holds the files' sync access handles itself (HeldFile). In a page (a store
+// opened with shared: false) it writes through a writer worker of its own
+// (writer.js), since only dedicated workers may hold those handles.
 
 import { hiloError } from './errors.js';
 
 /** How long a write waits for a writer before it fails. */
 const writerWait = 10000;
 
-/** WriterPool holds the writer workers a store can write through. */
+/**
+ * WriterPool holds the writer workers a store can write through, used one
+ * at a time in the order added.
+ */
 export class WriterPool {
   #writers = []; // {key, port, pending: Map<rid, {resolve, reject}>, opened: Set<file>}
   #waiting = [];
@@ -304,7 +307,7 @@ export function opfsName(name, slot) {
 }
 
 /** opfsAvailable reports whether this realm can keep a log in OPFS. */
-export function opfsAvailable(pool) {
+export function opfsAvailable() {
   if (typeof navigator !== 'object' || typeof navigator.storage?.getDirectory !== 'function') return false;
-  return pool !== undefined ? pool.size > 0 : holdsHandles() || typeof Worker === 'function';
+  return holdsHandles() || typeof Worker === 'function';
 }

@@ -108,15 +108,13 @@ async function indexedDBPersistence(name, flush) {
   let file = null;
   let at = 0;
   let pool = null;
-  // In the shared worker: the writers the tabs lend it (shared.js).
-  const tabWriters = globalThis[Symbol.for('hilodb.writers')];
   let snapSlot = null;
   const snapFiles = [];
   const snapFile = (slot) => (snapFiles[slot] ||= opfsFile(pool, opfsName(name, slot)));
   const useOPFS = async () => {
-    // A dedicated worker holds the files itself; a page, or the shared
-    // worker, writes through a writer worker.
-    pool = tabWriters ?? (holdsHandles() ? null : localPool());
+    // A dedicated worker holds the files itself; a page writes through a
+    // writer worker.
+    pool = holdsHandles() ? null : localPool();
     file = opfsFile(pool, opfsName(name));
     at = await file.size();
   };
@@ -165,7 +163,7 @@ async function indexedDBPersistence(name, flush) {
         await useOPFS();
         out.log = await file.read();
         if (snapSlot !== null) out.snapshot = await snapFile(snapSlot).read();
-      } else if (out.backend === null && out.snapshot === null && out.log.length === 0 && opfsAvailable(tabWriters)) {
+      } else if (out.backend === null && out.snapshot === null && out.log.length === 0 && opfsAvailable()) {
         // A new store: its log goes to OPFS, if a writer can open it.
         try {
           await useOPFS();

@@ -2,13 +2,12 @@
 // private file system (OPFS). Only dedicated workers may hold a
 // FileSystemSyncAccessHandle, whose write reaches the operating system
 // before it returns (so a killed tab or browser cannot take it back) at a
-// fraction of an IndexedDB commit's cost. Each tab starts one (tabs.js) and
-// hands its port to the shared worker, which writes through one tab's writer
-// at a time and moves to another's when that tab is gone (opfs.js).
+// fraction of an IndexedDB commit's cost. A persisted store opened in a
+// page with shared: false starts one (opfs.js); a store in a dedicated
+// worker holds its files itself.
 //
-// Requests, on the port given in the first message ({t: 'port'}), or on the
-// worker itself: {rid, op, file, ...}; replies {rid, ok: true, ...} or
-// {rid, ok: false, name, message}.
+// Requests, on the worker: {rid, op, file, ...}; replies {rid, ok: true, ...}
+// or {rid, ok: false, name, message}.
 //
 //	open(file)                  → {size}: opens (creating) file for this writer alone
 //	read(file)                  → {bytes}: the whole file (its buffer transferred)
@@ -85,10 +84,6 @@ async function serve(msg) {
 function listen(port) {
   port.onmessage = async (e) => {
     const msg = e.data;
-    if (msg?.t === 'port') {
-      listen(msg.port);
-      return;
-    }
     try {
       const reply = await serve(msg);
       port.postMessage({ rid: msg.rid, ok: true, ...reply }, reply.bytes ? [reply.bytes.buffer] : []);
