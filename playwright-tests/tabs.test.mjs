@@ -294,6 +294,52 @@ test('the writing tab closes again and again while another tab writes: every ack
   }
 });
 
+test('reads in flight when the tab running the store closes are answered by the next tab\'s host; writes go on there', async () => {
+  const database = `tabsreads${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    const [host, reader] = await openPages(context, 2, database);
+    const ids = await host.evaluate(async () => {
+      const ids = [];
+      for (let i = 0; i < 20; i++) ids.push((await window.store.put('orders', { i }))._id);
+      return ids;
+    });
+    // The reader keeps many gets in flight while the first page, whose
+    // host worker runs the store, closes: none of them fails.
+    await reader.evaluate((ids) => {
+      window.stop = false;
+      window.reads = 0;
+      window.readFailures = [];
+      window.reading = (async () => {
+        while (!window.stop) {
+          const got = await Promise.allSettled(ids.map((id) => window.store.get(id)));
+          for (const g of got) if (g.status === 'rejected') window.readFailures.push(`${g.reason.code}: ${g.reason.message}`);
+          window.reads += got.length;
+        }
+      })();
+    }, ids);
+    await new Promise((ok) => setTimeout(ok, 200));
+    await host.close();
+    const after = await reader.evaluate(async () => {
+      const before = window.reads;
+      const deadline = Date.now() + 15000;
+      while (window.reads < before + 200 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 20));
+      window.stop = true;
+      await window.reading;
+      const doc = await window.store.put('orders', { after: true });
+      return { more: window.reads - before, failures: window.readFailures, doc, info: await window.store.info() };
+    });
+    assert.deepEqual(after.failures, []);
+    assert.ok(after.more >= 200, `only ${after.more} reads answered after the host closed`);
+    assert.ok(!ids.includes(after.doc._id));
+    assert.equal(after.info.shared, true);
+    assert.equal(await logBackend(reader, database), 'opfs');
+    await reader.evaluate(() => window.store.close());
+  } finally {
+    await context.close();
+  }
+});
+
 test('a persisted store opened with shared: false in a page writes its OPFS log through a writer of its own', async () => {
   const database = `tabsown${Date.now()}`;
   const context = await env.browser.newContext();
