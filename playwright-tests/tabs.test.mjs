@@ -375,3 +375,50 @@ test('a persisted store opened with shared: false in a page writes its OPFS log 
     await context.close();
   }
 });
+
+test('a persisted store in a dedicated worker holds its OPFS files itself; a worker ended mid-write loses no acknowledged write', async () => {
+  const database = `tabsworker${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    const page = await context.newPage();
+    page.on('pageerror', (err) => pageErrors.push(err));
+    await page.goto(`${env.server.base}/`);
+    const got = await page.evaluate(async (database) => {
+      // The worker counts the workers it starts: none, as it writes the
+      // files itself.
+      const code = `
+        let started = 0;
+        const W = globalThis.Worker;
+        if (W) globalThis.Worker = class extends W { constructor(...a) { super(...a); started++; } };
+        const { openStore } = await import('${location.origin}/index.js');
+        const store = await openStore({ url: 'ws://${location.host}/v1/sync', database: '${database}', persist: '${database}' });
+        postMessage({ started });
+        for (let i = 0; ; i++) postMessage({ id: (await store.put('orders', { i }))._id });
+      `;
+      const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })), { type: 'module' });
+      const acked = [];
+      let started = -1;
+      await new Promise((resolve, reject) => {
+        w.onerror = (e) => reject(new Error(e.message));
+        w.onmessage = (e) => {
+          if (e.data.started !== undefined) started = e.data.started;
+          else acked.push(e.data.id);
+          if (acked.length === 40) {
+            w.terminate(); // mid-write, as a crash would
+            resolve();
+          }
+        };
+      });
+      return { acked: [...acked], started };
+    }, database);
+    assert.equal(got.started, 0, 'the worker started a writer worker');
+    assert.equal(await logBackend(page, database), 'opfs');
+    const [again] = await openPages(context, 1, database);
+    const found = await again.evaluate((ids) => Promise.all(ids.map((id) => window.store.get(id).then((d) => d._id, (e) => `missing: ${e.code}`))), got.acked);
+    assert.deepEqual(found, got.acked);
+    await again.evaluate(() => window.store.close());
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
+  }
+});
