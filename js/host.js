@@ -1,6 +1,6 @@
 // Where the persisted stores shared by the tabs of an origin run: a Host
 // holds one store per persist name and serves the tabs' ports to it. It runs
-// in one tab's host worker (hostworker.js), a dedicated worker that holds the
+// in one tab's host worker (shared.js), a dedicated worker that holds the
 // store's OPFS files itself, so a write is a call in the same thread; or, when
 // no tab can start one, in the shared worker (shared.js), which also decides
 // which host runs each persist name.

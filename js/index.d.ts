@@ -43,7 +43,7 @@ export interface OpenOptions {
    *
    * In a browser page the store is shared by every tab of the origin that
    * opens the same name: it runs once, off the main thread, in one tab's
-   * host worker (`hostworker.js`, named by a SharedWorker), and each tab's
+   * host worker (named by a SharedWorker; both run `shared.js`), and each tab's
    * store talks to it. A write in one tab is read at once in every tab and
    * fires `'change'` there; sync runs once per origin; the store lives
    * while one tab has it open. When the tab running it goes away, the next

@@ -1,5 +1,5 @@
 // A persisted store's log in the origin private file system. In a dedicated
-// worker (a tab's host worker, hostworker.js, or the app's own) the store
+// worker (a tab's host worker, shared.js, or the app's own) the store
 // holds the files' sync access handles itself (HeldFile). In a page (a store
 // opened with shared: false) it writes through a writer worker of its own
 // (writer.js), since only dedicated workers may hold those handles.

@@ -1,20 +1,31 @@
-// The SharedWorker behind every tab of an origin that opens a persisted store
-// (tabs.js is its other end). It decides where each persist name's store
-// runs, so that the tabs share one store per name: in the host worker of
-// one tab (hostworker.js, a dedicated worker that holds the store's OPFS
-// files itself), or here when no tab can start one. Each tab's Store talks
-// to that host directly, through a port this worker hands out. When the
-// host's tab is gone (closed, crashed, navigated away), the next tab's host
-// worker opens the store from storage and the tabs reconnect to it.
+// The workers behind the persisted stores shared by the tabs of an origin
+// (tabs.js is their other end). This one script runs as both:
 //
-// Messages from a tab: {t: 'tab', tab, host} once, naming a Web Lock the tab
-// holds for its lifetime and giving the port of the tab's host worker (none
-// where a page cannot start one); {t: 'open', rid, persist}, answered with
-// {t: 'reply', rid, ok: true, value: port}, a port to the host of the
-// persist name (host.js describes its messages); {t: 'host-failed', tab}
-// when the tab's host worker failed. To every tab: {t: 'host-gone',
-// persist} when the host of persist went away: the tabs with the store open
-// connect again.
+// The SharedWorker of the origin decides where each persist name's store
+// runs, so that the tabs share one store per name: in the host worker of
+// one tab, or in the SharedWorker itself when no tab can start one. Each
+// tab's Store talks to that host directly, through a port the SharedWorker
+// hands out. When the host's tab is gone (closed, crashed, navigated away),
+// the next tab's host worker opens the store from storage and the tabs
+// reconnect to it.
+//
+// A tab's host worker is a dedicated worker each tab starts, in which the
+// SharedWorker may run stores (host.js): a dedicated worker can hold a
+// store's OPFS files itself, so a write is done in the thread that runs the
+// store. (One script for both, so that bundlers see no worker that starts
+// another that starts the first.)
+//
+// Messages to the SharedWorker from a tab: {t: 'tab', tab, host} once,
+// naming a Web Lock the tab holds for its lifetime and giving the port of
+// the tab's host worker (none where a page cannot start one); {t: 'open',
+// rid, persist}, answered with {t: 'reply', rid, ok: true, value: port}, a
+// port to the host of the persist name (host.js describes its messages);
+// {t: 'host-failed', tab} when the tab's host worker failed or the tab is
+// closing. To every tab:
+// {t: 'host-gone', persist} when the host of persist went away: the tabs
+// with the store open connect again. To a host worker, on the port given in
+// its first message ({t: 'port'}): {t: 'client', port, tab}: serve port, a
+// tab's connection to one store.
 
 import { Host } from './host.js';
 
@@ -22,11 +33,24 @@ const tabs = new Map(); // tab → {port, host}, oldest first
 const hosts = new Map(); // persist name → {tab, port}; tab null: this worker
 let local = null; // the Host in this worker
 
-globalThis.onconnect = (e) => {
-  const port = e.ports[0];
-  port.onmessage = (m) => handle(port, m.data);
-  port.start();
-};
+if (typeof globalThis.SharedWorkerGlobalScope === 'function' && globalThis instanceof globalThis.SharedWorkerGlobalScope) {
+  globalThis.onconnect = (e) => {
+    const port = e.ports[0];
+    port.onmessage = (m) => handle(port, m.data);
+    port.start();
+  };
+} else {
+  // A tab's host worker.
+  const host = new Host();
+  globalThis.onmessage = (e) => {
+    const msg = e.data;
+    if (msg?.t !== 'port') return;
+    msg.port.onmessage = (m) => {
+      if (m.data?.t === 'client') host.client(m.data.port, m.data.tab);
+    };
+    msg.port.start();
+  };
+}
 
 function handle(port, msg) {
   switch (msg?.t) {

@@ -44,12 +44,12 @@ function connect(hiloError) {
   // The worker learns that this tab is gone when it gets this lock.
   // Only once this tab holds it: asked for first, the worker would get it.
   const tab = `hilodb-tab:${crypto.randomUUID()}`;
-  // This tab's host worker (hostworker.js), where the shared worker may run
+  // This tab's host worker (shared.js too), where the shared worker may run
   // stores; it holds their OPFS files itself.
   let host = null;
   let hw = null;
   try {
-    hw = new Worker(new URL('./hostworker.js', import.meta.url), { type: 'module', name: 'hilodb-host' });
+    hw = new Worker(new URL('./shared.js', import.meta.url), { type: 'module', name: 'hilodb-host' });
     const ch = new MessageChannel();
     hw.postMessage({ t: 'port', port: ch.port1 }, [ch.port1]);
     host = ch.port2;
@@ -70,6 +70,12 @@ function connect(hiloError) {
       hw.terminate();
       known.then(() => w.port.postMessage({ t: 'host-failed', tab }));
     };
+    // A tab that is closing says so at once, so that the other tabs send
+    // their next calls to the next host without waiting for this tab's lock
+    // (the next host opens the store once this tab's worker is gone).
+    globalThis.addEventListener('pagehide', (e) => {
+      if (!e.persisted) known.then(() => w.port.postMessage({ t: 'host-failed', tab }));
+    });
   }
   broker = { port: w.port, tab, known };
   return broker;
