@@ -286,7 +286,8 @@ export function writeAll(h, file, at, bytes) {
  * itself: a dedicated worker.
  */
 export function holdsHandles() {
-  return typeof globalThis.DedicatedWorkerGlobalScope === 'function' && globalThis instanceof globalThis.DedicatedWorkerGlobalScope && typeof globalThis.FileSystemFileHandle?.prototype?.createSyncAccessHandle === 'function';
+  const scope = globalThis.DedicatedWorkerGlobalScope;
+  return typeof scope === 'function' && globalThis instanceof scope && typeof globalThis.FileSystemFileHandle?.prototype?.createSyncAccessHandle === 'function';
 }
 
 /**

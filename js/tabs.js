@@ -188,13 +188,26 @@ class Link {
     port?.close();
     for (const p of this.#pending.values()) p.reject(lostHost);
     this.#pending.clear();
-    if (!this.#attaching) this.#ready = this.#attach();
+    if (!this.#attaching) this.#reattach();
+  }
+
+  // reattach connects to the store's next host. Its failure (the next host
+  // could not open the store) is the answer to the calls waiting for it; the
+  // next call tries again.
+  #reattach() {
+    this.#ready = this.#attach();
+    this.#ready.catch(() => {}); // answered to the calls, not unhandled
   }
 
   /** call runs method m of the store at its host. */
   async call(m, args) {
     for (;;) {
-      await this.#ready;
+      try {
+        await this.#ready;
+      } catch (err) {
+        if (!this.#attaching && !this.#closed) this.#reattach();
+        throw err;
+      }
       if (this.#closed) throw this.#hiloError('closed', 1902, 'store is closed');
       try {
         return await this.#send(this.#port, { t: 'call', sid: this.#sid, m, args });
