@@ -6,7 +6,7 @@
 // JavaScript (where a store runs, how a call reaches it). Each block runs
 // both sides in fresh pages (the order alternates); the median of the
 // per-block ratios is printed. Sizes: SEQ (puts per block, default 300),
-// BLOCKS (default 10).
+// WARM (puts before them, default 50), BLOCKS (default 10).
 
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -26,6 +26,7 @@ if (!rev) {
 }
 const SEQ = Number(process.env.SEQ || 300);
 const BLOCKS = Number(process.env.BLOCKS || 10);
+const WARM = Number(process.env.WARM || 50);
 
 const built = await buildServer();
 const web = await mkdtemp(join(tmpdir(), 'hilodb-ab-web-'));
@@ -52,26 +53,26 @@ const context = await chromium.launchPersistentContext(profile, {
   args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
 });
 
-// sequential runs SEQ puts, after a first one (the lease) and 50 to warm
+// sequential runs SEQ puts, after a first one (the lease) and WARM to warm
 // up, in a fresh page of the side under prefix: µs per put.
 async function sequential(prefix, name) {
   const page = await context.newPage();
   try {
     await page.goto(`${server.base}${prefix}/ab.html`);
     return await page.evaluate(
-      async ([n, prefix, name]) => {
+      async ([n, prefix, name, warm]) => {
         const { openStore } = await import(`${prefix}/index.js`);
         const db = await openStore({ url: `ws://${location.host}/v1/sync`, database: name, persist: name });
         const doc = (i) => ({ total: i, item: 'widget', qty: i % 7, note: 'a small order' });
         await db.put('orders', doc(-1));
-        for (let i = 0; i < 50; i++) await db.put('orders', doc(i));
+        for (let i = 0; i < warm; i++) await db.put('orders', doc(i));
         const t0 = performance.now();
         for (let i = 0; i < n; i++) await db.put('orders', doc(i));
         const t = performance.now() - t0;
         await db.close();
         return (t / n) * 1000;
       },
-      [SEQ, prefix, name],
+      [SEQ, prefix, name, WARM],
     );
   } finally {
     await page.close();
@@ -99,5 +100,5 @@ try {
   await rm(profile, { recursive: true, force: true });
 }
 console.log(
-  `\nmedian of ${BLOCKS} blocks of ${SEQ} sequential durable puts: ${rev} ${median(us.rev).toFixed(0)} µs/put, working tree ${median(us.tree).toFixed(0)} µs/put; ${rev}/working tree ${median(ratios).toFixed(2)} (>1: the working tree is faster)`,
+  `\nmedian of ${BLOCKS} blocks of ${SEQ} sequential durable puts (after ${WARM}): ${rev} ${median(us.rev).toFixed(0)} µs/put, working tree ${median(us.tree).toFixed(0)} µs/put; ${rev}/working tree ${median(ratios).toFixed(2)} (>1: the working tree is faster)`,
 );
