@@ -90,7 +90,10 @@ export async function openStore(options) {
     throw err;
   }
   if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
-  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined);
+  // Go answers a put on the event loop only when it has no durable write
+  // to wait for; otherwise asking first is a wasted call into Go.
+  const quick = adapter === undefined || durability === 'relaxed';
+  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, quick);
 }
 
 /**
@@ -107,7 +110,10 @@ export class Store {
 
   #feed;
 
-  constructor(raw, events, adapter, cache, feed) {
+  #quick;
+
+  constructor(raw, events, adapter, cache, feed, quick) {
+    this.#quick = quick;
     this.#cache = cache;
     this.#feed = feed;
     this.#raw = raw;
@@ -133,7 +139,7 @@ export class Store {
     if (text === undefined) text = '';
     // At once when Go needs nothing to wait for (an id at hand, no durable
     // write); undefined means it must wait, so the asynchronous put runs.
-    const r = typeof collection === 'string' ? this.#raw.putText(collection, text) : undefined;
+    const r = this.#quick && typeof collection === 'string' ? this.#raw.putText(collection, text) : undefined;
     if (typeof r === 'string') {
       const stored = JSON.parse(r);
       this.#cache.set(stored._id, r);
