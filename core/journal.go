@@ -37,11 +37,16 @@ type txn struct {
 	changes []Change
 }
 
-// Set sets key and records the change.
+// Set sets key and records the change. A set of the key the last change
+// set replaces that change: replaying either gives the same store.
 func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, error) {
 	prev, replaced, err := t.Tx.Set(key, value, opts)
 	if err == nil && t.record {
-		t.changes = append(t.changes, Change{Key: key, Value: value})
+		if n := len(t.changes); n > 0 && !t.changes[n-1].Deleted && t.changes[n-1].Key == key {
+			t.changes[n-1].Value = value
+		} else {
+			t.changes = append(t.changes, Change{Key: key, Value: value})
+		}
 	}
 	return prev, replaced, err
 }

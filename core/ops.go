@@ -130,6 +130,7 @@ type write struct {
 	seqPrefix string // for ids ending in the separator: the prefix with it
 	identity  string // for ids ending in "|": the identity name
 	body      []byte // the caller's document (insert, replace) or patch (update)
+	plain     bool   // body is stored as it is, plus the system attributes (sysAttrs.plain)
 	ifRev     string // precondition on the current _rev
 	meta      map[string]json.RawMessage
 	opts      *WriteOptions
@@ -144,13 +145,14 @@ type write struct {
 // prepareInsert resolves the id of a document to insert. HiLo ids and
 // generated keys are taken here; node-sequence ids are made inside the
 // transaction and identities in one call for the batch.
-func (s *Store) prepareInsert(ctx context.Context, coll string, g keyGen, doc []byte, opts *WriteOptions) *write {
-	w := &write{kind: opInsert, coll: coll, opts: opts, body: doc}
+func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keyGen, doc []byte, opts *WriteOptions) *write {
+	*w = write{kind: opInsert, coll: coll, opts: opts, body: doc}
 	a, e := scanBody(doc)
 	if e != nil {
 		w.err = e
 		return w
 	}
+	w.plain = a.plain
 	if !opts.ignoreRevs() && a.hasRev {
 		w.ifRev = a.rev
 	}
@@ -229,6 +231,7 @@ func (s *Store) prepareSelect(kind opKind, coll, selector string, body []byte, o
 			w.err = e
 			return w
 		}
+		w.plain = a.plain
 	}
 	if selector == "" {
 		switch {
@@ -335,12 +338,12 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		}
 		w.id = FormatNodeSeqID(w.seqPrefix, n, node)
 	}
-	prefix, key, err := ParseID(w.id, s.sep)
-	_ = prefix
+	_, key, err := ParseID(w.id, s.sep)
 	if err != nil {
 		return Result{}, err.(*Error)
 	}
-	curRaw, getErr := tx.Get(docPrefix + w.id)
+	docKey := docPrefix + w.id
+	curRaw, getErr := tx.Get(docKey)
 	exists := getErr == nil
 	var cur header
 	if exists {
@@ -396,7 +399,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		}
 	}
 	if kind == opRemove {
-		if _, err := tx.Delete(docPrefix + w.id); err != nil {
+		if _, err := tx.Delete(docKey); err != nil {
 			return res, newError(ErrInternal, key, "", "remove %q: %v", w.id, err)
 		}
 		// The deletion travels to the server as a tombstone with a new _rev.
@@ -410,7 +413,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		}
 		return res, nil
 	}
-	body := w.body
+	body, plain := w.body, w.plain
 	if kind == opUpdate {
 		var old, patch map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(curRaw), &old); err != nil {
@@ -423,14 +426,14 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		if err != nil {
 			return res, newError(ErrBadJSON, key, "", "malformed JSON: %v", err)
 		}
-		body = merged
+		body, plain = merged, false
 	}
 	rev := s.clock.NextRev()
-	out, e := encodeDoc(body, w.id, key, rev, w.coll, w.meta)
+	out, e := encodeDoc(body, plain, w.id, key, rev, w.coll, w.meta)
 	if e != nil {
 		return res, e
 	}
-	if _, _, err := tx.Set(docPrefix+w.id, string(out), nil); err != nil {
+	if _, _, err := tx.Set(docKey, string(out), nil); err != nil {
 		return res, newError(ErrInternal, key, "", "write %q: %v", w.id, err)
 	}
 	if err := trackWrite(tx, w.id, cur.Rev, rev, false); err != nil {
@@ -459,7 +462,6 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 		return nil, err
 	}
 	results := make([]Result, len(ws))
-	errItem := errors.New("item failed")
 	var failed *Error
 	err := s.update(func(tx *txn) error {
 		for i, w := range ws {
@@ -484,6 +486,9 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 	s.notifyWrite()
 	return results, nil
 }
+
+// errItem stops the transaction of an atomic run at its first failed item.
+var errItem = errors.New("item failed")
 
 // single runs one write and returns its result or its error.
 func (s *Store) single(ctx context.Context, w *write) (Result, error) {
@@ -512,7 +517,7 @@ func (s *Store) Insert(ctx context.Context, collection string, doc []byte, opts 
 	if _, err := opts.overwrite(); err != nil {
 		return Result{}, err
 	}
-	return s.single(ctx, s.prepareInsert(ctx, collection, g, doc, opts))
+	return s.single(ctx, s.prepareInsert(ctx, new(write), collection, g, doc, opts))
 }
 
 // InsertMany inserts docs in one transaction and returns one result per
@@ -529,8 +534,9 @@ func (s *Store) InsertMany(ctx context.Context, collection string, docs [][]byte
 		return nil, err
 	}
 	ws := make([]*write, len(docs))
+	slab := make([]write, len(docs)) // one allocation for the batch
 	for i, d := range docs {
-		ws[i] = s.prepareInsert(ctx, collection, g, d, opts)
+		ws[i] = s.prepareInsert(ctx, &slab[i], collection, g, d, opts)
 	}
 	return s.run(ctx, ws, false)
 }

@@ -86,13 +86,16 @@ func (m syncMeta) encode() string {
 	if m.Dirty {
 		flags += 2
 	}
-	b := make([]byte, 0, 8+len(m.Base)+len(m.Rev))
-	b = append(b, flags)
-	b = strconv.AppendInt(b, int64(len(m.Base)), 10)
-	b = append(b, ':')
-	b = append(b, m.Base...)
-	b = append(b, m.Rev...)
-	return string(b)
+	var num [20]byte
+	var b strings.Builder // one allocation: the string itself
+	n := strconv.AppendInt(num[:0], int64(len(m.Base)), 10)
+	b.Grow(2 + len(n) + len(m.Base) + len(m.Rev))
+	b.WriteByte(flags)
+	b.Write(n)
+	b.WriteByte(':')
+	b.WriteString(m.Base)
+	b.WriteString(m.Rev)
+	return b.String()
 }
 
 // decodeMeta reads what encode wrote (or the JSON of earlier versions).
@@ -167,20 +170,32 @@ func deleteKey(tx *txn, key string) error {
 // trackWrite records a local write of id at rev inside the writing
 // transaction, so it is pushed on the next sync. prevRev is the _rev the
 // document had before this write ("" if there was none).
+//
+// It writes the pending state first and reads what that replaced: most
+// writes are of documents with nothing pending, and a lookup saved per
+// document counts under WebAssembly. A write on top of a pending one keeps
+// that one's base, so its state is written again (the journal gets the
+// last one only, see txn.Set).
 func trackWrite(tx *txn, id, prevRev, rev string, deleted bool) error {
-	m := syncMeta{Base: prevRev}
-	if v, err := tx.Get(dirtyPrefix + id); err == nil {
-		if m, err = decodeMeta(v); err != nil {
-			return fmt.Errorf("decode sync state of %q: %w", id, err)
-		}
-	} else if !errors.Is(err, buntdb.ErrNotFound) {
-		return err
-	}
 	// A deletion is pushed even when no write of the document was ever
 	// acknowledged: one may have reached the server with its reply lost.
 	// The server takes a deletion of what it does not have as a no-op.
-	m.Rev, m.Deleted, m.Dirty = rev, deleted, true
-	return putMeta(tx, id, m)
+	m := syncMeta{Base: prevRev, Rev: rev, Deleted: deleted, Dirty: true}
+	key := dirtyPrefix + id
+	prev, replaced, err := tx.Set(key, m.encode(), nil)
+	if err != nil || !replaced {
+		return err
+	}
+	old, err := decodeMeta(prev)
+	if err != nil {
+		return fmt.Errorf("decode sync state of %q: %w", id, err)
+	}
+	if old.Base == m.Base {
+		return nil
+	}
+	m.Base = old.Base
+	_, _, err = tx.Set(key, m.encode(), nil)
+	return err
 }
 
 // PendingWrites returns up to limit local writes the server has not
