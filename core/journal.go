@@ -62,10 +62,17 @@ func (t *txn) Delete(key string) (string, error) {
 
 // update runs fn in a write transaction and, once it has committed, waits
 // for the journal to make its changes durable.
-func (s *Store) update(fn func(tx *txn) error) error {
+func (s *Store) update(fn func(tx *txn) error) error { return s.updateN(0, fn) }
+
+// updateN is update for a transaction expected to make about n changes:
+// their record is allocated once.
+func (s *Store) updateN(n int, fn func(tx *txn) error) error {
 	var wait func() error
 	err := s.db.Update(func(btx *buntdb.Tx) error {
 		tx := &txn{Tx: btx, record: s.journal != nil || s.feed}
+		if tx.record && n > 0 {
+			tx.changes = make([]Change, 0, n)
+		}
 		if err := fn(tx); err != nil {
 			return err
 		}

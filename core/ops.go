@@ -463,7 +463,8 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 	}
 	results := make([]Result, len(ws))
 	var failed *Error
-	err := s.update(func(tx *txn) error {
+	// A write sets the document and its pending state: two changes.
+	err := s.updateN(2*len(ws), func(tx *txn) error {
 		for i, w := range ws {
 			r, e := s.apply(tx, w)
 			if e != nil {
