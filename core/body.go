@@ -151,11 +151,11 @@ func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[str
 		out = append(out, ',')
 	}
 	out = append(out, `"_id":`...)
-	out = jsontext.AppendString(out, id)
+	out = appendString(out, id)
 	out = append(out, `,"_key":`...)
-	out = jsontext.AppendString(out, key)
+	out = appendString(out, key)
 	out = append(out, `,"_rev":`...)
-	out = jsontext.AppendString(out, rev)
+	out = appendString(out, rev)
 	out = append(out, `,"@metadata":{`...)
 	m := 0
 	if userMeta != nil && userMeta[0] != 'n' {
@@ -196,9 +196,23 @@ func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[str
 		out = append(out, ',')
 	}
 	out = append(out, `"@collection":`...)
-	out = jsontext.AppendString(out, coll)
+	out = appendString(out, coll)
 	out = append(out, "}}"...)
 	return out, nil
+}
+
+// appendString appends s as a JSON string: copied at once when nothing in
+// it needs escaping (ids, keys, revisions and collection names nearly
+// never do), else by jsontext.AppendString.
+func appendString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return jsontext.AppendString(out, s)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }
 
 // appendMember copies the member k:v of an object as it is written, after

@@ -86,16 +86,17 @@ func (m syncMeta) encode() string {
 	if m.Dirty {
 		flags += 2
 	}
-	var num [20]byte
-	var b strings.Builder // one allocation: the string itself
-	n := strconv.AppendInt(num[:0], int64(len(m.Base)), 10)
-	b.Grow(2 + len(n) + len(m.Base) + len(m.Rev))
-	b.WriteByte(flags)
-	b.Write(n)
-	b.WriteByte(':')
-	b.WriteString(m.Base)
-	b.WriteString(m.Rev)
-	return b.String()
+	var buf [64]byte // revisions are short: one allocation, the string
+	b := buf[:0]
+	if need := 22 + len(m.Base) + len(m.Rev); need > len(buf) {
+		b = make([]byte, 0, need)
+	}
+	b = append(b, flags)
+	b = strconv.AppendInt(b, int64(len(m.Base)), 10)
+	b = append(b, ':')
+	b = append(b, m.Base...)
+	b = append(b, m.Rev...)
+	return string(b)
 }
 
 // decodeMeta reads what encode wrote (or the JSON of earlier versions).
