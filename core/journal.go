@@ -51,6 +51,37 @@ func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, err
 	return prev, replaced, err
 }
 
+// changeMark is where a txn's record of changes stood: see mark.
+type changeMark struct {
+	n    int
+	last Change
+}
+
+// mark returns where the record of changes stands, for undoSet.
+func (t *txn) mark() changeMark {
+	m := changeMark{n: len(t.changes)}
+	if m.n > 0 {
+		m.last = t.changes[m.n-1]
+	}
+	return m
+}
+
+// undoSet puts back prev, the value a Set of key made since m replaced,
+// and forgets that Set: the store and its record of changes are as they
+// were at m.
+func (t *txn) undoSet(m changeMark, key, prev string) error {
+	if _, _, err := t.Tx.Set(key, prev, nil); err != nil {
+		return err
+	}
+	if t.record {
+		t.changes = t.changes[:m.n]
+		if m.n > 0 {
+			t.changes[m.n-1] = m.last
+		}
+	}
+	return nil
+}
+
 // Delete deletes key and records the change.
 func (t *txn) Delete(key string) (string, error) {
 	prev, err := t.Tx.Delete(key)

@@ -131,6 +131,7 @@ type write struct {
 	identity  string // for ids ending in "|": the identity name
 	body      []byte // the caller's document (insert, replace) or patch (update)
 	plain     bool   // body is stored as it is, plus the system attributes (sysAttrs.plain)
+	fresh     bool   // id was generated here (HiLo, generated key, UUID): almost surely new
 	ifRev     string // precondition on the current _rev
 	meta      map[string]json.RawMessage
 	opts      *WriteOptions
@@ -181,9 +182,9 @@ func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keyG
 			w.err = AsError(err)
 			return w
 		}
-		w.id = gid
+		w.id, w.fresh = gid, true
 	case idUUID:
-		w.id = NewUUID()
+		w.id, w.fresh = NewUUID(), true
 	case idNodeSeq:
 		if err := s.checkPrefix(id[:len(id)-len(s.sep)]); err != nil {
 			w.err = err
@@ -343,6 +344,11 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		return Result{}, err.(*Error)
 	}
 	docKey := docPrefix + w.id
+	if w.kind == opInsert && w.fresh && w.ifRev == "" && !w.mustBeNew {
+		if res, e, done := s.applyFresh(tx, w, key, docKey); done {
+			return res, e
+		}
+	}
 	curRaw, getErr := tx.Get(docKey)
 	exists := getErr == nil
 	var cur header
@@ -447,6 +453,42 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		res = Result{Silent: true}
 	}
 	return res, nil
+}
+
+// applyFresh inserts a document whose id was generated here without
+// looking it up first: no document has such an id (ids are unique), so the
+// lookup only ever finds nothing, and under WebAssembly it costs as much as
+// encoding the document. Should one exist after all, the write is undone
+// and done reports false: apply then takes the general path, which checks
+// everything against the existing document.
+func (s *Store) applyFresh(tx *txn, w *write, key, docKey string) (res Result, e *Error, done bool) {
+	rev := s.clock.NextRev()
+	out, e := encodeDoc(w.body, w.plain, w.id, key, rev, w.coll, w.meta)
+	if e != nil {
+		return Result{}, nil, false // the general path reports it, after its checks
+	}
+	mark := tx.mark()
+	prev, replaced, err := tx.Set(docKey, string(out), nil)
+	if err != nil {
+		return Result{ID: w.id, Key: key}, newError(ErrInternal, key, "", "write %q: %v", w.id, err), true
+	}
+	if replaced {
+		if err := tx.undoSet(mark, docKey, prev); err != nil {
+			return Result{ID: w.id, Key: key}, newError(ErrInternal, key, "", "write %q: %v", w.id, err), true
+		}
+		return Result{}, nil, false
+	}
+	if err := trackWrite(tx, w.id, "", rev, false); err != nil {
+		return Result{ID: w.id, Key: key}, newError(ErrInternal, key, "", "track write of %q: %v", w.id, err), true
+	}
+	res = Result{ID: w.id, Key: key, Rev: rev}
+	if w.opts != nil && w.opts.ReturnNew {
+		res.New = out
+	}
+	if w.opts != nil && w.opts.Silent {
+		res = Result{Silent: true}
+	}
+	return res, nil, true
 }
 
 func quoteJSON(s string) json.RawMessage {
