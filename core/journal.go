@@ -191,14 +191,19 @@ func (s *Store) SaveAt(w io.Writer, at func()) error {
 }
 
 // writeSetCommand writes one set in buntdb's file format, which Load reads.
+// The command's framing is put together on the stack: a snapshot writes one
+// per key, and the lengths formatted apart cost two allocations each.
 func writeSetCommand(w *bufio.Writer, key, value string) error {
-	w.WriteString("*3\r\n$3\r\nset\r\n$")
-	w.WriteString(strconv.Itoa(len(key)))
-	w.WriteString("\r\n")
+	var buf [48]byte
+	b := append(buf[:0], "*3\r\n$3\r\nset\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(key)), 10)
+	b = append(b, "\r\n"...)
+	w.Write(b)
 	w.WriteString(key)
-	w.WriteString("\r\n$")
-	w.WriteString(strconv.Itoa(len(value)))
-	w.WriteString("\r\n")
+	b = append(buf[:0], "\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(value)), 10)
+	b = append(b, "\r\n"...)
+	w.Write(b)
 	w.WriteString(value)
 	_, err := w.WriteString("\r\n")
 	return err
