@@ -213,7 +213,7 @@ func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 	var out []PendingWrite
 	err := s.view(func(tx *txn) error {
 		var derr error
-		err := tx.AscendKeys(dirtyPrefix+"*", func(k, v string) bool {
+		err := ascendPrefix(tx, dirtyPrefix, func(k, v string) bool {
 			id := k[len(dirtyPrefix):]
 			m, err := decodeMeta(v)
 			if err != nil {
@@ -244,7 +244,7 @@ func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 func (s *Store) PendingCount() (int, error) {
 	n := 0
 	err := s.view(func(tx *txn) error {
-		return tx.AscendKeys(dirtyPrefix+"*", func(string, string) bool { n++; return true })
+		return ascendPrefix(tx, dirtyPrefix, func(string, string) bool { n++; return true })
 	})
 	return n, err
 }
@@ -478,6 +478,16 @@ func takeRemote(tx *txn, docKey string, remote Version, dirty bool) error {
 	return err
 }
 
+// ascendPrefix calls fn with every key that starts with prefix, in order,
+// until fn returns false. buntdb's AscendKeys(prefix+"*") visits the same
+// keys, but matches each against the pattern: about a twentieth of a push's
+// CPU time under WebAssembly.
+func ascendPrefix(tx *txn, prefix string, fn func(k, v string) bool) error {
+	return tx.AscendGreaterOrEqual("", prefix, func(k, v string) bool {
+		return strings.HasPrefix(k, prefix) && fn(k, v)
+	})
+}
+
 // hasPrefix reports whether any key starts with prefix.
 func hasPrefix(tx *txn, prefix string) bool {
 	found := false
@@ -577,7 +587,7 @@ func (s *Store) Rebase(id string) error {
 func (s *Store) ForEach(fn func(id string, doc []byte) error) error {
 	var ferr error
 	err := s.view(func(tx *txn) error {
-		return tx.AscendKeys(docPrefix+"*", func(k, v string) bool {
+		return ascendPrefix(tx, docPrefix, func(k, v string) bool {
 			ferr = fn(k[len(docPrefix):], []byte(v))
 			return ferr == nil
 		})
@@ -622,7 +632,7 @@ func (s *Store) ResetCheckpoint() error {
 func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 	var drop []string
 	err := s.update(func(tx *txn) error {
-		err := tx.AscendKeys(docPrefix+"*", func(k, _ string) bool {
+		err := ascendPrefix(tx, docPrefix, func(k, _ string) bool {
 			if id := k[len(docPrefix):]; !seen[id] {
 				drop = append(drop, id)
 			}
