@@ -95,26 +95,65 @@ func (c *Client) Pull(ctx context.Context, since int64, limit int) (PullReply, e
 type pullReply struct{ wire.PullReply }
 
 func (r *pullReply) decodeReply(data []byte) error {
-	msg := gjson.ParseBytes(data)
-	changes := msg.Get("changes")
+	// One walk over the reply: asking gjson for each field in turn walked
+	// the megabytes of changes once per field after them.
+	var changes, id, last, more, purged gjson.Result
+	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "changes":
+			first(&changes, v)
+		case "id":
+			first(&id, v)
+		case "last":
+			first(&last, v)
+		case "more":
+			first(&more, v)
+		case "purgedSeq":
+			first(&purged, v)
+		}
+		return true
+	})
 	if !changes.IsArray() {
 		return fmt.Errorf("no changes in %.200s", data)
 	}
 	r.OK = true
-	r.ID = msg.Get("id").Int()
-	r.Last = msg.Get("last").Int()
-	r.More = msg.Get("more").Bool()
-	r.PurgedSeq = msg.Get("purgedSeq").Int()
+	r.ID = id.Int()
+	r.Last = last.Int()
+	r.More = more.Bool()
+	r.PurgedSeq = purged.Int()
 	r.Changes = decodeChanges(changes)
 	return nil
 }
 
-// decodeChanges reads a JSON array of changes.
+// first keeps the first value of a member, as gjson's Get finds it.
+func first(dst *gjson.Result, v gjson.Result) {
+	if !dst.Exists() {
+		*dst = v
+	}
+}
+
+// decodeChanges reads a JSON array of changes, walking each change once.
 func decodeChanges(arr gjson.Result) []Change {
-	out := make([]Change, 0, int(arr.Get("#").Int()))
+	var out []Change
 	arr.ForEach(func(_, v gjson.Result) bool {
-		ch := Change{Seq: v.Get("seq").Int(), ID: v.Get("id").String(), Rev: v.Get("rev").String(), Deleted: v.Get("deleted").Bool()}
-		if doc := v.Get("doc"); doc.Exists() {
+		var seq, id, rev, deleted, doc gjson.Result
+		v.ForEach(func(k, f gjson.Result) bool {
+			switch k.String() {
+			case "seq":
+				first(&seq, f)
+			case "id":
+				first(&id, f)
+			case "rev":
+				first(&rev, f)
+			case "deleted":
+				first(&deleted, f)
+			case "doc":
+				first(&doc, f)
+			}
+			return true
+		})
+		ch := Change{Seq: seq.Int(), ID: id.String(), Rev: rev.String(), Deleted: deleted.Bool()}
+		if doc.Exists() {
 			ch.Doc = json.RawMessage(doc.Raw)
 		}
 		out = append(out, ch)

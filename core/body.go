@@ -11,6 +11,11 @@ import (
 type sysAttrs struct {
 	id, key, rev          string
 	hasID, hasKey, hasRev bool
+	// plain says the document is in compact form (no whitespace between
+	// its own tokens or around it) and has none of the members encodeDoc
+	// drops or moves: its stored form is the document itself with the
+	// system attributes added at the end.
+	plain bool
 }
 
 // scanBody checks that body is one JSON object and reads its _id, _key and
@@ -18,40 +23,82 @@ type sysAttrs struct {
 // illegal key (1221).
 func scanBody(body []byte) (sysAttrs, *Error) {
 	var a sysAttrs
-	if !json.Valid(body) {
-		return a, newError(ErrBadJSON, "", "", "malformed JSON: a document must be a JSON object")
-	}
-	r := gjson.ParseBytes(body)
-	if !r.IsObject() {
-		return a, newError(ErrBadJSON, "", "", "malformed JSON: a document must be a JSON object")
-	}
+	it := newObjIter(body, 1)
+	reserved := false
 	var err *Error
-	r.ForEach(func(k, v gjson.Result) bool {
-		name := k.String()
-		if name != "_id" && name != "_key" && name != "_rev" {
-			return true
+	for {
+		k, v, esc, ok := it.next()
+		if !ok {
+			break
 		}
-		if v.Type == gjson.Null {
-			return true
+		if !esc && (len(k) < 4 || k[1] != '_' && k[1] != '@') {
+			continue // not a system attribute: the common case, decided cheaply
 		}
-		if v.Type != gjson.String {
+		if isReserved(k, esc) {
+			reserved = true
+		}
+		if err != nil {
+			continue // the first illegal key is the one reported; go on checking the JSON
+		}
+		var name string
+		switch {
+		case nameIs(k, esc, "_id"):
+			name = "_id"
+		case nameIs(k, esc, "_key"):
+			name = "_key"
+		case nameIs(k, esc, "_rev"):
+			name = "_rev"
+		default:
+			continue
+		}
+		switch v[0] {
+		case 'n':
+			continue // null counts as absent
+		case '"':
+		default:
 			if name != "_rev" {
 				err = newError(ErrIllegalKey, "", "", "illegal document key: %s must be a string", name)
-				return false
 			}
-			return true
+			continue
 		}
+		str := stringValue(v, hasEscape(v))
 		switch name {
 		case "_id":
-			a.id, a.hasID = v.String(), true
+			a.id, a.hasID = str, true
 		case "_key":
-			a.key, a.hasKey = v.String(), true
+			a.key, a.hasKey = str, true
 		case "_rev":
-			a.rev, a.hasRev = v.String(), true
+			a.rev, a.hasRev = str, true
 		}
-		return true
-	})
-	return a, err
+	}
+	if it.bad {
+		return sysAttrs{}, newError(ErrBadJSON, "", "", "malformed JSON: a document must be a JSON object")
+	}
+	if err != nil {
+		return sysAttrs{}, err
+	}
+	a.plain = !it.loose && !reserved
+	return a, nil
+}
+
+// isReserved reports whether the key raw names a member encodeDoc drops or
+// moves.
+func isReserved(raw []byte, esc bool) bool {
+	for _, name := range [...]string{"_id", "_key", "_rev", "_oldRev", "@metadata"} {
+		if nameIs(raw, esc, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasEscape(raw []byte) bool {
+	for _, c := range raw {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 // readHeader reads the _rev and @metadata.@collection of a stored document.
@@ -66,49 +113,75 @@ func readHeader(doc string) header {
 // encodeDoc writes the stored form of body: its attributes in their order
 // without _id, _key, _rev, _oldRev and @metadata, then _id, _key, _rev and
 // @metadata (the caller's, plus extra, plus @collection). body must have
-// passed scanBody.
-func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.RawMessage) ([]byte, *Error) {
+// passed scanBody; plain is what scanBody said of it (false: walk it).
+func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[string]json.RawMessage) ([]byte, *Error) {
 	out := make([]byte, 0, len(body)+len(id)+len(key)+len(rev)+len(coll)+80)
-	out = append(out, '{')
-	var userMeta gjson.Result
+	var userMeta []byte
 	n := 0
-	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "_id", "_key", "_rev", "_oldRev":
-			return true
-		case "@metadata":
-			userMeta = v
-			return true
+	if plain {
+		// Compact, with nothing to drop: the members are the body as it is.
+		out = append(out, body[:len(body)-1]...)
+		if len(body) > 2 {
+			n = 1
 		}
-		out = appendMember(out, &n, k, v)
-		return true
-	})
+	} else {
+		out = append(out, '{')
+		it := newObjIter(body, 1)
+		for {
+			k, v, esc, ok := it.next()
+			if !ok {
+				break
+			}
+			if esc || len(k) >= 4 && (k[1] == '_' || k[1] == '@') {
+				if nameIs(k, esc, "@metadata") {
+					userMeta = v
+					continue
+				}
+				if isReserved(k, esc) {
+					continue
+				}
+			}
+			out = appendMember(out, &n, k, v)
+		}
+		if it.bad {
+			return nil, newError(ErrBadJSON, key, "", "malformed JSON: a document must be a JSON object")
+		}
+	}
 	if n > 0 {
 		out = append(out, ',')
 	}
 	out = append(out, `"_id":`...)
-	out = jsontext.AppendString(out, id)
+	out = appendString(out, id)
 	out = append(out, `,"_key":`...)
-	out = jsontext.AppendString(out, key)
+	out = appendString(out, key)
 	out = append(out, `,"_rev":`...)
-	out = jsontext.AppendString(out, rev)
+	out = appendString(out, rev)
 	out = append(out, `,"@metadata":{`...)
 	m := 0
-	if userMeta.Exists() && userMeta.Type != gjson.Null {
-		if !userMeta.IsObject() {
+	if userMeta != nil && userMeta[0] != 'n' {
+		if userMeta[0] != '{' {
 			return nil, newError(ErrBadJSON, key, "", "malformed JSON: @metadata must be a JSON object")
 		}
-		userMeta.ForEach(func(k, v gjson.Result) bool {
-			name := k.String()
-			if name == "@collection" {
-				return true
+		it := newObjIter(userMeta, 2)
+		for {
+			k, v, esc, ok := it.next()
+			if !ok {
+				break
 			}
-			if _, over := extra[name]; over {
-				return true
+			if nameIs(k, esc, "@collection") {
+				continue
+			}
+			if len(extra) > 0 {
+				name := string(k[1 : len(k)-1])
+				if esc {
+					name = stringValue(k, true)
+				}
+				if _, over := extra[name]; over {
+					continue
+				}
 			}
 			out = appendMember(out, &m, k, v)
-			return true
-		})
+		}
 	}
 	for k, v := range extra {
 		if m > 0 {
@@ -123,19 +196,33 @@ func encodeDoc(body []byte, id, key, rev, coll string, extra map[string]json.Raw
 		out = append(out, ',')
 	}
 	out = append(out, `"@collection":`...)
-	out = jsontext.AppendString(out, coll)
+	out = appendString(out, coll)
 	out = append(out, "}}"...)
 	return out, nil
 }
 
-// appendMember copies the member k:v of a parsed object as it is, after a
-// comma unless it is the first (*n counts the members written).
-func appendMember(out []byte, n *int, k, v gjson.Result) []byte {
+// appendString appends s as a JSON string: copied at once when nothing in
+// it needs escaping (ids, keys, revisions and collection names nearly
+// never do), else by jsontext.AppendString.
+func appendString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return jsontext.AppendString(out, s)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
+}
+
+// appendMember copies the member k:v of an object as it is written, after
+// a comma unless it is the first (*n counts the members written).
+func appendMember(out []byte, n *int, k, v []byte) []byte {
 	if *n > 0 {
 		out = append(out, ',')
 	}
 	*n++
-	out = append(out, k.Raw...)
+	out = append(out, k...)
 	out = append(out, ':')
-	return append(out, v.Raw...)
+	return append(out, v...)
 }

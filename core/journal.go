@@ -37,13 +37,49 @@ type txn struct {
 	changes []Change
 }
 
-// Set sets key and records the change.
+// Set sets key and records the change. A set of the key the last change
+// set replaces that change: replaying either gives the same store.
 func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, error) {
 	prev, replaced, err := t.Tx.Set(key, value, opts)
 	if err == nil && t.record {
-		t.changes = append(t.changes, Change{Key: key, Value: value})
+		if n := len(t.changes); n > 0 && !t.changes[n-1].Deleted && t.changes[n-1].Key == key {
+			t.changes[n-1].Value = value
+		} else {
+			t.changes = append(t.changes, Change{Key: key, Value: value})
+		}
 	}
 	return prev, replaced, err
+}
+
+// changeMark is where a txn's record of changes stood: see mark.
+type changeMark struct {
+	n    int
+	last Change
+}
+
+// mark returns where the record of changes stands, for undoSet.
+func (t *txn) mark() changeMark {
+	m := changeMark{n: len(t.changes)}
+	if m.n > 0 {
+		m.last = t.changes[m.n-1]
+	}
+	return m
+}
+
+// undoSet puts back prev, the value a Set of key made since m replaced,
+// and forgets that Set: the store and its record of changes are as they
+// were at m.
+func (t *txn) undoSet(m changeMark, key, prev string) error {
+	if _, _, err := t.Tx.Set(key, prev, nil); err != nil {
+		return err
+	}
+	if t.record {
+		t.changes = t.changes[:m.n]
+		if m.n > 0 {
+			t.changes[m.n-1] = m.last
+		}
+	}
+	return nil
 }
 
 // Delete deletes key and records the change.
@@ -57,10 +93,17 @@ func (t *txn) Delete(key string) (string, error) {
 
 // update runs fn in a write transaction and, once it has committed, waits
 // for the journal to make its changes durable.
-func (s *Store) update(fn func(tx *txn) error) error {
+func (s *Store) update(fn func(tx *txn) error) error { return s.updateN(0, fn) }
+
+// updateN is update for a transaction expected to make about n changes:
+// their record is allocated once.
+func (s *Store) updateN(n int, fn func(tx *txn) error) error {
 	var wait func() error
 	err := s.db.Update(func(btx *buntdb.Tx) error {
 		tx := &txn{Tx: btx, record: s.journal != nil || s.feed}
+		if tx.record && n > 0 {
+			tx.changes = make([]Change, 0, n)
+		}
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -148,14 +191,19 @@ func (s *Store) SaveAt(w io.Writer, at func()) error {
 }
 
 // writeSetCommand writes one set in buntdb's file format, which Load reads.
+// The command's framing is put together on the stack: a snapshot writes one
+// per key, and the lengths formatted apart cost two allocations each.
 func writeSetCommand(w *bufio.Writer, key, value string) error {
-	w.WriteString("*3\r\n$3\r\nset\r\n$")
-	w.WriteString(strconv.Itoa(len(key)))
-	w.WriteString("\r\n")
+	var buf [48]byte
+	b := append(buf[:0], "*3\r\n$3\r\nset\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(key)), 10)
+	b = append(b, "\r\n"...)
+	w.Write(b)
 	w.WriteString(key)
-	w.WriteString("\r\n$")
-	w.WriteString(strconv.Itoa(len(value)))
-	w.WriteString("\r\n")
+	b = append(buf[:0], "\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(value)), 10)
+	b = append(b, "\r\n"...)
+	w.Write(b)
 	w.WriteString(value)
 	_, err := w.WriteString("\r\n")
 	return err

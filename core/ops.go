@@ -130,6 +130,8 @@ type write struct {
 	seqPrefix string // for ids ending in the separator: the prefix with it
 	identity  string // for ids ending in "|": the identity name
 	body      []byte // the caller's document (insert, replace) or patch (update)
+	plain     bool   // body is stored as it is, plus the system attributes (sysAttrs.plain)
+	fresh     bool   // id was generated here (HiLo, generated key, UUID): almost surely new
 	ifRev     string // precondition on the current _rev
 	meta      map[string]json.RawMessage
 	opts      *WriteOptions
@@ -144,13 +146,14 @@ type write struct {
 // prepareInsert resolves the id of a document to insert. HiLo ids and
 // generated keys are taken here; node-sequence ids are made inside the
 // transaction and identities in one call for the batch.
-func (s *Store) prepareInsert(ctx context.Context, coll string, g keyGen, doc []byte, opts *WriteOptions) *write {
-	w := &write{kind: opInsert, coll: coll, opts: opts, body: doc}
+func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keyGen, doc []byte, opts *WriteOptions) *write {
+	*w = write{kind: opInsert, coll: coll, opts: opts, body: doc}
 	a, e := scanBody(doc)
 	if e != nil {
 		w.err = e
 		return w
 	}
+	w.plain = a.plain
 	if !opts.ignoreRevs() && a.hasRev {
 		w.ifRev = a.rev
 	}
@@ -179,9 +182,9 @@ func (s *Store) prepareInsert(ctx context.Context, coll string, g keyGen, doc []
 			w.err = AsError(err)
 			return w
 		}
-		w.id = gid
+		w.id, w.fresh = gid, true
 	case idUUID:
-		w.id = NewUUID()
+		w.id, w.fresh = NewUUID(), true
 	case idNodeSeq:
 		if err := s.checkPrefix(id[:len(id)-len(s.sep)]); err != nil {
 			w.err = err
@@ -229,6 +232,7 @@ func (s *Store) prepareSelect(kind opKind, coll, selector string, body []byte, o
 			w.err = e
 			return w
 		}
+		w.plain = a.plain
 	}
 	if selector == "" {
 		switch {
@@ -309,143 +313,6 @@ func (s *Store) resolveIdentities(ctx context.Context, ws []*write) error {
 	return nil
 }
 
-// header is the part of a stored document the write path reads.
-type header struct {
-	Rev  string `json:"_rev"`
-	Meta struct {
-		Collection string `json:"@collection"`
-	} `json:"@metadata"`
-}
-
-// apply performs w inside tx. It checks everything before it writes, so a
-// failed item leaves tx as it was (except for the node sequence, which only
-// has to increase).
-func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
-	if w.err != nil {
-		return Result{}, w.err
-	}
-	if w.id == "" && w.seqPrefix != "" {
-		node := s.clock.Node()
-		if !IsNodeTag(node) {
-			return Result{}, newError(ErrNeedsServer, w.seqPrefix, "", "id %q: this node has no node tag from the sync server yet (it uses the local stand-in %q), so it cannot make ids ending in %q that are unique; connect once, or store with another id", w.seqPrefix, node, s.sep)
-		}
-		n := readUint(tx, nodeSeqKey) + 1
-		if _, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(n, 10), nil); err != nil {
-			return Result{}, newError(ErrInternal, "", "", "advance node sequence: %v", err)
-		}
-		w.id = FormatNodeSeqID(w.seqPrefix, n, node)
-	}
-	prefix, key, err := ParseID(w.id, s.sep)
-	_ = prefix
-	if err != nil {
-		return Result{}, err.(*Error)
-	}
-	curRaw, getErr := tx.Get(docPrefix + w.id)
-	exists := getErr == nil
-	var cur header
-	if exists {
-		cur = readHeader(curRaw)
-	}
-	res := Result{ID: w.id, Key: key}
-	kind := w.kind
-	if kind == opInsert {
-		if w.mustBeNew && exists {
-			return res, newError(ErrConflict, key, cur.Rev, "conflict, _rev values do not match: %q was stored meanwhile", w.id)
-		}
-		if exists {
-			mode, e := w.opts.overwrite()
-			if e != nil {
-				return res, e
-			}
-			// A document without @collection (written by another kind of
-			// client and replicated here) belongs to whoever writes it.
-			if cur.Meta.Collection != "" && cur.Meta.Collection != w.coll {
-				return res, newError(ErrUniqueConstraint, key, cur.Rev, "unique constraint violated: %q exists in collection %q; a document cannot move to %q", w.id, cur.Meta.Collection, w.coll)
-			}
-			switch mode {
-			case OverwriteConflict:
-				return res, newError(ErrUniqueConstraint, key, cur.Rev, "unique constraint violated: document %q exists", w.id)
-			case OverwriteIgnore:
-				res.Rev = cur.Rev
-				if w.opts != nil && w.opts.Silent {
-					res.Silent = true
-				}
-				return res, nil
-			case OverwriteReplace:
-				kind = opReplace
-			case OverwriteUpdate:
-				kind = opUpdate
-			}
-		}
-	} else if !exists && w.missingOK {
-		return res, nil
-	} else if !exists || cur.Meta.Collection != "" && cur.Meta.Collection != w.coll && !w.anyColl {
-		return res, newError(ErrNotFound, key, "", "document %q not found in collection %q", w.id, w.coll)
-	}
-	if exists {
-		expect := w.ifRev
-		if kind != opInsert && w.opts != nil && w.opts.IfMatch != "" {
-			expect = w.opts.IfMatch
-		}
-		if expect != "" && expect != cur.Rev {
-			return res, newError(ErrConflict, key, cur.Rev, "conflict, _rev values do not match: %q has _rev %q, not %q", w.id, cur.Rev, expect)
-		}
-		res.OldRev = cur.Rev
-		if w.opts != nil && w.opts.ReturnOld {
-			res.Old = json.RawMessage(curRaw)
-		}
-	}
-	if kind == opRemove {
-		if _, err := tx.Delete(docPrefix + w.id); err != nil {
-			return res, newError(ErrInternal, key, "", "remove %q: %v", w.id, err)
-		}
-		// The deletion travels to the server as a tombstone with a new _rev.
-		if err := trackWrite(tx, w.id, cur.Rev, s.clock.NextRev(), true); err != nil {
-			return res, newError(ErrInternal, key, "", "track removal of %q: %v", w.id, err)
-		}
-		res.Rev = cur.Rev
-		res.OldRev = ""
-		if w.opts != nil && w.opts.Silent {
-			res = Result{Silent: true}
-		}
-		return res, nil
-	}
-	body := w.body
-	if kind == opUpdate {
-		var old, patch map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(curRaw), &old); err != nil {
-			return res, newError(ErrInternal, key, "", "stored document %q is corrupt: %v", w.id, err)
-		}
-		if err := json.Unmarshal(w.body, &patch); err != nil {
-			return res, newError(ErrBadJSON, key, "", "malformed JSON: %v", err)
-		}
-		merged, err := json.Marshal(mergeFields(old, patch, w.opts.keepNull(), w.opts.mergeObjects()))
-		if err != nil {
-			return res, newError(ErrBadJSON, key, "", "malformed JSON: %v", err)
-		}
-		body = merged
-	}
-	rev := s.clock.NextRev()
-	out, e := encodeDoc(body, w.id, key, rev, w.coll, w.meta)
-	if e != nil {
-		return res, e
-	}
-	if _, _, err := tx.Set(docPrefix+w.id, string(out), nil); err != nil {
-		return res, newError(ErrInternal, key, "", "write %q: %v", w.id, err)
-	}
-	if err := trackWrite(tx, w.id, cur.Rev, rev, false); err != nil {
-		return res, newError(ErrInternal, key, "", "track write of %q: %v", w.id, err)
-	}
-	res.Rev = rev
-	if w.opts != nil && w.opts.ReturnNew {
-		res.New = out
-	}
-	if w.opts != nil && w.opts.Silent {
-		res = Result{Silent: true}
-	}
-	return res, nil
-}
-
 func quoteJSON(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
@@ -459,9 +326,9 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 		return nil, err
 	}
 	results := make([]Result, len(ws))
-	errItem := errors.New("item failed")
 	var failed *Error
-	err := s.update(func(tx *txn) error {
+	// A write sets the document and its pending state: two changes.
+	err := s.updateN(2*len(ws), func(tx *txn) error {
 		for i, w := range ws {
 			r, e := s.apply(tx, w)
 			if e != nil {
@@ -484,6 +351,9 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 	s.notifyWrite()
 	return results, nil
 }
+
+// errItem stops the transaction of an atomic run at its first failed item.
+var errItem = errors.New("item failed")
 
 // single runs one write and returns its result or its error.
 func (s *Store) single(ctx context.Context, w *write) (Result, error) {
@@ -512,7 +382,7 @@ func (s *Store) Insert(ctx context.Context, collection string, doc []byte, opts 
 	if _, err := opts.overwrite(); err != nil {
 		return Result{}, err
 	}
-	return s.single(ctx, s.prepareInsert(ctx, collection, g, doc, opts))
+	return s.single(ctx, s.prepareInsert(ctx, new(write), collection, g, doc, opts))
 }
 
 // InsertMany inserts docs in one transaction and returns one result per
@@ -529,8 +399,9 @@ func (s *Store) InsertMany(ctx context.Context, collection string, docs [][]byte
 		return nil, err
 	}
 	ws := make([]*write, len(docs))
+	slab := make([]write, len(docs)) // one allocation for the batch
 	for i, d := range docs {
-		ws[i] = s.prepareInsert(ctx, collection, g, d, opts)
+		ws[i] = s.prepareInsert(ctx, &slab[i], collection, g, d, opts)
 	}
 	return s.run(ctx, ws, false)
 }

@@ -67,129 +67,13 @@ type Conflict struct {
 	Kept   string
 }
 
-// syncMeta is a document's replication state.
-type syncMeta struct {
-	Base    string `json:"b,omitempty"` // last rev the server acknowledged
-	Rev     string `json:"r"`           // current local rev
-	Deleted bool   `json:"d,omitempty"` // the local write is a deletion
-	Dirty   bool   `json:"p,omitempty"` // a local write awaits the server
-}
-
-// encode writes m compactly, as it is read and written for every document
-// replicated: a flags digit ('0' + 1 for Deleted + 2 for Dirty), the length
-// of Base in decimal, ':', Base, then Rev.
-func (m syncMeta) encode() string {
-	flags := byte('0')
-	if m.Deleted {
-		flags++
-	}
-	if m.Dirty {
-		flags += 2
-	}
-	b := make([]byte, 0, 8+len(m.Base)+len(m.Rev))
-	b = append(b, flags)
-	b = strconv.AppendInt(b, int64(len(m.Base)), 10)
-	b = append(b, ':')
-	b = append(b, m.Base...)
-	b = append(b, m.Rev...)
-	return string(b)
-}
-
-// decodeMeta reads what encode wrote (or the JSON of earlier versions).
-func decodeMeta(v string) (syncMeta, error) {
-	var m syncMeta
-	if strings.HasPrefix(v, "{") {
-		err := json.Unmarshal([]byte(v), &m)
-		return m, err
-	}
-	if len(v) < 3 || v[0] < '0' || v[0] > '3' {
-		return m, errors.New("malformed sync state")
-	}
-	colon := strings.IndexByte(v, ':')
-	if colon < 2 {
-		return m, errors.New("malformed sync state")
-	}
-	n, err := strconv.Atoi(v[1:colon])
-	if err != nil || n < 0 || colon+1+n > len(v) {
-		return m, errors.New("malformed sync state")
-	}
-	m.Deleted = (v[0]-'0')&1 != 0
-	m.Dirty = (v[0]-'0')&2 != 0
-	m.Base = v[colon+1 : colon+1+n]
-	m.Rev = v[colon+1+n:]
-	return m, nil
-}
-
-// getMeta returns id's replication state: from its dirty key while a local
-// write is pending, else derived from the stored document (in sync: base and
-// rev are its _rev). found is false when there is neither.
-func getMeta(tx *txn, id string) (syncMeta, bool, error) {
-	v, err := tx.Get(dirtyPrefix + id)
-	if err == nil {
-		m, err := decodeMeta(v)
-		if err != nil {
-			return m, false, fmt.Errorf("decode sync state of %q: %w", id, err)
-		}
-		m.Dirty = true
-		return m, true, nil
-	}
-	if !errors.Is(err, buntdb.ErrNotFound) {
-		return syncMeta{}, false, err
-	}
-	doc, err := tx.Get(docPrefix + id)
-	if errors.Is(err, buntdb.ErrNotFound) {
-		return syncMeta{}, false, nil
-	}
-	if err != nil {
-		return syncMeta{}, false, err
-	}
-	rev := readHeader(doc).Rev
-	return syncMeta{Base: rev, Rev: rev}, true, nil
-}
-
-// putMeta stores a pending state, or forgets it once the document is in
-// sync (its stored _rev must then be m.Base).
-func putMeta(tx *txn, id string, m syncMeta) error {
-	if m.Dirty {
-		_, _, err := tx.Set(dirtyPrefix+id, m.encode(), nil)
-		return err
-	}
-	return deleteKey(tx, dirtyPrefix+id)
-}
-
-func deleteKey(tx *txn, key string) error {
-	if _, err := tx.Delete(key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
-		return err
-	}
-	return nil
-}
-
-// trackWrite records a local write of id at rev inside the writing
-// transaction, so it is pushed on the next sync. prevRev is the _rev the
-// document had before this write ("" if there was none).
-func trackWrite(tx *txn, id, prevRev, rev string, deleted bool) error {
-	m := syncMeta{Base: prevRev}
-	if v, err := tx.Get(dirtyPrefix + id); err == nil {
-		if m, err = decodeMeta(v); err != nil {
-			return fmt.Errorf("decode sync state of %q: %w", id, err)
-		}
-	} else if !errors.Is(err, buntdb.ErrNotFound) {
-		return err
-	}
-	// A deletion is pushed even when no write of the document was ever
-	// acknowledged: one may have reached the server with its reply lost.
-	// The server takes a deletion of what it does not have as a no-op.
-	m.Rev, m.Deleted, m.Dirty = rev, deleted, true
-	return putMeta(tx, id, m)
-}
-
 // PendingWrites returns up to limit local writes the server has not
 // acknowledged.
 func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 	var out []PendingWrite
 	err := s.view(func(tx *txn) error {
 		var derr error
-		err := tx.AscendKeys(dirtyPrefix+"*", func(k, v string) bool {
+		err := ascendPrefix(tx, dirtyPrefix, func(k, v string) bool {
 			id := k[len(dirtyPrefix):]
 			m, err := decodeMeta(v)
 			if err != nil {
@@ -220,7 +104,7 @@ func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 func (s *Store) PendingCount() (int, error) {
 	n := 0
 	err := s.view(func(tx *txn) error {
-		return tx.AscendKeys(dirtyPrefix+"*", func(string, string) bool { n++; return true })
+		return ascendPrefix(tx, dirtyPrefix, func(string, string) bool { n++; return true })
 	})
 	return n, err
 }
@@ -232,23 +116,29 @@ type Ack struct{ ID, Rev string }
 // revisions. A document written again meanwhile stays pending, now on top of
 // the acknowledged revision.
 func (s *Store) Acknowledge(acks ...Ack) error {
-	err := s.update(func(tx *txn) error {
+	err := s.updateN(len(acks), func(tx *txn) error {
 		for _, a := range acks {
-			m, found, err := getMeta(tx, a.ID)
+			// Delete first and look at what was deleted: most acknowledged
+			// documents are in sync afterwards, and a lookup saved per
+			// document counts under WebAssembly.
+			key := dirtyPrefix + a.ID
+			v, err := tx.Delete(key)
+			if errors.Is(err, buntdb.ErrNotFound) {
+				continue // in sync already (an acknowledgement repeated), or gone
+			}
 			if err != nil {
 				return err
 			}
-			if !found {
-				continue
+			m, err := decodeMeta(v)
+			if err != nil {
+				return fmt.Errorf("decode sync state of %q: %w", a.ID, err)
 			}
-			if !m.Dirty {
-				continue // in sync already (an acknowledgement repeated)
-			}
-			m.Base = a.Rev
 			if m.Rev == a.Rev {
-				m.Dirty = false // in sync: the document's _rev is a.Rev
+				continue // in sync: the document's _rev is a.Rev
 			}
-			if err := putMeta(tx, a.ID, m); err != nil {
+			// Written again meanwhile: still pending, now on top of a.Rev.
+			m.Base, m.Dirty = a.Rev, true
+			if _, _, err := tx.Set(key, m.encode(), nil); err != nil {
 				return err
 			}
 		}
@@ -309,13 +199,17 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 		if err != nil {
 			return err
 		}
+		// With no write pending (after a push, or in a store that only
+		// reads), no document has a dirty key, and applying remote changes
+		// makes none: each change is then a lookup shorter.
+		anyDirty := hasPrefix(tx, dirtyPrefix)
 		for _, ch := range changes {
 			if ch.Seq > 0 && ch.Seq <= ckpt {
 				// Already applied, or superseded by a later change applied
 				// from another batch (a pull and the live feed can overlap).
 				continue
 			}
-			changed, c, err := s.applyOne(tx, ch.Version, resolve)
+			changed, c, err := s.applyOne(tx, ch.Version, resolve, anyDirty)
 			if err != nil {
 				return fmt.Errorf("apply %q: %w", ch.ID, err)
 			}
@@ -351,11 +245,12 @@ func txInt(tx *txn, key string) (int64, error) {
 
 // applyOne applies one remote version and reports whether the local store
 // changed and the conflict it settled, if any.
-func (s *Store) applyOne(tx *txn, remote Version, resolve Resolver) (bool, *Conflict, error) {
+func (s *Store) applyOne(tx *txn, remote Version, resolve Resolver, anyDirty bool) (bool, *Conflict, error) {
 	if v, _, err := DecodeRev(remote.Rev); err == nil {
 		s.clock.Observe(v)
 	}
-	m, found, err := getMeta(tx, remote.ID)
+	docKey := docPrefix + remote.ID
+	m, found, err := getMetaAt(tx, remote.ID, docKey, anyDirty)
 	if err != nil {
 		return false, nil, err
 	}
@@ -364,7 +259,7 @@ func (s *Store) applyOne(tx *txn, remote Version, resolve Resolver) (bool, *Conf
 			return false, nil, nil // already here
 		}
 		changed := found || !remote.Deleted // deleting nothing is no change
-		return changed, nil, takeRemote(tx, remote, false)
+		return changed, nil, takeRemote(tx, docKey, remote, false)
 	}
 	switch {
 	case m.Rev == remote.Rev:
@@ -391,7 +286,7 @@ func (s *Store) applyOne(tx *txn, remote Version, resolve Resolver) (bool, *Conf
 		if err := keepConflict(tx, local); err != nil {
 			return false, nil, err
 		}
-		return true, c, takeRemote(tx, remote, true)
+		return true, c, takeRemote(tx, docKey, remote, true)
 	}
 	c.Kept = "merged"
 	if res.Rev == local.Rev {
@@ -421,14 +316,14 @@ func (s *Store) applyOne(tx *txn, remote Version, resolve Resolver) (bool, *Conf
 
 // takeRemote makes the server's version the local one, with nothing
 // pending; dirty says whether a pending write's key is to be dropped.
-func takeRemote(tx *txn, remote Version, dirty bool) error {
+func takeRemote(tx *txn, docKey string, remote Version, dirty bool) error {
 	if dirty {
 		if err := deleteKey(tx, dirtyPrefix+remote.ID); err != nil {
 			return err
 		}
 	}
 	if remote.Deleted || remote.Rev == "" {
-		return deleteKey(tx, docPrefix+remote.ID)
+		return deleteKey(tx, docKey)
 	}
 	doc := remote.Doc
 	if gjson.GetBytes(doc, "_rev").String() != remote.Rev {
@@ -439,7 +334,7 @@ func takeRemote(tx *txn, remote Version, dirty bool) error {
 			return err
 		}
 	}
-	_, _, err := tx.Set(docPrefix+remote.ID, string(doc), nil)
+	_, _, err := tx.Set(docKey, string(doc), nil)
 	return err
 }
 
@@ -532,7 +427,7 @@ func (s *Store) Rebase(id string) error {
 func (s *Store) ForEach(fn func(id string, doc []byte) error) error {
 	var ferr error
 	err := s.view(func(tx *txn) error {
-		return tx.AscendKeys(docPrefix+"*", func(k, v string) bool {
+		return ascendPrefix(tx, docPrefix, func(k, v string) bool {
 			ferr = fn(k[len(docPrefix):], []byte(v))
 			return ferr == nil
 		})
@@ -577,7 +472,7 @@ func (s *Store) ResetCheckpoint() error {
 func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 	var drop []string
 	err := s.update(func(tx *txn) error {
-		err := tx.AscendKeys(docPrefix+"*", func(k, _ string) bool {
+		err := ascendPrefix(tx, docPrefix, func(k, _ string) bool {
 			if id := k[len(docPrefix):]; !seen[id] {
 				drop = append(drop, id)
 			}

@@ -375,6 +375,9 @@ func (w *wrapped) Unwrap() []error { return []error{w.err, w.cause} }
 // honourRevs makes a _rev in a document a precondition (WriteOptions).
 var honourRevs = false
 
+// putOptions are Put's: never changed, shared by every call.
+var putOptions = &WriteOptions{OverwriteMode: OverwriteReplace, ReturnNew: true, IgnoreRevs: &honourRevs}
+
 // Put stores doc, a JSON object, in collection and returns the stored
 // document with _id, _key, _rev and @metadata.@collection set, overwriting
 // any document with that id (RavenDB's put). The id comes from the
@@ -384,7 +387,7 @@ var honourRevs = false
 // precondition against lost updates: the write is applied only when it is
 // the stored document's _rev, and fails with ErrConflict (1200) otherwise.
 func (s *Store) Put(ctx context.Context, collection string, doc []byte) ([]byte, error) {
-	r, err := s.Insert(ctx, collection, doc, &WriteOptions{OverwriteMode: OverwriteReplace, ReturnNew: true, IgnoreRevs: &honourRevs})
+	r, err := s.Insert(ctx, collection, doc, putOptions)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,29 +27,46 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // are not a frame: a write cut off by a crash, never acknowledged.
 var errTorn = errors.New("log ends in an unfinished frame")
 
-// appendFrame encodes changes as frame seq at the end of b.
+// appendFrame encodes changes as frame seq at the end of b. It measures
+// the payload first and writes it in place: a bulk write's frame is
+// megabytes, and building it apart and copying it cost as much again.
 func appendFrame(b []byte, seq uint64, changes []core.Change) []byte {
-	var payload []byte
-	payload = binary.AppendUvarint(payload, uint64(len(changes)))
+	size := uvarintLen(uint64(len(changes)))
 	for _, c := range changes {
-		if c.Deleted {
-			payload = append(payload, 1)
-			payload = binary.AppendUvarint(payload, uint64(len(c.Key)))
-			payload = append(payload, c.Key...)
-			continue
+		size += 1 + uvarintLen(uint64(len(c.Key))) + len(c.Key)
+		if !c.Deleted {
+			size += uvarintLen(uint64(len(c.Value))) + len(c.Value)
 		}
-		payload = append(payload, 0)
-		payload = binary.AppendUvarint(payload, uint64(len(c.Key)))
-		payload = append(payload, c.Key...)
-		payload = binary.AppendUvarint(payload, uint64(len(c.Value)))
-		payload = append(payload, c.Value...)
 	}
+	b = slices.Grow(b, 1+2*binary.MaxVarintLen64+size+4)
 	b = append(b, frameMark)
 	start := len(b)
 	b = binary.AppendUvarint(b, seq)
-	b = binary.AppendUvarint(b, uint64(len(payload)))
-	b = append(b, payload...)
+	b = binary.AppendUvarint(b, uint64(size))
+	b = binary.AppendUvarint(b, uint64(len(changes)))
+	for _, c := range changes {
+		if c.Deleted {
+			b = append(b, 1)
+			b = binary.AppendUvarint(b, uint64(len(c.Key)))
+			b = append(b, c.Key...)
+			continue
+		}
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(len(c.Key)))
+		b = append(b, c.Key...)
+		b = binary.AppendUvarint(b, uint64(len(c.Value)))
+		b = append(b, c.Value...)
+	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], crcTable))
+}
+
+// uvarintLen is the length of x encoded by binary.AppendUvarint.
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
 }
 
 // readFrame decodes the frame at the start of b and returns its sequence,

@@ -72,9 +72,16 @@ func docsArg(v js.Value) ([][]byte, error) {
 		if !gjson.Valid(text) || !gjson.Parse(text).IsArray() {
 			return nil, &argError{"putMany: docs must be an array"}
 		}
+		// One copy of the text for all documents: each is a slice of it
+		// (core never writes to a document it is given).
+		buf := []byte(text)
 		var docs [][]byte
 		gjson.Parse(text).ForEach(func(_, d gjson.Result) bool {
-			docs = append(docs, []byte(d.Raw))
+			if end := d.Index + len(d.Raw); d.Index > 0 && end <= len(text) && text[d.Index:end] == d.Raw {
+				docs = append(docs, buf[d.Index:end:end])
+			} else {
+				docs = append(docs, []byte(d.Raw))
+			}
 			return len(docs) <= maxPutMany
 		})
 		if len(docs) > maxPutMany {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"syscall/js"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/database"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/replica"
 )
 
@@ -66,13 +68,7 @@ func (s *syncer) hook(cfg *database.Config) {
 // applied reports remote changes that changed the store as a 'change' event
 // (a write of this store echoed back is not a change).
 func (s *syncer) applied(res core.ApplyResult) {
-	if len(res.Changed) > 0 {
-		cs := make([]changeEvent, len(res.Changed))
-		for i, v := range res.Changed {
-			cs[i] = changeEvent{ID: v.ID, Rev: v.Rev, Deleted: v.Deleted}
-		}
-		s.events.changes(cs)
-	}
+	s.events.changes(res.Changed)
 }
 
 // connected forgets the last error: replication works again.
@@ -115,13 +111,6 @@ func (s *syncer) round(ctx context.Context) (pushed, pulled int, err error) {
 		return pushed, pulled, fmt.Errorf("sync: %w", err)
 	}
 	return pushed, pulled, nil
-}
-
-// changeEvent is one entry of a 'change' event.
-type changeEvent struct {
-	ID      string `json:"id"`
-	Rev     string `json:"rev"`
-	Deleted bool   `json:"deleted"`
 }
 
 // versionJSON is a document version as JavaScript sees it.
@@ -223,12 +212,32 @@ func (e *events) conflict(c core.Conflict) {
 	e.send("conflict", string(b))
 }
 
-func (e *events) changes(cs []changeEvent) {
-	if len(cs) == 0 {
+// changes sends a 'change' event: {"changes": [{id, rev, deleted}]}. It is
+// written by hand, as a pull of thousands of documents makes one, and
+// encoding/json's reflection cost more than applying them.
+func (e *events) changes(vs []core.Version) {
+	if len(vs) == 0 {
 		return
 	}
-	b, _ := json.Marshal(map[string]any{"changes": cs})
-	e.send("change", string(b))
+	size := 16
+	for _, v := range vs {
+		size += len(v.ID) + len(v.Rev) + 40
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"changes":[`...)
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = jsontext.AppendString(b, v.ID)
+		b = append(b, `,"rev":`...)
+		b = jsontext.AppendString(b, v.Rev)
+		b = append(b, `,"deleted":`...)
+		b = strconv.AppendBool(b, v.Deleted)
+		b = append(b, '}')
+	}
+	e.send("change", string(append(b, "]}"...)))
 }
 
 // status reports the connection's state: "online", "offline" or

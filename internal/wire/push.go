@@ -107,22 +107,60 @@ func DecodePush(data []byte) ([]PushItem, error) {
 // DecodePushReply reads a push reply, keeping each "current" document as
 // the bytes it came in.
 func DecodePushReply(data []byte) (results []PushResult, prevSeq, last int64, err error) {
-	msg := gjson.ParseBytes(data)
-	res := msg.Get("results")
+	// One walk over the reply and one over each result: gjson's Get per
+	// field walked everything before the field again, and the client
+	// decodes a result per document pushed.
+	var res, prev, lst gjson.Result
+	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "results":
+			firstOf(&res, v)
+		case "prevSeq":
+			firstOf(&prev, v)
+		case "last":
+			firstOf(&lst, v)
+		}
+		return true
+	})
 	if !res.IsArray() {
 		return nil, 0, 0, fmt.Errorf("no results in %.200s", data)
 	}
 	res.ForEach(func(_, v gjson.Result) bool {
-		pr := PushResult{ID: v.Get("id").String(), OK: v.Get("ok").Bool(), Seq: v.Get("seq").Int()}
-		if e := v.Get("error"); e.Exists() {
-			pr.Error = &Error{Code: e.Get("code").String(), Num: int(e.Get("num").Int()), Message: e.Get("message").String()}
+		var id, ok, seq, errv, cur, omitted gjson.Result
+		v.ForEach(func(k, f gjson.Result) bool {
+			switch k.String() {
+			case "id":
+				firstOf(&id, f)
+			case "ok":
+				firstOf(&ok, f)
+			case "seq":
+				firstOf(&seq, f)
+			case "error":
+				firstOf(&errv, f)
+			case "current":
+				firstOf(&cur, f)
+			case "currentOmitted":
+				firstOf(&omitted, f)
+			}
+			return true
+		})
+		pr := PushResult{ID: id.String(), OK: ok.Bool(), Seq: seq.Int()}
+		if errv.Exists() {
+			pr.Error = &Error{Code: errv.Get("code").String(), Num: int(errv.Get("num").Int()), Message: errv.Get("message").String()}
 		}
-		if cur := v.Get("current"); cur.Exists() {
+		if cur.Exists() {
 			pr.Current = json.RawMessage(cur.Raw)
 		}
-		pr.CurrentOmitted = v.Get("currentOmitted").Bool()
+		pr.CurrentOmitted = omitted.Bool()
 		results = append(results, pr)
 		return true
 	})
-	return results, msg.Get("prevSeq").Int(), msg.Get("last").Int(), nil
+	return results, prev.Int(), lst.Int(), nil
+}
+
+// firstOf keeps the first value of a member, as gjson's Get finds it.
+func firstOf(dst *gjson.Result, v gjson.Result) {
+	if !dst.Exists() {
+		*dst = v
+	}
 }

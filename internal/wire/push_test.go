@@ -2,10 +2,12 @@ package wire_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/tidwall/gjson"
 )
 
 func TestPushRoundTrip(t *testing.T) {
@@ -87,6 +89,48 @@ func FuzzDecodePush(f *testing.F) {
 			if items[i].ID != again[i].ID || items[i].Rev != again[i].Rev || items[i].Deleted != again[i].Deleted {
 				t.Fatalf("item %d: %+v became %+v", i, items[i], again[i])
 			}
+		}
+	})
+}
+
+// refDecodePushReply is DecodePushReply as first written, with a gjson Get
+// per field: the one-walk decoder must agree with it on any valid JSON.
+func refDecodePushReply(data []byte) (results []wire.PushResult, prevSeq, last int64, err error) {
+	msg := gjson.ParseBytes(data)
+	res := msg.Get("results")
+	if !res.IsArray() {
+		return nil, 0, 0, fmt.Errorf("no results")
+	}
+	res.ForEach(func(_, v gjson.Result) bool {
+		pr := wire.PushResult{ID: v.Get("id").String(), OK: v.Get("ok").Bool(), Seq: v.Get("seq").Int()}
+		if e := v.Get("error"); e.Exists() {
+			pr.Error = &wire.Error{Code: e.Get("code").String(), Num: int(e.Get("num").Int()), Message: e.Get("message").String()}
+		}
+		if cur := v.Get("current"); cur.Exists() {
+			pr.Current = json.RawMessage(cur.Raw)
+		}
+		pr.CurrentOmitted = v.Get("currentOmitted").Bool()
+		results = append(results, pr)
+		return true
+	})
+	return results, msg.Get("prevSeq").Int(), msg.Get("last").Int(), nil
+}
+
+func FuzzDecodePushReply(f *testing.F) {
+	f.Add([]byte(`{"id":3,"ok":true,"prevSeq":4,"last":6,"results":[{"id":"a","ok":true,"seq":5},{"id":"b","ok":false,"error":{"code":"conflict","num":1200,"message":"m"},"current":{"_id":"b"}}]}`))
+	f.Add([]byte(`{"results":[{"id":"a","id":"b","seq":"7","currentOmitted":true},3,[1],null],"last":9,"last":10}`))
+	f.Add([]byte(`{"results":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !gjson.ValidBytes(data) {
+			return // replies come from the server; only valid JSON is compared
+		}
+		got, gp, gl, gerr := wire.DecodePushReply(data)
+		want, wp, wl, werr := refDecodePushReply(data)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("DecodePushReply(%q): error %v, want %v", data, gerr, werr)
+		}
+		if gerr == nil && (gp != wp || gl != wl || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("DecodePushReply(%q) = %+v %d %d, want %+v %d %d", data, got, gp, gl, want, wp, wl)
 		}
 	})
 }
