@@ -169,7 +169,7 @@ func TestNeverOlderThanApplied(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for v := int64(1); v <= versions; v++ {
-			d.Apply([]core.Change{set("a/1", strconv.FormatInt(v, 10)), set("a/"+strconv.FormatInt(v, 10), "x")})
+			d.Apply([]core.Change{set("a/1", strconv.FormatInt(v, 10)), set("b/"+strconv.FormatInt(v, 10), "x")})
 			applied.Store(v)
 			if v%4 == 0 {
 				runtime.Gosched()
