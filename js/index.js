@@ -14,6 +14,9 @@ import { openPersistence } from './persist.js';
 import { Feed } from './watch.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
+// The property of the Go API that holds its FastReads, when this package
+// started the instance and it exports the fast path.
+const fastKey = Symbol.for('hilodb.fastReads');
 const apiGlobal = '__hilodb';
 const readyHook = '__hilodbOnReady';
 
@@ -90,7 +93,7 @@ export async function openStore(options) {
     throw err;
   }
   if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
-  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined);
+  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey]);
 }
 
 /**
@@ -107,8 +110,15 @@ export class Store {
 
   #feed;
 
-  constructor(raw, events, adapter, cache, feed) {
+  #fast; // FastReads, or undefined
+  #number; // the store's number in Go, for #fast
+
+  constructor(raw, events, adapter, cache, feed, fast) {
     this.#cache = cache;
+    if (fast && typeof raw.number === 'number') {
+      this.#fast = fast;
+      this.#number = raw.number;
+    }
     this.#feed = feed;
     this.#raw = raw;
     this.#events = events;
@@ -145,15 +155,21 @@ export class Store {
 
   /** Resolves to the document with the given _id. */
   get(id) {
-    // From the read cache, without entering Go; else Go answers at once with
-    // JSON text or an Error. Go drops an entry in the same step as any write
-    // of that document, before the write resolves.
+    // From the read cache, without entering Go; else from Go's mirror of
+    // the documents through the fast path (FastReads); else Go answers at
+    // once with JSON text or an Error. Go drops a cache entry, and updates
+    // its mirror, in the same step as any write of that document, before
+    // the write resolves.
     let text = this.#cache.get(id);
     if (text === undefined) {
-      const r = this.#raw.getText(id);
-      if (typeof r !== 'string') return Promise.reject(r);
-      this.#cache.set(id, r);
-      text = r;
+      text = this.#fast?.get(this.#number, id);
+      if (text === undefined) {
+        const r = this.#raw.getText(id);
+        this.#fast?.refresh(); // getText may have grown the output buffer
+        if (typeof r !== 'string') return Promise.reject(r);
+        text = r;
+      }
+      this.#cache.set(id, text);
     }
     return Promise.resolve(JSON.parse(text));
   }
@@ -370,6 +386,7 @@ export class Store {
     this.#unwatch();
     this.#feed?.close();
     this.#cache.close(); // later gets reach Go, which rejects them
+    this.#fast = undefined;
     return this.#raw.close().then(() => undefined);
   }
 }
@@ -505,6 +522,70 @@ function mergeWith(fn) {
   };
 }
 
+// FastReads is get's fast path into Go: functions the WebAssembly instance
+// exports (//go:wasmexport, wasm/fastget.go), called directly rather than
+// through a js.FuncOf. The id goes into a Go buffer as UTF-8 and the
+// document's JSON text comes out of another, read from the instance's
+// memory. Go answers only from its mirror of the documents, under locks it
+// merely tries, without allocating: a negative answer (not in the mirror, a
+// lock held, too long) means the store's getText must answer.
+class FastReads {
+  #x;
+  #mem;
+  #u8;
+  #in;
+  #inSize;
+  #out;
+  #enc = new TextEncoder();
+  #dec = new TextDecoder();
+
+  constructor(exports) {
+    this.#x = exports;
+    this.#mem = exports.mem;
+    this.#u8 = new Uint8Array(this.#mem.buffer);
+    this.#in = exports.hilodbInput();
+    this.#inSize = exports.hilodbInputSize();
+    this.#out = exports.hilodbOutput();
+  }
+
+  /** fromInstance returns the instance's FastReads, or undefined when it exports none. */
+  static fromInstance(instance) {
+    const x = instance.exports;
+    const names = ['hilodbGet', 'hilodbInput', 'hilodbInputSize', 'hilodbOutput'];
+    if (!(x.mem instanceof WebAssembly.Memory) || names.some((n) => typeof x[n] !== 'function')) return undefined;
+    return new FastReads(x);
+  }
+
+  /** get returns the JSON text of document id of store number, or undefined. */
+  get(number, id) {
+    if (typeof id !== 'string' || id.length > this.#inSize) return undefined;
+    let u8 = this.#u8;
+    if (u8.buffer !== this.#mem.buffer) u8 = this.#u8 = new Uint8Array(this.#mem.buffer); // the memory grew
+    const at = this.#in;
+    const len = id.length;
+    let n = 0;
+    for (; n < len; n++) {
+      const c = id.charCodeAt(n);
+      if (c >= 0x80) break;
+      u8[at + n] = c;
+    }
+    if (n < len) {
+      // Not ASCII: up to 3 bytes a UTF-16 unit; lone surrogates become
+      // U+FFFD, as they do on their way into Go through getText.
+      if (len * 3 > this.#inSize) return undefined;
+      n = this.#enc.encodeInto(id, u8.subarray(at, at + this.#inSize)).written;
+    }
+    const size = this.#x.hilodbGet(number, n);
+    if (size < 0) return undefined;
+    return this.#dec.decode(u8.subarray(this.#out, this.#out + size));
+  }
+
+  /** refresh reads the output buffer's address again, after getText may have moved it. */
+  refresh() {
+    this.#out = this.#x.hilodbOutput();
+  }
+}
+
 // runtime returns the realm's Go instance's API, starting it on first use.
 function runtime() {
   let started = globalThis[runtimeKey];
@@ -542,7 +623,10 @@ async function startRuntime() {
     throw new Error('hilodb: the Go runtime exited');
   });
   try {
-    return await Promise.race([ready, exited]);
+    const api = await Promise.race([ready, exited]);
+    const fast = FastReads.fromInstance(instance);
+    if (fast) Object.defineProperty(api, fastKey, { value: fast });
+    return api;
   } finally {
     delete globalThis[readyHook];
   }

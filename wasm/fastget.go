@@ -1,0 +1,40 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"github.com/hilodb/hilodb/wasm/mirror"
+)
+
+// reads is the fast path of get: the open stores' document mirrors and the
+// buffers JavaScript passes ids and documents through. index.js calls the
+// functions below directly, through the WebAssembly instance's exports,
+// without the event hand-off of a js.FuncOf; see package mirror for why
+// they never wait. Nothing else may be exported this way without the same
+// proof.
+var reads = mirror.NewLookup()
+
+// fastGet looks up the id JavaScript wrote into the input buffer (n bytes
+// of UTF-8) in the mirror of the store numbered store and copies its JSON
+// text to the output buffer: it returns the text's length, or a negative
+// code when the store's get (getText) must answer instead. It must never
+// park (package mirror): no allocation, no lock it does not merely try.
+//
+//go:wasmexport hilodbGet
+func fastGet(store, n int32) int32 { return reads.Get(store, n) }
+
+// fastInput returns the input buffer's address in the WebAssembly memory.
+//
+//go:wasmexport hilodbInput
+func fastInput() uint32 { return uint32(reads.InputAddr()) }
+
+// fastInputSize returns the input buffer's size in bytes.
+//
+//go:wasmexport hilodbInputSize
+func fastInputSize() int32 { return mirror.InSize }
+
+// fastOutput returns the output buffer's address in the WebAssembly memory.
+// It changes when getText grows the buffer.
+//
+//go:wasmexport hilodbOutput
+func fastOutput() uint32 { return uint32(reads.OutputAddr()) }
