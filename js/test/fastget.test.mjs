@@ -1,0 +1,182 @@
+// The fast path of get (a //go:wasmexport call into Go's mirror of the
+// documents, wasm/fastget.go) under stress, against the real sync server:
+// gets interleaved with puts, deletes, syncs that pull another store's
+// writes, garbage collections forced in Go and large allocations that grow
+// Go's heap and the WebAssembly memory. A get must never crash the runtime
+// and never return a version older than the last write that resolved.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { openStore } from '../index.js';
+import { buildServer, startServer } from './server.mjs';
+
+const fastKey = Symbol.for('hilodb.fastReads');
+
+let bin;
+let cleanupBin = async () => {};
+let server;
+
+before(async () => {
+  ({ bin, cleanup: cleanupBin } = await buildServer());
+  server = await startServer(bin);
+});
+
+after(async () => {
+  try {
+    await server?.stop();
+  } finally {
+    await cleanupBin();
+  }
+});
+
+// countFast wraps the realm's FastReads so the test knows how many gets
+// the fast path answered (not the read cache, not getText).
+function countFast() {
+  const fast = globalThis.__hilodb?.[fastKey];
+  assert.ok(fast, 'the Go instance exports no fast path');
+  const get = fast.get.bind(fast);
+  const counts = { hits: 0, misses: 0 };
+  fast.get = (number, id) => {
+    const r = get(number, id);
+    if (r === undefined) counts.misses++;
+    else counts.hits++;
+    return r;
+  };
+  return { counts, restore: () => delete fast.get };
+}
+
+describe('the fast path of get', () => {
+  test('interleaved with puts, deletes, syncs, collections and big allocations', async (t) => {
+    const database = `fast${Date.now()}`;
+    const store = await openStore({ url: server.wsURL, database });
+    const other = await openStore({ url: server.wsURL, database });
+    const { counts, restore } = countFast();
+    try {
+      const keys = 200;
+      const latest = new Map(); // id → the n of its last resolved write; -1: deleted
+      const remote = new Map(); // id → the n other wrote and store has pulled
+      const check = (id, doc, floor) => {
+        assert.equal(doc._id, id);
+        assert.ok(doc.n >= floor, `get ${id}: n ${doc.n}, but ${floor} had resolved`);
+      };
+      const bigPad = 'x'.repeat(200 << 10);
+      let n = 0;
+      const rounds = 20000;
+      for (let i = 0; i < rounds; i++) {
+        const id = `orders/k${i % keys}`;
+        const step = i % 16;
+        if (step < 8) {
+          // A get, often right after the document's write dropped it from
+          // the read cache: the fast path answers.
+          const want = latest.get(id);
+          if (want === undefined) continue;
+          if (want === -1) {
+            await assert.rejects(store.get(id), (err) => err.code === 'not_found');
+          } else {
+            check(id, await store.get(id), want);
+          }
+        } else if (step < 12) {
+          // put fills the read cache with what it stored; putMany does not,
+          // so the gets after it reach Go.
+          const v = ++n;
+          if (step === 8) await store.put('orders', { _key: `k${i % keys}`, n: v });
+          else await store.putMany('orders', [{ _key: `k${i % keys}`, n: v }]);
+          latest.set(id, v);
+        } else if (step === 12) {
+          // A put not awaited: a get in between sees the old or the new
+          // version, never one older than the last resolved.
+          const v = ++n;
+          const p = store.put('orders', { _key: `k${i % keys}`, n: v });
+          const floor = latest.get(id) ?? -1;
+          const g = store.get(id).then(
+            (doc) => check(id, doc, floor),
+            (err) => assert.ok(floor === -1 && err.code === 'not_found', `get ${id}: ${err.message}`),
+          );
+          await p;
+          latest.set(id, v);
+          await g;
+        } else if (step === 13 && i % 64 === 13) {
+          if ((latest.get(id) ?? -1) >= 0) {
+            await store.delete(id);
+            latest.set(id, -1);
+          }
+        } else if (step === 14 && i % 256 === 14) {
+          // The other store writes; after store's sync resolves, a get is
+          // never older than what it pulled.
+          const v = ++n;
+          const rid = `remote/r${i % 37}`;
+          await other.putMany('remote', [{ _key: `r${i % 37}`, n: v }]);
+          await other.sync();
+          await store.sync();
+          remote.set(rid, v);
+          for (const [rid2, v2] of remote) check(rid2, await store.get(rid2), v2);
+        } else if (step === 15 && i % 1024 === 15) {
+          // Garbage collections forced in Go, and large documents that grow
+          // Go's heap, the WebAssembly memory and the output buffer.
+          await globalThis.__hilodb.gc();
+          const bigs = await store.putMany('big', Array.from({ length: 8 }, (_, j) => ({ _key: `b${j}`, n: i, pad: bigPad })));
+          for (const b of bigs) assert.equal((await store.get(b._id)).pad.length, bigPad.length);
+          await globalThis.__hilodb.gc();
+        }
+      }
+      // Every document as the store holds it, through the fast path or not.
+      for (const [id, want] of latest) {
+        if (want === -1) await assert.rejects(store.get(id), (err) => err.code === 'not_found');
+        else assert.equal((await store.get(id)).n, want);
+      }
+      t.diagnostic(`${counts.hits} gets from the fast path, ${counts.misses} fell back`);
+      assert.ok(counts.hits > 2000, `only ${counts.hits} gets took the fast path (${counts.misses} fell back)`);
+    } finally {
+      restore();
+      await Promise.allSettled([store.close(), other.close()]);
+    }
+  });
+
+  test('a get inside a merge function (Go is in the middle of a write) answers the version before it', async () => {
+    const database = `merge${Date.now()}`;
+    const seen = [];
+    let b;
+    const merge = (local, remote) => {
+      // Called by Go, synchronously, inside the write transaction that
+      // pulls the remote version: the fast path runs nested in that call.
+      seen.push(b.get(local.doc._id));
+      return { ...remote.doc, merged: true };
+    };
+    const a = await openStore({ url: server.wsURL, database });
+    b = await openStore({ url: server.wsURL, database, onConflict: merge });
+    const { counts, restore } = countFast();
+    try {
+      await a.putMany('orders', [{ _key: 'k', v: 'a' }]);
+      // putMany does not fill b's read cache: the nested get goes to Go.
+      await b.putMany('orders', [{ _key: 'k', v: 'b' }]);
+      await a.sync();
+      await b.sync();
+      assert.equal(seen.length, 1, 'the merge function did not run');
+      const before = await seen[0];
+      assert.equal(before.v, 'b', 'the nested get did not answer the local version');
+      assert.ok(counts.hits >= 1, 'the nested get did not take the fast path');
+      const now = await b.get('orders/k');
+      assert.equal(now.merged, true);
+      assert.equal(now.v, 'a');
+    } finally {
+      restore();
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+
+  test('a closed store answers no get from the fast path', async () => {
+    const store = await openStore({ url: server.wsURL, database: `closed${Date.now()}` });
+    await store.putMany('orders', [{ _key: 'k', v: 1 }]);
+    const { counts, restore } = countFast();
+    try {
+      const closing = store.close();
+      await assert.rejects(store.get('orders/k'), (err) => err.code === 'closed');
+      await closing;
+      await assert.rejects(store.get('orders/k'), (err) => err.code === 'closed');
+      assert.equal(counts.hits, 0);
+    } finally {
+      restore();
+    }
+  });
+});
