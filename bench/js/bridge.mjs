@@ -3,10 +3,15 @@
 // and of documents never read: a call into Go) and put (answered on the
 // event loop when it needs no lease), on a store without a server (ids from
 // _key, so no lease), nothing persisted. Prints one JSON
-// line of microseconds per call. Usage: node bridge.mjs [calls]
-import { openStore } from '../../js/index.js';
+// line of microseconds per call. Usage: node bridge.mjs [calls] [package]
+// where package is the path of another build's js/index.js, to compare
+// two builds in one session.
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const n = Number(process.argv[2] || 20000);
+const pkg = process.argv[3] ? pathToFileURL(resolve(process.argv[3])).href : '../../js/index.js';
+const { openStore } = await import(pkg);
 // Nothing listens on port 9: the store opens offline.
 const store = await openStore({ url: 'ws://127.0.0.1:9/v1/sync', database: 'bench', requestTimeout: 1000 });
 const keys = 1000;
@@ -23,7 +28,8 @@ const time = async (calls, fn) => {
 const getUs = await time(n, (i) => store.get(`orders/k${i % keys}`));
 const putUs = await time(n / 4, (i) => store.put('orders', { _key: `p${i}`, total: i, item: 'widget' }));
 // Documents never read before (putMany does not fill the read cache): each
-// get enters Go.
+// get enters Go, through the fast path where the build has one (the
+// documents are in its mirror: they were written in this session).
 const cold = n / 4 + warm;
 await store.putMany('cold', Array.from({ length: cold }, (_, i) => ({ _key: `c${i}`, total: i, item: 'widget' })));
 const coldUs = await time(n / 4, (i) => store.get(`cold/c${i}`));
