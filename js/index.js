@@ -530,6 +530,7 @@ function mergeWith(fn) {
 // merely tries, without allocating: a negative answer (not in the mirror, a
 // lock held, too long) means the store's getText must answer.
 class FastReads {
+  #go;
   #x;
   #mem;
   #u8;
@@ -539,7 +540,8 @@ class FastReads {
   #enc = new TextEncoder();
   #dec = new TextDecoder();
 
-  constructor(exports) {
+  constructor(go, exports) {
+    this.#go = go;
     this.#x = exports;
     this.#mem = exports.mem;
     this.#u8 = new Uint8Array(this.#mem.buffer);
@@ -548,17 +550,18 @@ class FastReads {
     this.#out = exports.hilodbOutput();
   }
 
-  /** fromInstance returns the instance's FastReads, or undefined when it exports none. */
-  static fromInstance(instance) {
+  /** fromInstance returns the FastReads of go's instance, or undefined when it exports none. */
+  static fromInstance(go, instance) {
     const x = instance.exports;
     const names = ['hilodbGet', 'hilodbInput', 'hilodbInputSize', 'hilodbOutput'];
     if (!(x.mem instanceof WebAssembly.Memory) || names.some((n) => typeof x[n] !== 'function')) return undefined;
-    return new FastReads(x);
+    return new FastReads(go, x);
   }
 
   /** get returns the JSON text of document id of store number, or undefined. */
   get(number, id) {
-    if (typeof id !== 'string' || id.length > this.#inSize) return undefined;
+    // Once the Go program has exited, getText reports it.
+    if (typeof id !== 'string' || id.length > this.#inSize || this.#go.exited) return undefined;
     let u8 = this.#u8;
     if (u8.buffer !== this.#mem.buffer) u8 = this.#u8 = new Uint8Array(this.#mem.buffer); // the memory grew
     const at = this.#in;
@@ -582,7 +585,7 @@ class FastReads {
 
   /** refresh reads the output buffer's address again, after getText may have moved it. */
   refresh() {
-    this.#out = this.#x.hilodbOutput();
+    if (!this.#go.exited) this.#out = this.#x.hilodbOutput();
   }
 }
 
@@ -624,7 +627,7 @@ async function startRuntime() {
   });
   try {
     const api = await Promise.race([ready, exited]);
-    const fast = FastReads.fromInstance(instance);
+    const fast = FastReads.fromInstance(go, instance);
     if (fast) Object.defineProperty(api, fastKey, { value: fast });
     return api;
   } finally {
