@@ -26,9 +26,12 @@
 // installed (a persisted store's snapshot and log) enter the mirror when the
 // ordinary path reads them (Docs.Fill), unless a write came in between
 // (Docs.Gen). Text is shared with the store, not copied: an entry costs the
-// map's own overhead.
+// map's own overhead, about 52 bytes, and a mirror holds at most MaxDocs
+// documents (a full one keeps those it holds in step and takes no more).
 //
 // # Concurrency
 //
-// Docs and Lookup are safe for concurrent use.
+// Docs and Lookup are safe for concurrent use, but Lookup's input and
+// output buffers belong to one caller at a time: JavaScript's one thread
+// under GOOS=js.
 package mirror

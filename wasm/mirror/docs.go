@@ -6,9 +6,15 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
+// MaxDocs bounds how many documents a mirror holds (about 52 bytes each
+// beyond the text, which it shares with the store): once full it takes no
+// new ones, and reads of those take the ordinary path.
+const MaxDocs = 200_000
+
 // Docs is a copy of one store's documents by id: their JSON text as the
 // store holds it. It holds the documents written since it was installed and
-// those read through Fill, never a version older than the store's.
+// those read through Fill (up to MaxDocs), never a version older than the
+// store's.
 type Docs struct {
 	mu     sync.RWMutex
 	docs   map[string]string
@@ -38,7 +44,7 @@ func (d *Docs) Apply(changes []core.Change) {
 		if ch.Deleted {
 			delete(d.docs, id)
 		} else {
-			d.docs[id] = ch.Value
+			d.put(id, ch.Value)
 		}
 	}
 }
@@ -60,7 +66,15 @@ func (d *Docs) Fill(gen uint64, id, text string) {
 	if d.closed || d.gen != gen {
 		return
 	}
-	d.docs[id] = text
+	d.put(id, text)
+}
+
+// put sets id's text: always when id is held already (it must not stay
+// behind the store), else only below MaxDocs.
+func (d *Docs) put(id, text string) {
+	if _, held := d.docs[id]; held || len(d.docs) < MaxDocs {
+		d.docs[id] = text
+	}
 }
 
 // Close empties the mirror; reads from it miss from now on.

@@ -245,3 +245,33 @@ func TestWithStore(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxDocs: a full mirror takes no new documents but keeps those it
+// holds in step with the store.
+func TestMaxDocs(t *testing.T) {
+	l, d := mirror.NewLookup(), mirror.NewDocs()
+	l.Add(1, d)
+	chs := make([]core.Change, mirror.MaxDocs)
+	for i := range chs {
+		chs[i] = set("a/"+strconv.Itoa(i), "{}")
+	}
+	d.Apply(chs)
+	d.Apply([]core.Change{set("a/new", "{}"), set("a/7", `{"n":2}`)})
+	d.Fill(d.Gen(), "a/filled", "{}")
+	if _, code := get(l, 1, "a/new"); code != mirror.Miss {
+		t.Errorf("a new document in a full mirror: %d, want Miss", code)
+	}
+	if _, code := get(l, 1, "a/filled"); code != mirror.Miss {
+		t.Errorf("a filled document in a full mirror: %d, want Miss", code)
+	}
+	if got, _ := get(l, 1, "a/7"); got != `{"n":2}` {
+		t.Errorf("a rewrite in a full mirror: %q, want the new text", got)
+	}
+	d.Apply([]core.Change{del("a/8"), set("a/new", `{"n":3}`)})
+	if got, _ := get(l, 1, "a/new"); got != `{"n":3}` {
+		t.Errorf("after a delete made room: %q, want the new document", got)
+	}
+	if d.Len() != mirror.MaxDocs {
+		t.Errorf("Len = %d, want %d", d.Len(), mirror.MaxDocs)
+	}
+}
