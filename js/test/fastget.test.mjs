@@ -133,32 +133,44 @@ describe('the fast path of get', () => {
     }
   });
 
-  test('a get inside a merge function (Go is in the middle of a write) answers the version before it', async () => {
+  test('gets inside a merge function (Go is in the middle of a write) answer the version before it', async () => {
     const database = `merge${Date.now()}`;
     const seen = [];
     let b;
     const merge = (local, remote) => {
       // Called by Go, synchronously, inside the write transaction that
-      // pulls the remote version: the fast path runs nested in that call.
-      seen.push(b.get(local.doc._id));
+      // pulls the remote version: the fast path runs nested in that call,
+      // while Go may be anywhere in a garbage collection cycle.
+      seen.push({ id: local.doc._id, want: local.doc, got: b.get(local.doc._id) });
       return { ...remote.doc, merged: true };
     };
     const a = await openStore({ url: server.wsURL, database });
     b = await openStore({ url: server.wsURL, database, onConflict: merge });
     const { counts, restore } = countFast();
     try {
-      await a.putMany('orders', [{ _key: 'k', v: 'a' }]);
-      // putMany does not fill b's read cache: the nested get goes to Go.
-      await b.putMany('orders', [{ _key: 'k', v: 'b' }]);
-      await a.sync();
-      await b.sync();
-      assert.equal(seen.length, 1, 'the merge function did not run');
-      const before = await seen[0];
-      assert.equal(before.v, 'b', 'the nested get did not answer the local version');
-      assert.ok(counts.hits >= 1, 'the nested get did not take the fast path');
-      const now = await b.get('orders/k');
-      assert.equal(now.merged, true);
-      assert.equal(now.v, 'a');
+      const keys = 200;
+      for (let round = 0; round < 5; round++) {
+        seen.length = 0;
+        await a.putMany('orders', Array.from({ length: keys }, (_, i) => ({ _key: `k${i}`, v: 'a', round })));
+        // putMany does not fill b's read cache: the nested gets go to Go.
+        await b.putMany('orders', Array.from({ length: keys }, (_, i) => ({ _key: `k${i}`, v: 'b', round, pad: 'x'.repeat(i * 50) })));
+        await a.sync();
+        await b.sync();
+        if (round % 2 === 1) await globalThis.__hilodb.gc();
+        assert.equal(seen.length, keys, `round ${round}: the merge function ran ${seen.length} times`);
+        for (const { id, want, got } of seen) {
+          const doc = await got;
+          assert.equal(doc._id, id);
+          assert.equal(doc.v, 'b', `round ${round}: the nested get of ${id} did not answer the local version`);
+          assert.equal(doc.round, want.round);
+        }
+        const now = await b.get('orders/k1');
+        assert.equal(now.merged, true);
+        assert.equal(now.v, 'a');
+        assert.equal(now.round, round);
+        await a.sync();
+      }
+      assert.ok(counts.hits >= 5 * keys, `only ${counts.hits} nested gets took the fast path`);
     } finally {
       restore();
       await Promise.allSettled([a.close(), b.close()]);
