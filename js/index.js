@@ -432,9 +432,16 @@ function withRevOptions(doc, options) {
 
 // ReadCache holds the JSON text of recently read documents, so a get needs
 // no call into Go. It holds at most 10,000 documents of up to 64 KiB each,
-// dropping the oldest first.
+// dropping the oldest first: a ring of the ids in the order they were set
+// says which (finding the Map's first key instead costs microseconds once
+// it has dropped many, as V8 steps over the holes they leave). An id set
+// twice sits in the ring twice and goes at the older place: early, never late.
+const cacheSize = 10000;
+
 class ReadCache {
   #m = new Map();
+  #ring = new Array(cacheSize);
+  #next = 0;
   #closed = false;
 
   get(id) {
@@ -443,7 +450,10 @@ class ReadCache {
 
   set(id, text) {
     if (this.#closed || text.length > 65536) return;
-    if (this.#m.size >= 10000) this.#m.delete(this.#m.keys().next().value);
+    const old = this.#ring[this.#next];
+    if (old !== undefined) this.#m.delete(old);
+    this.#ring[this.#next] = id;
+    this.#next = (this.#next + 1) % cacheSize;
     this.#m.set(id, text);
   }
 
@@ -460,6 +470,7 @@ class ReadCache {
   close() {
     this.#closed = true;
     this.#m.clear();
+    this.#ring = [];
   }
 }
 
