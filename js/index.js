@@ -165,7 +165,6 @@ export class Store {
       text = this.#fast?.get(this.#number, id);
       if (text === undefined) {
         const r = this.#raw.getText(id);
-        this.#fast?.refresh(); // getText may have grown the output buffer
         if (typeof r !== 'string') return Promise.reject(r);
         text = r;
       }
@@ -547,7 +546,6 @@ class FastReads {
   #u8;
   #in;
   #inSize;
-  #out;
   #enc = new TextEncoder();
   #dec = new TextDecoder();
 
@@ -558,7 +556,6 @@ class FastReads {
     this.#u8 = new Uint8Array(this.#mem.buffer);
     this.#in = exports.hilodbInput();
     this.#inSize = exports.hilodbInputSize();
-    this.#out = exports.hilodbOutput();
   }
 
   /** fromInstance returns the FastReads of go's instance, or undefined when it exports none. */
@@ -591,12 +588,9 @@ class FastReads {
     }
     const size = this.#x.hilodbGet(number, n);
     if (size < 0) return undefined;
-    return this.#dec.decode(u8.subarray(this.#out, this.#out + size));
-  }
-
-  /** refresh reads the output buffer's address again, after getText may have moved it. */
-  refresh() {
-    if (!this.#go.exited) this.#out = this.#x.hilodbOutput();
+    // Asked each time: getText moves the buffer when it grows it.
+    const out = this.#x.hilodbOutput();
+    return this.#dec.decode(u8.subarray(out, out + size));
   }
 }
 
