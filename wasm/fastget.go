@@ -3,6 +3,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/hilodb/hilodb/wasm/mirror"
 )
 
@@ -38,3 +40,44 @@ func fastInputSize() int32 { return mirror.InSize }
 //
 //go:wasmexport hilodbOutput
 func fastOutput() uint32 { return uint32(reads.OutputAddr()) }
+
+// seedChunk is how many documents seedMirror reads in one read transaction
+// (about 2 ms under wasm) before it lets JavaScript run.
+const seedChunk = 2000
+
+// seedMirror fills the store's mirror with the documents it loaded from its
+// snapshot and log at open, seedChunk at a time, each part in one read
+// transaction (so in step with the writes Observe applies), pausing between
+// parts so that open does not wait for it and gets go on meanwhile (those of
+// documents not there yet take getText). It stops when the store closes or
+// the mirror is full. The caller has added it to h.calls.
+func (h *handle) seedMirror() {
+	defer h.calls.Done()
+	after := ""
+	for {
+		n, stop := 0, false
+		err := h.docs.Seed(func(fn func(id, text string) bool) error {
+			return h.store.EachDocument(after, func(id, text string) bool {
+				if n == seedChunk {
+					return false
+				}
+				if !fn(id, text) {
+					stop = true // closed or full
+					return false
+				}
+				n, after = n+1, id
+				return true
+			})
+		})
+		if err != nil || stop || n < seedChunk {
+			return // an error leaves the mirror emptier: getText answers what it lacks
+		}
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-h.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}

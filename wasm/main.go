@@ -412,6 +412,12 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		return nil, err
 	}
 	h.db, h.store, h.client = db, db.Store(), db.Client()
+	if h.persist != nil {
+		// Documents loaded from the snapshot and log came before the
+		// mirror's Observe: it catches up in the background.
+		h.calls.Add(1) // shutdown waits for it
+		go h.seedMirror()
+	}
 	h.syncer.rep, h.syncer.cli = db.Replicator(), db.Client()
 
 	a.mu.Lock()

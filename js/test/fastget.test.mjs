@@ -6,6 +6,9 @@
 // and never return a version older than the last write that resolved.
 
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { openStore } from '../index.js';
@@ -36,8 +39,9 @@ function countFast() {
   const fast = globalThis.__hilodb?.[fastKey];
   assert.ok(fast, 'the Go instance exports no fast path');
   const get = fast.get.bind(fast);
-  const counts = { hits: 0, misses: 0 };
+  const counts = { hits: 0, misses: 0, number: undefined };
   fast.get = (number, id) => {
+    counts.number = number; // the store's number in Go
     const r = get(number, id);
     if (r === undefined) counts.misses++;
     else counts.hits++;
@@ -174,6 +178,44 @@ describe('the fast path of get', () => {
     } finally {
       restore();
       await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+
+  test('a persisted store, reopened, answers gets of the documents it loaded through the fast path', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hilodb-fast-'));
+    const path = join(dir, 'fast.hilodb');
+    const database = `persist${Date.now()}`;
+    try {
+      const first = await openStore({ url: server.wsURL, database, persist: path });
+      // More than one part of the mirror's background catch-up (2,000).
+      const written = await first.putMany('orders', Array.from({ length: 5000 }, (_, i) => ({ _key: `k${String(i).padStart(4, '0')}`, i })));
+      await first.close();
+      const again = await openStore({ url: server.wsURL, database, persist: path });
+      const fast = globalThis.__hilodb[fastKey];
+      const peek = fast.get.bind(fast); // the fast path alone: no getText, no filling
+      const { counts, restore } = countFast();
+      try {
+        // The first part is there once openStore resolves; the rest follows
+        // in the background.
+        assert.deepEqual(await again.get(written[0]._id), written[0]);
+        assert.equal(counts.hits, 1, 'the first document loaded is not in the mirror');
+        const { number } = counts;
+        const last = written[written.length - 1]._id;
+        for (const deadline = Date.now() + 10000; peek(number, last) === undefined; ) {
+          assert.ok(Date.now() < deadline, 'the mirror did not catch up with the loaded documents in 10 s');
+          await new Promise((ok) => setTimeout(ok, 10));
+        }
+        for (const d of written.slice(1)) assert.deepEqual(await again.get(d._id), d);
+        assert.equal(counts.hits, written.length, `${counts.misses} of the loaded documents were not in the mirror`);
+        // A write after the reopen is seen as well.
+        await again.putMany('orders', [{ _key: 'k0007', i: 'new' }]);
+        assert.equal((await again.get('orders/k0007')).i, 'new');
+      } finally {
+        restore();
+        await again.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

@@ -23,9 +23,9 @@
 // its write lock (core.Journal's Commit, through database.Config.Observe),
 // so the mirror changes in the same step as the store: a read from it is
 // never older than a write that returned. Documents loaded before Apply was
-// installed (a persisted store's snapshot and log) enter the mirror when the
-// ordinary path reads them (Docs.Fill), unless a write came in between
-// (Docs.Gen). Text is shared with the store, not copied: an entry costs the
+// installed (a persisted store's snapshot and log) enter it through Seed, in
+// one read transaction of the store, or when the ordinary path reads them
+// (Docs.Fill), unless a write came in between (Docs.Gen). Text is shared with the store, not copied: an entry costs the
 // map's own overhead, about 52 bytes, and a mirror holds at most MaxDocs
 // documents (a full one keeps those it holds in step and takes no more).
 //

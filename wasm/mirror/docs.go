@@ -77,6 +77,32 @@ func (d *Docs) put(id, text string) {
 	}
 }
 
+// Seed fills the mirror, up to MaxDocs, with the documents scan passes to
+// its function. scan must pass the store's documents while no write can
+// commit and apply (core.Store.EachDocument: one read transaction), so the
+// mirror starts in step with a store loaded before Apply was installed.
+func (d *Docs) Seed(scan func(fn func(id, text string) bool) error) error {
+	// The lock is taken inside the scan, after the store's read lock, the
+	// order Apply takes them in (the store's write lock, then this one).
+	locked := false
+	defer func() {
+		if locked {
+			d.mu.Unlock()
+		}
+	}()
+	return scan(func(id, text string) bool {
+		if !locked {
+			d.mu.Lock()
+			locked = true
+		}
+		if d.closed || len(d.docs) >= MaxDocs {
+			return false
+		}
+		d.docs[id] = text
+		return true
+	})
+}
+
 // Close empties the mirror; reads from it miss from now on.
 func (d *Docs) Close() {
 	d.mu.Lock()

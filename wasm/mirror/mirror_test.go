@@ -275,3 +275,121 @@ func TestMaxDocs(t *testing.T) {
 		t.Errorf("Len = %d, want %d", d.Len(), mirror.MaxDocs)
 	}
 }
+
+// TestSeed: a mirror seeded from a store loaded before Apply was installed
+// holds its documents, and writes after keep it in step.
+func TestSeed(t *testing.T) {
+	st, err := core.Open(":memory:", core.Options{Node: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	for i := range 20 {
+		if _, err := st.Put(ctx, "orders", []byte(fmt.Sprintf(`{"_key":"k%d","n":%d}`, i, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, l := mirror.NewDocs(), mirror.NewLookup()
+	l.Add(1, d)
+	st.SetJournal(journal{d})
+	if err := d.Seed(func(fn func(id, text string) bool) error { return st.EachDocument("", fn) }); err != nil {
+		t.Fatal(err)
+	}
+	if d.Len() != 20 {
+		t.Errorf("seeded %d documents, want 20", d.Len())
+	}
+	if _, err := st.Put(ctx, "orders", []byte(`{"_key":"k3","n":"new"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete("orders/k4"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		id := fmt.Sprintf("orders/k%d", i)
+		want, err := st.GetString(id)
+		got, code := get(l, 1, id)
+		switch {
+		case err != nil && code != mirror.Miss:
+			t.Errorf("%s: store has none, mirror has %q", id, got)
+		case err == nil && (code != mirror.Hit || got != want):
+			t.Errorf("%s: mirror %q (%d), store %q", id, got, code, want)
+		}
+	}
+	d.Close()
+	if err := d.Seed(func(fn func(id, text string) bool) error { return st.EachDocument("", fn) }); err != nil || d.Len() != 0 {
+		t.Errorf("Seed after Close: %v, %d documents; want none", err, d.Len())
+	}
+}
+
+// TestSeedInPartsWhileWriting: a mirror that catches up part by part, one
+// read transaction each, while another goroutine rewrites and deletes
+// documents, ends equal to the store: no part overwrites a later write.
+func TestSeedInPartsWhileWriting(t *testing.T) {
+	st, err := core.Open(":memory:", core.Options{Node: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	const docs = 2000
+	for i := range docs {
+		if _, err := st.Put(ctx, "orders", []byte(fmt.Sprintf(`{"_key":"k%04d","n":0}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, l := mirror.NewDocs(), mirror.NewLookup()
+	l.Add(1, d)
+	st.SetJournal(journal{d})
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range docs {
+			id := fmt.Sprintf("k%04d", (i*7)%docs)
+			var err error
+			if i%5 == 0 {
+				err = st.Delete("orders/" + id)
+			} else {
+				_, err = st.Put(ctx, "orders", []byte(fmt.Sprintf(`{"_key":"%s","n":%d}`, id, i+1)))
+			}
+			if err != nil && !errors.Is(err, core.ErrNotFound) {
+				t.Error(err)
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	after := ""
+	for {
+		n := 0
+		if err := d.Seed(func(fn func(id, text string) bool) error {
+			return st.EachDocument(after, func(id, text string) bool {
+				if n == 50 || !fn(id, text) {
+					return false
+				}
+				n, after = n+1, id
+				return true
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n < 50 {
+			break
+		}
+		runtime.Gosched()
+	}
+	wg.Wait()
+	for i := range docs {
+		id := fmt.Sprintf("orders/k%04d", i)
+		want, err := st.GetString(id)
+		got, code := get(l, 1, id)
+		switch {
+		case err != nil && code != mirror.Miss:
+			t.Errorf("%s: store has none, mirror has %q", id, got)
+		case err == nil && (code != mirror.Hit || got != want):
+			t.Errorf("%s: mirror %q (%d), store %q", id, got, code, want)
+		}
+	}
+}
