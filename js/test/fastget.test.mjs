@@ -195,18 +195,19 @@ describe('the fast path of get', () => {
       const peek = fast.get.bind(fast); // the fast path alone: no getText, no filling
       const { counts, restore } = countFast();
       try {
-        // The first part is there once openStore resolves; the rest follows
-        // in the background.
+        // The mirror catches up in the background, in parts, after
+        // openStore resolved. A get of a document not there yet takes
+        // getText (and adds it): the first one may.
         assert.deepEqual(await again.get(written[0]._id), written[0]);
-        assert.equal(counts.hits, 1, 'the first document loaded is not in the mirror');
         const { number } = counts;
         const last = written[written.length - 1]._id;
         for (const deadline = Date.now() + 10000; peek(number, last) === undefined; ) {
           assert.ok(Date.now() < deadline, 'the mirror did not catch up with the loaded documents in 10 s');
           await new Promise((ok) => setTimeout(ok, 10));
         }
+        const before = counts.hits;
         for (const d of written.slice(1)) assert.deepEqual(await again.get(d._id), d);
-        assert.equal(counts.hits, written.length, `${counts.misses} of the loaded documents were not in the mirror`);
+        assert.equal(counts.hits - before, written.length - 1, `${counts.misses} of the loaded documents were not in the mirror`);
         // A write after the reopen is seen as well.
         await again.putMany('orders', [{ _key: 'k0007', i: 'new' }]);
         assert.equal((await again.get('orders/k0007')).i, 'new');
