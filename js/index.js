@@ -14,6 +14,9 @@ import { openPersistence } from './persist.js';
 import { Feed } from './watch.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
+// The property of the Go API that holds its FastReads, when this package
+// started the instance and it exports the fast path.
+const fastKey = Symbol.for('hilodb.fastReads');
 const apiGlobal = '__hilodb';
 const readyHook = '__hilodbOnReady';
 
@@ -93,7 +96,7 @@ export async function openStore(options) {
   // Go answers a put on the event loop only when it has no durable write
   // to wait for; otherwise asking first is a wasted call into Go.
   const quick = adapter === undefined || durability === 'relaxed';
-  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, quick);
+  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey], quick);
 }
 
 /**
@@ -110,11 +113,17 @@ export class Store {
 
   #feed;
 
-  #quick;
+  #fast; // FastReads, or undefined
+  #number; // the store's number in Go, for #fast
+  #quick; // whether Go may answer a put at once (putText)
 
-  constructor(raw, events, adapter, cache, feed, quick) {
+  constructor(raw, events, adapter, cache, feed, fast, quick) {
     this.#quick = quick;
     this.#cache = cache;
+    if (fast && typeof raw.number === 'number') {
+      this.#fast = fast;
+      this.#number = raw.number;
+    }
     this.#feed = feed;
     this.#raw = raw;
     this.#events = events;
@@ -151,15 +160,20 @@ export class Store {
 
   /** Resolves to the document with the given _id. */
   get(id) {
-    // From the read cache, without entering Go; else Go answers at once with
-    // JSON text or an Error. Go drops an entry in the same step as any write
-    // of that document, before the write resolves.
+    // From the read cache, without entering Go; else from Go's mirror of
+    // the documents through the fast path (FastReads); else Go answers at
+    // once with JSON text or an Error. Go drops a cache entry, and updates
+    // its mirror, in the same step as any write of that document, before
+    // the write resolves.
     let text = this.#cache.get(id);
     if (text === undefined) {
-      const r = this.#raw.getText(id);
-      if (typeof r !== 'string') return Promise.reject(r);
-      this.#cache.set(id, r);
-      text = r;
+      text = this.#fast?.get(this.#number, id);
+      if (text === undefined) {
+        const r = this.#raw.getText(id);
+        if (typeof r !== 'string') return Promise.reject(r);
+        text = r;
+      }
+      this.#cache.set(id, text);
     }
     return Promise.resolve(JSON.parse(text));
   }
@@ -376,6 +390,7 @@ export class Store {
     this.#unwatch();
     this.#feed?.close();
     this.#cache.close(); // later gets reach Go, which rejects them
+    this.#fast = undefined;
     return this.#raw.close().then(() => undefined);
   }
 }
@@ -421,9 +436,16 @@ function withRevOptions(doc, options) {
 
 // ReadCache holds the JSON text of recently read documents, so a get needs
 // no call into Go. It holds at most 10,000 documents of up to 64 KiB each,
-// dropping the oldest first.
+// dropping the oldest first: a ring of the ids in the order they were set
+// says which (finding the Map's first key instead costs microseconds once
+// it has dropped many, as V8 steps over the holes they leave). An id set
+// twice sits in the ring twice and goes at the older place: early, never late.
+const cacheSize = 10000;
+
 class ReadCache {
   #m = new Map();
+  #ring = new Array(cacheSize);
+  #next = 0;
   #closed = false;
 
   get(id) {
@@ -432,7 +454,10 @@ class ReadCache {
 
   set(id, text) {
     if (this.#closed || text.length > 65536) return;
-    if (this.#m.size >= 10000) this.#m.delete(this.#m.keys().next().value);
+    const old = this.#ring[this.#next];
+    if (old !== undefined) this.#m.delete(old);
+    this.#ring[this.#next] = id;
+    this.#next = (this.#next + 1) % cacheSize;
     this.#m.set(id, text);
   }
 
@@ -449,6 +474,7 @@ class ReadCache {
   close() {
     this.#closed = true;
     this.#m.clear();
+    this.#ring = [];
   }
 }
 
@@ -511,6 +537,68 @@ function mergeWith(fn) {
   };
 }
 
+// FastReads is get's fast path into Go: functions the WebAssembly instance
+// exports (//go:wasmexport, wasm/fastget.go), called directly rather than
+// through a js.FuncOf. The id goes into a Go buffer as UTF-8 and the
+// document's JSON text comes out of another, read from the instance's
+// memory. Go answers only from its mirror of the documents, under locks it
+// merely tries, without allocating: a negative answer (not in the mirror, a
+// lock held, too long) means the store's getText must answer.
+class FastReads {
+  #go;
+  #x;
+  #mem;
+  #u8;
+  #in;
+  #inSize;
+  #enc = new TextEncoder();
+  #dec = new TextDecoder();
+
+  constructor(go, exports) {
+    this.#go = go;
+    this.#x = exports;
+    this.#mem = exports.mem;
+    this.#u8 = new Uint8Array(this.#mem.buffer);
+    this.#in = exports.hilodbInput();
+    this.#inSize = exports.hilodbInputSize();
+  }
+
+  /** fromInstance returns the FastReads of go's instance, or undefined when it exports none. */
+  static fromInstance(go, instance) {
+    const x = instance.exports;
+    const names = ['hilodbGet', 'hilodbInput', 'hilodbInputSize', 'hilodbOutput'];
+    if (!(x.mem instanceof WebAssembly.Memory) || names.some((n) => typeof x[n] !== 'function')) return undefined;
+    return new FastReads(go, x);
+  }
+
+  /** get returns the JSON text of document id of store number, or undefined. */
+  get(number, id) {
+    // Once the Go program has exited, getText reports it.
+    if (typeof id !== 'string' || id.length > this.#inSize || this.#go.exited) return undefined;
+    let u8 = this.#u8;
+    if (u8.buffer !== this.#mem.buffer) u8 = this.#u8 = new Uint8Array(this.#mem.buffer); // the memory grew
+    const at = this.#in;
+    const len = id.length;
+    let n = 0;
+    for (; n < len; n++) {
+      const c = id.charCodeAt(n);
+      if (c >= 0x80) break;
+      u8[at + n] = c;
+    }
+    if (n < len) {
+      // Not ASCII: up to 3 bytes a UTF-16 unit; lone surrogates become
+      // U+FFFD, as they do on their way into Go through getText.
+      if (len * 3 > this.#inSize) return undefined;
+      n = this.#enc.encodeInto(id, u8.subarray(at, at + this.#inSize)).written;
+    }
+    const size = this.#x.hilodbGet(number, n);
+    if (size < 0) return undefined;
+    // Asked each time: getText moves the buffer when it grows it.
+    const out = this.#x.hilodbOutput();
+    return this.#dec.decode(u8.subarray(out, out + size));
+  }
+}
+
 // runtime returns the realm's Go instance's API, starting it on first use.
 function runtime() {
   let started = globalThis[runtimeKey];
@@ -548,7 +636,10 @@ async function startRuntime() {
     throw new Error('hilodb: the Go runtime exited');
   });
   try {
-    return await Promise.race([ready, exited]);
+    const api = await Promise.race([ready, exited]);
+    const fast = FastReads.fromInstance(go, instance);
+    if (fast) Object.defineProperty(api, fastKey, { value: fast });
+    return api;
   } finally {
     delete globalThis[readyHook];
   }

@@ -7,7 +7,19 @@ import (
 	"syscall/js"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/wasm/mirror"
 )
+
+// observeBoth returns the database.Config.Observe function that keeps the
+// fast path's mirror in step with every write transaction, then tells
+// index.js's read cache. The mirror changes first: JavaScript the
+// invalidation runs may read through the fast path, and must see the write.
+func observeBoth(docs *mirror.Docs, invalidate func([]core.Change)) func([]core.Change) {
+	return func(changes []core.Change) {
+		docs.Apply(changes)
+		invalidate(changes)
+	}
+}
 
 // newInvalidator returns the database.Config.Observe function that tells
 // index.js's read cache which documents a write transaction changed, and

@@ -100,8 +100,11 @@ func (a *api) getArgs(args []js.Value) (func() (any, error), error) {
 }
 
 // getTextCall is get without a Promise: it returns the document's JSON text,
-// or an Error, at once (index.js parses and wraps it). The hot read path:
-// one entry into Go, no goroutine, no call back into JavaScript.
+// or an Error, at once (index.js parses and wraps it). One entry into Go, no
+// goroutine, no call back into JavaScript. It is the ordinary path behind
+// the fast one (fastget.go): the document it reads enters the store's
+// mirror, and the output buffer grows to fit it, so the next read of it can
+// take the fast path.
 func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -116,7 +119,16 @@ func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
 	if err != nil {
 		return toJSError(err)
 	}
-	out, err := a.call(id, func(h *handle) (any, error) { return h.store.GetString(docID) })
+	out, err := a.call(id, func(h *handle) (any, error) {
+		gen := h.docs.Gen()
+		text, err := h.store.GetString(docID)
+		if err != nil {
+			return nil, err
+		}
+		h.docs.Fill(gen, docID, text)
+		reads.Grow(len(text))
+		return text, nil
+	})
 	if err != nil {
 		return toJSError(err)
 	}
@@ -236,6 +248,7 @@ func (a *api) closeArgs(args []js.Value) (func() (any, error), error) {
 		h := a.stores[id]
 		delete(a.stores, id)
 		a.mu.Unlock()
+		reads.Remove(int32(id))
 		if h == nil {
 			return nil, nil // closing twice is fine
 		}

@@ -26,6 +26,16 @@
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>
+//	number                the store's number, for the fast path of get
+//
+// The global also has gc(), a Promise of a finished garbage collection
+// (runtime.GC), for tests that interleave collections with calls.
+//
+// Beside it, the WebAssembly instance exports the fast path of get
+// (fastget.go): hilodbGet(store, n), hilodbInput(), hilodbInputSize() and
+// hilodbOutput(). index.js writes an id into the input buffer, calls
+// hilodbGet and reads the JSON text out of the output buffer, without a
+// js.FuncOf; a negative answer sends it to getText.
 //
 // The options are {url, database, token, node} and:
 //
@@ -52,8 +62,9 @@
 // The files: main.go opens and closes stores; calls.go holds the store
 // methods, bulk.go putMany and list, bridge.go the Promise plumbing and
 // argument checks, sources.go the sync layer behind core's id sources,
-// persist.go the storage adapter, cache.go the read cache's invalidation,
-// replicate.go live replication and events.
+// persist.go the storage adapter, cache.go the read cache's invalidation
+// and the document mirror, fastget.go the fast path of get, replicate.go
+// live replication and events.
 //
 // Documents cross the boundary as JSON text: put takes a JSON string (or an
 // object, which it turns into one with the host's JSON.stringify), and results
@@ -89,7 +100,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall/js"
 	"time"
 
@@ -97,6 +110,7 @@ import (
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/database"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/wasm/mirror"
 )
 
 // globalName is the property of globalThis that holds the API.
@@ -174,9 +188,12 @@ type api struct {
 	changes                                         js.Func
 
 	mu     sync.Mutex
-	next   int
 	stores map[int]*handle
 }
+
+// lastStore numbers stores across every api of the process: the fast path
+// (reads) knows them by number alone.
+var lastStore atomic.Int32
 
 func newAPI() *api {
 	a := &api{stores: make(map[int]*handle)}
@@ -202,6 +219,9 @@ func newAPI() *api {
 	a.list = async(a.listArgs)
 	a.value = jsObject.New()
 	a.value.Set("openStore", async(a.openArgs))
+	a.value.Set("gc", async(func([]js.Value) (func() (any, error), error) {
+		return func() (any, error) { runtime.GC(); return nil, nil }, nil
+	}))
 	a.value.Set("version", "1")
 	return a
 }
@@ -218,6 +238,7 @@ type handle struct {
 	syncer  *syncer    // replication rounds and events
 	persist *persister // nil without the persist option
 	events  *events
+	docs    *mirror.Docs // the fast path's copy of the documents
 
 	mu     sync.Mutex
 	closed bool
@@ -352,7 +373,7 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 
 // open connects a new store and returns its JavaScript object.
 func (a *api) open(o openOptions) (_ any, err error) {
-	h := &handle{events: o.events}
+	h := &handle{events: o.events, docs: mirror.NewDocs()}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
@@ -380,8 +401,9 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		}
 		h.persist, cfg.Storage = p, p
 	}
+	cfg.Observe = h.docs.Apply
 	if o.invalidate.Type() == js.TypeFunction {
-		cfg.Observe = newInvalidator(o.invalidate)
+		cfg.Observe = observeBoth(h.docs, newInvalidator(o.invalidate))
 	}
 	h.syncer = newSyncer(h.events)
 	h.syncer.hook(&cfg)
@@ -390,13 +412,19 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		return nil, err
 	}
 	h.db, h.store, h.client = db, db.Store(), db.Client()
+	if h.persist != nil {
+		// Documents loaded from the snapshot and log came before the
+		// mirror's Observe: it catches up in the background.
+		h.calls.Add(1) // shutdown waits for it
+		go h.seedMirror()
+	}
 	h.syncer.rep, h.syncer.cli = db.Replicator(), db.Client()
 
 	a.mu.Lock()
-	a.next++
-	id := a.next
+	id := int(lastStore.Add(1))
 	a.stores[id] = h
 	a.mu.Unlock()
+	reads.Add(int32(id), h.docs)
 
 	obj := jsObject.New()
 	for name, fn := range map[string]js.Func{
@@ -408,6 +436,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}
+	obj.Set("number", id)
 	return obj, nil
 }
 
@@ -419,6 +448,7 @@ func (h *handle) shutdown() error {
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
+	h.docs.Close() // the fast path misses from now on; getText refuses
 
 	drained := make(chan struct{})
 	go func() { h.calls.Wait(); close(drained) }()
