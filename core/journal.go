@@ -2,6 +2,7 @@ package core
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,8 @@ type Change struct {
 
 // Journal makes a store's writes durable. Commit receives the changes of
 // each write transaction, in commit order, while the store still holds its
-// write lock, so it must not block (queue the changes and return); the write
+// write lock, so it must not wait (queue the changes, or write them at once
+// where that needs no waiting, and return); the write
 // returns to its caller only once the returned wait function does, and fails
 // with its error. A Journal is how "acknowledged means durable" reaches the
 // storage of a browser, a worker or a file.
@@ -91,13 +93,44 @@ func (t *txn) Delete(key string) (string, error) {
 	return prev, err
 }
 
+// deferKey is the context key of a *Deferred.
+type deferKey struct{}
+
+// Deferred is the durability of a write made under DeferDurable.
+type Deferred struct{ wait func() error }
+
+// DeferDurable returns a context under which a write (Insert, Put and the
+// other single and batch writes) returns once it is applied, without waiting
+// for the journal: d.Pending reports whether its changes are still to be
+// made durable, and d.Wait waits for that. For a caller that must not wait
+// (a JavaScript call answered at once) and can answer later instead.
+func DeferDurable(ctx context.Context) (_ context.Context, d *Deferred) {
+	d = new(Deferred)
+	return context.WithValue(ctx, deferKey{}, d), d
+}
+
+// Pending reports whether the write still waits for its journal.
+func (d *Deferred) Pending() bool { return d.wait != nil }
+
+// Wait returns once the write is durable, or why it cannot be.
+func (d *Deferred) Wait() error {
+	if d.wait == nil {
+		return nil
+	}
+	if err := d.wait(); err != nil {
+		return fmt.Errorf("make write durable: %w", err)
+	}
+	return nil
+}
+
 // update runs fn in a write transaction and, once it has committed, waits
 // for the journal to make its changes durable.
-func (s *Store) update(fn func(tx *txn) error) error { return s.updateN(0, fn) }
+func (s *Store) update(fn func(tx *txn) error) error { return s.updateN(context.Background(), 0, fn) }
 
 // updateN is update for a transaction expected to make about n changes:
-// their record is allocated once.
-func (s *Store) updateN(n int, fn func(tx *txn) error) error {
+// their record is allocated once. Under DeferDurable, ctx's Deferred takes
+// the wait.
+func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) error {
 	var wait func() error
 	err := s.db.Update(func(btx *buntdb.Tx) error {
 		tx := &txn{Tx: btx, record: s.journal != nil || s.feed}
@@ -120,6 +153,10 @@ func (s *Store) updateN(n int, fn func(tx *txn) error) error {
 	})
 	if err != nil || wait == nil {
 		return err
+	}
+	if d, ok := ctx.Value(deferKey{}).(*Deferred); ok {
+		d.wait = wait
+		return nil
 	}
 	if err := wait(); err != nil {
 		return fmt.Errorf("make write durable: %w", err)

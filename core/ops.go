@@ -328,7 +328,7 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 	results := make([]Result, len(ws))
 	var failed *Error
 	// A write sets the document and its pending state: two changes.
-	err := s.updateN(2*len(ws), func(tx *txn) error {
+	err := s.updateN(ctx, 2*len(ws), func(tx *txn) error {
 		for i, w := range ws {
 			r, e := s.apply(tx, w)
 			if e != nil {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,7 +117,7 @@ type Ack struct{ ID, Rev string }
 // revisions. A document written again meanwhile stays pending, now on top of
 // the acknowledged revision.
 func (s *Store) Acknowledge(acks ...Ack) error {
-	err := s.updateN(len(acks), func(tx *txn) error {
+	err := s.updateN(context.Background(), len(acks), func(tx *txn) error {
 		for _, a := range acks {
 			// Delete first and look at what was deleted: most acknowledged
 			// documents are in sync afterwards, and a lookup saved per

@@ -258,12 +258,18 @@ func (db *DB) Replicator() *replica.Replicator { return db.rep }
 // IDs returns the HiLo id generator.
 func (db *DB) IDs() *idgen.Generator { return db.gen }
 
-// QuickWrites reports whether a write has nothing durable to wait for (no
-// Storage, or relaxed durability), so one whose id is at hand
-// (idgen.NoWait) returns without waiting.
+// QuickWrites reports whether a write can be answered without waiting for
+// its Storage (none, relaxed durability, or a Storage that appends at once),
+// so one whose id is at hand (idgen.NoWait) returns at once. With a Storage
+// that appends at once, a write committed while the log is being compacted
+// still waits: make it under core.DeferDurable to be told instead.
 func (db *DB) QuickWrites() bool {
-	return db.journal == nil || db.cfg.Durability == Relaxed
+	return db.journal == nil || db.cfg.Durability == Relaxed || db.journal.AppendsNow()
 }
+
+// AppendsNow reports whether the store's strict writes are appended to its
+// Storage at once (database.NowAppender), so they need no wait.
+func (db *DB) AppendsNow() bool { return db.journal != nil && db.journal.AppendsNow() }
 
 // Sync pushes every pending write, then pulls every change: one round.
 func (db *DB) Sync(ctx context.Context) (pushed, pulled int, err error) {

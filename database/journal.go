@@ -34,6 +34,21 @@ type Flusher interface {
 	Flush() error
 }
 
+// NowAppender is a Storage that can also append before it returns, with no
+// wait: an OPFS file held by this thread, a file written with write(2). A
+// strict write is then durable when its transaction commits, so it can be
+// answered at once. The journal calls AppendNow only while no Append or
+// Compact is in flight.
+type NowAppender interface {
+	// CanAppendNow reports whether AppendNow is available; it is asked once,
+	// when the journal opens.
+	CanAppendNow() bool
+	// AppendNow appends frames as Append does, before it returns. ok is
+	// false when it cannot at this moment: nothing was written, and the
+	// journal appends them with Append instead.
+	AppendNow(frames []byte) (ok bool, err error)
+}
+
 // Durability says when a write is acknowledged.
 type Durability int
 
@@ -75,8 +90,10 @@ type Journal struct {
 	failed   error
 	logSize  int // bytes in the log since the last snapshot
 	snapSize int
-	idle     *sync.Cond // signalled when a flush round ends
-	onDisk   uint64     // last frame a Flusher's Flush covered
+	idle     *sync.Cond  // signalled when a flush round ends
+	onDisk   uint64      // last frame a Flusher's Flush covered
+	now      NowAppender // st, when it appends at once; nil otherwise
+	frame    []byte      // AppendNow's frame buffer, reused
 }
 
 // batch is the frames of one append and whoever waits for them.
@@ -132,6 +149,9 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 		j.seq = seq
 		j.logSize = p
 	}
+	if na, ok := st.(NowAppender); ok && opts.Durability == Strict && na.CanAppendNow() {
+		j.now = na
+	}
 	store.SetJournal(j)
 	if torn {
 		if err := j.compact(); err != nil {
@@ -152,6 +172,11 @@ func (j *Journal) Commit(changes []core.Change) func() error {
 		return func() error { return err }
 	}
 	j.seq++
+	if j.now != nil && !j.flushing && len(j.pending) == 0 {
+		if done, wait := j.appendNow(changes); done {
+			return wait
+		}
+	}
 	j.pending = appendFrame(j.pending, j.seq, changes)
 	b := j.batch
 	if !j.flushing {
@@ -166,6 +191,54 @@ func (j *Journal) Commit(changes []core.Change) func() error {
 		<-b.done
 		return b.err
 	}
+}
+
+// appendNow appends the frame of changes (sequence j.seq) at once, with j.mu
+// held, which it releases when done. Not done means the storage could not
+// append at once: nothing was written, j.mu is still held and the frame
+// takes the queue. Done, it returns what Commit returns: nil (nothing to
+// wait for) or a wait that reports the failure.
+func (j *Journal) appendNow(changes []core.Change) (done bool, wait func() error) {
+	j.frame = appendFrame(j.frame[:0], j.seq, changes)
+	ok, err := j.now.AppendNow(j.frame)
+	n := len(j.frame)
+	if n > 1<<20 {
+		j.frame = nil // a bulk write's frame is not kept
+	}
+	if !ok && err == nil {
+		return false, nil
+	}
+	if err != nil {
+		j.failed = fmt.Errorf("%w: append to log: %v", ErrFailed, err)
+		failed := j.failed
+		j.mu.Unlock()
+		return true, func() error { return failed }
+	}
+	j.logSize += n
+	if j.logSize > max(j.opts.CompactAt, j.snapSize) {
+		// Compacted in the background; commits meanwhile take the queue.
+		j.flushing = true
+		go j.compactThenFlush()
+	}
+	j.mu.Unlock()
+	return true, nil
+}
+
+// AppendsNow reports whether the journal appends strict writes at once
+// (its Storage is a NowAppender that can).
+func (j *Journal) AppendsNow() bool { return j.now != nil }
+
+// compactThenFlush compacts the log, then appends what was committed
+// meanwhile. flushing is true while it runs.
+func (j *Journal) compactThenFlush() {
+	if err := j.compact(); err != nil {
+		j.mu.Lock()
+		if j.failed == nil {
+			j.failed = fmt.Errorf("%w: compact log: %v", ErrFailed, err)
+		}
+		j.mu.Unlock()
+	}
+	j.flush()
 }
 
 // flush appends pending frames, a round at a time, until none are left.

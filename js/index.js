@@ -94,8 +94,9 @@ export async function openStore(options) {
   }
   if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
   // Go answers a put on the event loop only when it has no durable write
-  // to wait for; otherwise asking first is a wasted call into Go.
-  const quick = adapter === undefined || durability === 'relaxed';
+  // to wait for (no log, relaxed, or a log it appends to at once);
+  // otherwise asking first is a wasted call into Go.
+  const quick = adapter === undefined || durability === 'relaxed' || adapter.canAppendNow?.() === true;
   return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey], quick);
 }
 
@@ -154,6 +155,8 @@ export class Store {
       this.#cache.set(stored._id, r);
       return Promise.resolve(stored);
     }
+    // Stored while the log was being compacted: durable a little later.
+    if (r instanceof Promise) return r.then((t) => JSON.parse(t));
     if (r !== undefined) return Promise.reject(r);
     return this.#raw.put(collection, text);
   }

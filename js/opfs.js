@@ -230,6 +230,23 @@ export class HeldFile {
     });
   }
 
+  /**
+   * writeNow is write done before it returns: true once written, false
+   * when the file is not open yet (nothing written). It throws as write
+   * rejects.
+   */
+  writeNow(at, bytes, flush) {
+    const h = this.#handle;
+    if (!h) return false;
+    try {
+      writeAll(h, this.#name, at, bytes);
+      if (flush) h.flush();
+    } catch (err) {
+      throw hiloError('unavailable', 503, `persist: ${this.#name}: ${err?.message ?? err}`);
+    }
+    return true;
+  }
+
   /** write puts bytes at offset at (on the disk too with flush). */
   write(at, bytes, flush) {
     return this.#do((h) => {

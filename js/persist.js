@@ -184,6 +184,14 @@ async function indexedDBPersistence(name, flush) {
       await file.write(at, bytes, flush);
       at += bytes.length;
     },
+    // An OPFS log this thread holds open is written before appendNow
+    // returns: a write is then durable when Go answers it.
+    canAppendNow: () => typeof file?.writeNow === 'function',
+    appendNow: (bytes) => {
+      if (closed || !file?.writeNow?.(at, bytes, flush)) return false;
+      at += bytes.length;
+      return true;
+    },
     // A 'strict' transaction is written to the disk with everything the
     // database committed before it.
     flush: () => {
@@ -264,6 +272,7 @@ function concatBytes(chunks) {
 // the old one.
 async function filePersistence(path, flush) {
   const fs = await import('node:fs/promises');
+  const fsSync = await import('node:fs');
   const { dirname, resolve } = await import('node:path');
   const file = resolve(path);
   const logFile = `${file}.log`;
@@ -346,6 +355,15 @@ async function filePersistence(path, flush) {
         await log.write(bytes);
         if (flush) await log.datasync();
       }),
+    // A write(2) (and fdatasync) before it returns: Go calls it only while
+    // no other log operation is in flight.
+    canAppendNow: () => log !== null,
+    appendNow: (bytes) => {
+      if (closed || log === null) return false;
+      for (let done = 0; done < bytes.length; ) done += fsSync.writeSync(log.fd, bytes, done);
+      if (flush) fsSync.fdatasyncSync(log.fd);
+      return true;
+    },
     flush: () => (flush ? Promise.resolve() : logOps(() => log.datasync())),
     compact: (bytes) =>
       logOps(async () => {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"syscall/js"
 
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
 )
 
@@ -137,10 +138,12 @@ func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
 
 // putTextCall is put without a Promise, on the event loop, for a put that
 // needs nothing to wait for: an id from a range at hand (idgen.NoWait), and
-// no durable write to wait for. It returns the stored document's JSON text
-// or an Error at once, or undefined when the put would have to wait (a
-// lease, an identity, the journal): index.js then calls put, which does.
-// Nothing is stored in that case.
+// no durable write to wait for (no persistence, relaxed durability, or a log
+// appended at once). It returns the stored document's JSON text or an Error
+// at once, or undefined when the put would have to wait (a lease, an
+// identity, the journal): index.js then calls put, which does. Nothing is
+// stored in that case. A put committed while the log is being compacted is
+// stored and returns a Promise of the text, settled once it is durable.
 func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -160,13 +163,18 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 		return toJSError(err)
 	}
 	wait := false
+	var later *core.Deferred // the write's durability, when it must be waited for
 	out, err := a.call(id, func(h *handle) (any, error) {
 		if !h.db.QuickWrites() {
 			wait = true
 			return nil, nil
 		}
 		var doc []byte
-		err := withCause(idgen.NoWait(h.ctx), func(ctx context.Context) (err error) {
+		ctx := idgen.NoWait(h.ctx)
+		if h.db.AppendsNow() {
+			ctx, later = core.DeferDurable(ctx)
+		}
+		err := withCause(ctx, func(ctx context.Context) (err error) {
 			doc, err = h.store.Put(ctx, coll, []byte(text))
 			return err
 		})
@@ -184,6 +192,15 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 		return toJSError(err)
 	case wait:
 		return js.Undefined()
+	case later != nil && later.Pending():
+		// Committed while the log was being compacted: the put is stored
+		// and answers once its frame is appended after the compaction.
+		return promise(func() (any, error) {
+			if err := later.Wait(); err != nil {
+				return nil, err
+			}
+			return out, nil
+		})
 	}
 	return out
 }

@@ -21,8 +21,9 @@
 //	getText(id)           → the document's JSON text, or an Error (no Promise)
 //	collection(op, name, payload, options) → ArangoDB-style operations (collections.go)
 //	saveBatch(items), generateId(collection), names(kind, name) → sessions (sessions.go)
-//	putText(collection, text) → the stored document's JSON text, an Error, or
-//	                        undefined when the put must wait (call put then)
+//	putText(collection, text) → the stored document's JSON text, an Error,
+//	                        undefined when the put must wait (call put then),
+//	                        or a Promise of the text (stored during a compaction)
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>

@@ -16,6 +16,8 @@ import (
 //
 //	load()               → Promise<{snapshot: Uint8Array|null, log: Uint8Array|null, node: string|null, ranges: {tag: text}}>
 //	append(bytes)        → Promise, settled once bytes are at the end of the log (held by the operating system, or on the disk)
+//	canAppendNow()       → whether appendNow can write (optional; asked once, after load)
+//	appendNow(bytes)     → true once bytes are at the end of the log as append would put them, written before it returns; false when it cannot now (nothing written); throws when the write failed
 //	flush()              → Promise, settled once every append so far is on the disk (optional: without it, appends are)
 //	compact(bytes)       → Promise, settled once bytes are the durable snapshot and the log is empty
 //	saveNode(node)       → Promise, settled once the node tag is durable
@@ -42,6 +44,8 @@ var (
 	_ database.Storage = (*persister)(nil)
 	_ database.Meta    = (*persister)(nil)
 	_ database.Flusher = (*persister)(nil)
+
+	_ database.NowAppender = (*persister)(nil)
 )
 
 // persisted is what load found.
@@ -101,6 +105,26 @@ func (p *persister) Load() ([]byte, []byte, error) {
 func (p *persister) Append(frames []byte) error {
 	_, err := awaitPromise(func() js.Value { return p.adapter.Call("append", toJS(frames)) })
 	return err
+}
+
+// CanAppendNow implements database.NowAppender: the adapter's canAppendNow.
+func (p *persister) CanAppendNow() bool {
+	if p.adapter.Get("canAppendNow").Type() != js.TypeFunction {
+		return false
+	}
+	v, err := protect(func() (any, error) { return p.adapter.Call("canAppendNow").Truthy(), nil })
+	return err == nil && v == true
+}
+
+// AppendNow implements database.NowAppender through the adapter's
+// appendNow, a call that writes before it returns (no Promise): it may run
+// on the event loop.
+func (p *persister) AppendNow(frames []byte) (ok bool, err error) {
+	v, err := protect(func() (any, error) { return p.adapter.Call("appendNow", toJS(frames)).Truthy(), nil })
+	if err != nil {
+		return true, fmt.Errorf("append to log: %w", err)
+	}
+	return v == true, nil
 }
 
 // Flush implements database.Flusher through the adapter's flush, if it has
