@@ -3,10 +3,7 @@ package database
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
-	"strconv"
-	"strings"
 
 	"github.com/hilodb/hilodb/core"
 )
@@ -115,31 +112,4 @@ func decodeChanges(b []byte) ([]core.Change, error) {
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-// A snapshot is a header line naming the last frame it holds, then the
-// store in buntdb's file format (core.Store.Load reads it).
-const snapHeader = "hilodb-snapshot 1 "
-
-func appendSnapHeader(b []byte, seq uint64) []byte {
-	b = append(b, snapHeader...)
-	b = strconv.AppendUint(b, seq, 10)
-	return append(b, '\n')
-}
-
-// splitSnapshot returns the last frame a snapshot holds and its store
-// bytes.
-func splitSnapshot(b []byte) (uint64, []byte, error) {
-	if len(b) > 0 && b[0] == '*' {
-		return 0, b, nil // a snapshot saved before there was a log: all store
-	}
-	line, _, ok := strings.Cut(string(b[:min(len(b), 64)]), "\n")
-	if !ok || !strings.HasPrefix(line, snapHeader) {
-		return 0, nil, fmt.Errorf("snapshot: no header")
-	}
-	seq, err := strconv.ParseUint(line[len(snapHeader):], 10, 64)
-	if err != nil {
-		return 0, nil, fmt.Errorf("snapshot header: %w", err)
-	}
-	return seq, b[len(line)+1:], nil
 }

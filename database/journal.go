@@ -1,7 +1,6 @@
 package database
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -103,11 +102,8 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 		return nil, fmt.Errorf("load store: %w", err)
 	}
 	if len(snap) > 0 {
-		seq, body, err := splitSnapshot(snap)
+		seq, err := loadSnapshot(store, snap)
 		if err != nil {
-			return nil, err
-		}
-		if err := store.Load(bytes.NewReader(body)); err != nil {
 			return nil, err
 		}
 		j.seq, j.snapSize = seq, len(snap)
@@ -211,20 +207,23 @@ func (j *Journal) flush() {
 // committed while it runs are in the snapshot, appended after it, or both
 // (loading skips those the snapshot holds).
 func (j *Journal) compact() error {
-	var buf bytes.Buffer
+	var items []byte
 	var seq uint64
-	buf.Write(appendSnapHeader(nil, 0)) // replaced below, once seq is known
-	head := buf.Len()
-	err := j.store.SaveAt(&buf, func() {
+	count := 0
+	err := j.store.Items(func() {
 		j.mu.Lock()
 		seq = j.seq
+		items = make([]byte, 0, j.snapSize+j.logSize) // about the size it will be
 		j.mu.Unlock()
+	}, func(key, value string) error {
+		items = appendItem(items, key, value)
+		count++
+		return nil
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("save store: %w", err)
 	}
-	snap := appendSnapHeader(make([]byte, 0, buf.Len()+16), seq)
-	snap = append(snap, buf.Bytes()[head:]...)
+	snap := appendSnapshot(make([]byte, 0, len(items)+48), seq, count, items)
 	if err := j.st.Compact(snap); err != nil {
 		return err
 	}

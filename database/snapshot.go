@@ -1,0 +1,128 @@
+package database
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hilodb/hilodb/core"
+)
+
+// A snapshot is a header line naming its format, the last frame it holds
+// and how many items follow, then the store's items in key order, each a
+// uvarint length and the key, a uvarint length and the value:
+//
+//	hilodb-snapshot 2 <seq> <items>\n | (uvarint len | key | uvarint len | value) …
+//
+// Reading it costs one copy of the bytes and the inserts: every key and
+// value is a slice of that one copy, and the keys arrive in the order the
+// store keeps them. Format 1, which stores written before wrote and which
+// is still read, has the store in buntdb's file format (a RESP command per
+// item) after a header line without the count; a snapshot saved before
+// there was a log is that format with no header at all.
+const (
+	snapHeader   = "hilodb-snapshot 2 "
+	snapHeaderV1 = "hilodb-snapshot 1 "
+)
+
+// errSnapshot marks a snapshot that is not one, or not whole.
+var errSnapshot = errors.New("damaged snapshot")
+
+// appendSnapshot appends a format 2 snapshot of seq holding items (the
+// encoded records of count items) to b.
+func appendSnapshot(b []byte, seq uint64, count int, items []byte) []byte {
+	b = append(b, snapHeader...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(count), 10)
+	b = append(b, '\n')
+	return append(b, items...)
+}
+
+// appendItem appends one item's record to b.
+func appendItem(b []byte, key, value string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}
+
+// loadSnapshot loads snapshot b, in either format, into store and returns
+// the last frame it holds.
+func loadSnapshot(store *core.Store, b []byte) (uint64, error) {
+	if len(b) > 0 && b[0] == '*' {
+		// A snapshot saved before there was a log: all store.
+		if err := store.Load(bytes.NewReader(b)); err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	line, _, ok := strings.Cut(string(b[:min(len(b), 80)]), "\n")
+	if !ok {
+		return 0, fmt.Errorf("snapshot: %w: no header", errSnapshot)
+	}
+	body := b[len(line)+1:]
+	if rest, ok := strings.CutPrefix(line, snapHeaderV1); ok {
+		seq, err := strconv.ParseUint(rest, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("snapshot header: %w", err)
+		}
+		return seq, store.Load(bytes.NewReader(body))
+	}
+	rest, ok := strings.CutPrefix(line, snapHeader)
+	if !ok {
+		return 0, fmt.Errorf("snapshot: %w: no header", errSnapshot)
+	}
+	seqText, countText, _ := strings.Cut(rest, " ")
+	seq, err := strconv.ParseUint(seqText, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("snapshot header: %w", err)
+	}
+	count, err := strconv.ParseUint(countText, 10, 64)
+	if err != nil || count > uint64(len(body)/2) {
+		return 0, fmt.Errorf("snapshot header: %w: bad item count %q", errSnapshot, countText)
+	}
+	if err := store.LoadItems(func(set func(key, value string) error) error {
+		return readItems(body, int(count), set)
+	}); err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+// readItems calls set with each of the count items encoded in b, every key
+// and value a slice of one string copy of b (so the items loaded share it),
+// and fails unless b holds exactly count items.
+func readItems(b []byte, count int, set func(key, value string) error) error {
+	text := string(b)
+	p := 0
+	field := func() (string, bool) {
+		n, k := binary.Uvarint(b[p:])
+		if k <= 0 || n > uint64(len(b)-p-k) {
+			return "", false
+		}
+		start := p + k
+		p = start + int(n)
+		return text[start:p], true
+	}
+	for i := range count {
+		key, ok := field()
+		if !ok {
+			return fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
+		}
+		value, ok := field()
+		if !ok {
+			return fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
+		}
+		if err := set(key, value); err != nil {
+			return err
+		}
+	}
+	if p != len(b) {
+		return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(b)-p, count)
+	}
+	return nil
+}
