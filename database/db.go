@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -169,6 +170,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		cl, err := client.Dial(dctx, cfg.URL, copts)
 		dialed <- dialResult{cl, err}
 	}()
+	// Under GOOS=js one goroutine runs at a time and a long load is never
+	// preempted: let the dial start its connection before the load begins.
+	runtime.Gosched()
 	var durable core.Journal
 	if cfg.Storage != nil {
 		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability, CompactAt: cfg.CompactAt})
