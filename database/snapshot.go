@@ -19,7 +19,9 @@ import (
 //
 // Reading it costs one copy of the bytes and the inserts: every key and
 // value is a slice of that one copy, and the keys arrive in the order the
-// store keeps them. Format 1, which stores written before wrote and which
+// store keeps them. The copy lives as long as any item loaded from it, so
+// until the store is opened again it also holds what was since changed or
+// deleted: at most the snapshot's size beyond what the store needs. Format 1, which stores written before wrote and which
 // is still read, has the store in buntdb's file format (a RESP command per
 // item) after a header line without the count; a snapshot saved before
 // there was a log is that format with no header at all.
