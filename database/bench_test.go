@@ -93,3 +93,41 @@ func BenchmarkReopen(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReopenLog measures opening a journal whose 100,000 documents are
+// all in the log, as a store killed before it compacted leaves it: in 100
+// frames of 1,000 (bulk writes) or in 100,000 of one (single puts).
+func BenchmarkReopenLog(b *testing.B) {
+	for _, per := range []int{1000, 1} {
+		b.Run(fmt.Sprintf("docsPerFrame=%d", per), func(b *testing.B) {
+			st, _ := core.Open(":memory:", core.Options{Node: "B"})
+			ctx := context.Background()
+			mem := &memStorage{}
+			if _, err := database.OpenJournal(mem, st, database.JournalOptions{CompactAt: 1 << 40}); err != nil {
+				b.Fatal(err)
+			}
+			docs := make([][]byte, 0, per)
+			for i := range 100000 {
+				docs = append(docs, fmt.Appendf(nil, `{"_id":"orders/%d-A","total":%d,"item":"widget","qty":%d,"note":"a small order"}`, i+1, i, i%7))
+				if len(docs) == cap(docs) {
+					if _, err := st.InsertMany(ctx, "orders", docs, nil); err != nil {
+						b.Fatal(err)
+					}
+					docs = docs[:0]
+				}
+			}
+			st.Close()
+			if mem.snap != nil {
+				b.Fatal("compacted")
+			}
+			b.SetBytes(int64(len(mem.log)))
+			for b.Loop() {
+				fresh, _ := core.Open(":memory:", core.Options{Node: "B"})
+				if _, err := database.OpenJournal(&memStorage{log: mem.log}, fresh, database.JournalOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				fresh.Close()
+			}
+		})
+	}
+}

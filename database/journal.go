@@ -1,6 +1,7 @@
 package database
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -101,32 +102,47 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	if err != nil {
 		return nil, fmt.Errorf("load store: %w", err)
 	}
+	var sn snapshot
 	if len(snap) > 0 {
-		seq, err := loadSnapshot(store, snap)
-		if err != nil {
+		if sn, err = readSnapshot(snap); err != nil {
 			return nil, err
 		}
-		j.seq, j.snapSize = seq, len(snap)
+		if sn.format == 1 {
+			if err := store.Load(bytes.NewReader(sn.body)); err != nil {
+				return nil, err
+			}
+		}
+		j.seq, j.snapSize = sn.seq, len(snap)
 	}
+	// The snapshot's items, then the log's frames after it, in one
+	// transaction; keys and values are slices of one copy of each.
 	torn := false
-	for p := 0; p < len(log); {
-		seq, changes, n, err := readFrame(log[p:])
-		if errors.Is(err, errTorn) {
-			torn = true
-			break
+	err = store.LoadChanges(func(apply func(core.Change) error) error {
+		if sn.format == 2 {
+			if err := readItems(sn.body, sn.count, apply); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read log at byte %d: %w", p, err)
+		text := string(log)
+		for p := 0; p < len(log); {
+			seq, start, end, next, err := frameAt(log, p)
+			if err != nil {
+				torn = true
+				break
+			}
+			if seq > j.seq { // else held by the snapshot already
+				if err := eachChange(log, text, start, end, apply); err != nil {
+					return fmt.Errorf("read log at byte %d: %w", p, err)
+				}
+				j.seq = seq
+				j.logSize = next
+			}
+			p = next
 		}
-		p += n
-		if seq <= j.seq {
-			continue // held by the snapshot already
-		}
-		if err := store.Replay(changes); err != nil {
-			return nil, err
-		}
-		j.seq = seq
-		j.logSize = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	store.SetJournal(j)
 	if torn {

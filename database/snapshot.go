@@ -1,7 +1,6 @@
 package database
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -52,53 +51,52 @@ func appendItem(b []byte, key, value string) []byte {
 	return append(b, value...)
 }
 
-// loadSnapshot loads snapshot b, in either format, into store and returns
-// the last frame it holds.
-func loadSnapshot(store *core.Store, b []byte) (uint64, error) {
+// snapshot is what a snapshot's header says, and the bytes after it.
+type snapshot struct {
+	format int    // 1 or 2
+	seq    uint64 // the last frame it holds
+	count  int    // format 2: how many items body holds
+	body   []byte // format 1: buntdb's file format; format 2: the items
+}
+
+// readSnapshot reads the header of snapshot b, in either format.
+func readSnapshot(b []byte) (snapshot, error) {
 	if len(b) > 0 && b[0] == '*' {
-		// A snapshot saved before there was a log: all store.
-		if err := store.Load(bytes.NewReader(b)); err != nil {
-			return 0, err
-		}
-		return 0, nil
+		// Saved before there was a log: all store, no frame held.
+		return snapshot{format: 1, body: b}, nil
 	}
 	line, _, ok := strings.Cut(string(b[:min(len(b), 80)]), "\n")
 	if !ok {
-		return 0, fmt.Errorf("snapshot: %w: no header", errSnapshot)
+		return snapshot{}, fmt.Errorf("snapshot: %w: no header", errSnapshot)
 	}
 	body := b[len(line)+1:]
 	if rest, ok := strings.CutPrefix(line, snapHeaderV1); ok {
 		seq, err := strconv.ParseUint(rest, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("snapshot header: %w", err)
+			return snapshot{}, fmt.Errorf("snapshot header: %w", err)
 		}
-		return seq, store.Load(bytes.NewReader(body))
+		return snapshot{format: 1, seq: seq, body: body}, nil
 	}
 	rest, ok := strings.CutPrefix(line, snapHeader)
 	if !ok {
-		return 0, fmt.Errorf("snapshot: %w: no header", errSnapshot)
+		return snapshot{}, fmt.Errorf("snapshot: %w: no header", errSnapshot)
 	}
 	seqText, countText, _ := strings.Cut(rest, " ")
 	seq, err := strconv.ParseUint(seqText, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("snapshot header: %w", err)
+		return snapshot{}, fmt.Errorf("snapshot header: %w", err)
 	}
 	count, err := strconv.ParseUint(countText, 10, 64)
 	if err != nil || count > uint64(len(body)/2) {
-		return 0, fmt.Errorf("snapshot header: %w: bad item count %q", errSnapshot, countText)
+		return snapshot{}, fmt.Errorf("snapshot header: %w: bad item count %q", errSnapshot, countText)
 	}
-	if err := store.LoadItems(func(set func(key, value string) error) error {
-		return readItems(body, int(count), set)
-	}); err != nil {
-		return 0, err
-	}
-	return seq, nil
+	return snapshot{format: 2, seq: seq, count: int(count), body: body}, nil
 }
 
-// readItems calls set with each of the count items encoded in b, every key
+// readItems hands apply each of the count items encoded in b, every key
 // and value a slice of one string copy of b (so the items loaded share it),
 // and fails unless b holds exactly count items.
-func readItems(b []byte, count int, set func(key, value string) error) error {
+func readItems(b []byte, count int, apply func(core.Change) error) error {
 	text := string(b)
 	p := 0
 	field := func() (string, bool) {
@@ -119,7 +117,7 @@ func readItems(b []byte, count int, set func(key, value string) error) error {
 		if !ok {
 			return fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
 		}
-		if err := set(key, value); err != nil {
+		if err := apply(core.Change{Key: key, Value: value}); err != nil {
 			return err
 		}
 	}

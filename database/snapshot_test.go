@@ -128,3 +128,27 @@ func FuzzOpenSnapshot(f *testing.F) {
 		_, _ = st.Get("orders/0")
 	})
 }
+
+// FuzzOpenLog opens a store from a snapshot and an arbitrary log: an error
+// or a store, never a panic.
+func FuzzOpenLog(f *testing.F) {
+	snap := snapshotOf(f, 2)
+	mem := &memStorage{snap: snap}
+	st, _ := core.Open(":memory:", core.Options{Node: "T"})
+	if _, err := database.OpenJournal(mem, st, database.JournalOptions{CompactAt: 1 << 30}); err != nil {
+		f.Fatal(err)
+	}
+	put(f, st, "orders/9", 9)
+	if err := st.Delete("orders/0"); err != nil {
+		f.Fatal(err)
+	}
+	st.Close()
+	f.Add(mem.log)
+	f.Add(mem.log[:len(mem.log)-1])
+	f.Fuzz(func(t *testing.T, log []byte) {
+		st, _ := core.Open(":memory:", core.Options{Node: "T"})
+		defer st.Close()
+		_, _ = database.OpenJournal(&memStorage{snap: snap, log: log}, st, database.JournalOptions{})
+		_, _ = st.Get("orders/1")
+	})
+}
