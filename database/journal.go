@@ -223,23 +223,26 @@ func (j *Journal) flush() {
 // committed while it runs are in the snapshot, appended after it, or both
 // (loading skips those the snapshot holds).
 func (j *Journal) compact() error {
-	var items []byte
+	j.mu.Lock()
+	size := j.snapSize + j.logSize // about the size the snapshot will be
+	j.mu.Unlock()
+	// The header is filled in once the walk has counted the items.
+	snap := make([]byte, snapHeaderLen, size+snapHeaderLen)
 	var seq uint64
 	count := 0
 	err := j.store.Items(func() {
 		j.mu.Lock()
 		seq = j.seq
-		items = make([]byte, 0, j.snapSize+j.logSize) // about the size it will be
 		j.mu.Unlock()
 	}, func(key, value string) error {
-		items = appendItem(items, key, value)
+		snap = appendItem(snap, key, value)
 		count++
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("save store: %w", err)
 	}
-	snap := appendSnapshot(make([]byte, 0, len(items)+48), seq, count, items)
+	putSnapHeader(snap, seq, count)
 	if err := j.st.Compact(snap); err != nil {
 		return err
 	}

@@ -11,8 +11,9 @@ import (
 )
 
 // A snapshot is a header line naming its format, the last frame it holds
-// and how many items follow, then the store's items in key order, each a
-// uvarint length and the key, a uvarint length and the value:
+// and how many items follow (each number in 20 decimal digits), then the
+// store's items in key order, each a uvarint length and the key, a uvarint
+// length and the value:
 //
 //	hilodb-snapshot 2 <seq> <items>\n | (uvarint len | key | uvarint len | value) …
 //
@@ -32,15 +33,16 @@ const (
 // errSnapshot marks a snapshot that is not one, or not whole.
 var errSnapshot = errors.New("damaged snapshot")
 
-// appendSnapshot appends a format 2 snapshot of seq holding items (the
-// encoded records of count items) to b.
-func appendSnapshot(b []byte, seq uint64, count int, items []byte) []byte {
-	b = append(b, snapHeader...)
-	b = strconv.AppendUint(b, seq, 10)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(count), 10)
-	b = append(b, '\n')
-	return append(b, items...)
+// snapHeaderLen is the length of a format 2 header as putSnapHeader
+// writes it: both numbers are written with 20 digits, so the header's
+// place can be kept before the items are counted.
+const snapHeaderLen = len(snapHeader) + 20 + 1 + 20 + 1
+
+// putSnapHeader writes the format 2 header of a snapshot of seq holding
+// count items into the first snapHeaderLen bytes of b.
+func putSnapHeader(b []byte, seq uint64, count int) {
+	h := append(b[:0], snapHeader...)
+	_ = fmt.Appendf(h, "%020d %020d\n", seq, count) // in place: b is long enough
 }
 
 // appendItem appends one item's record to b.
