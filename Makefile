@@ -135,6 +135,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzDecodePush -fuzztime=60s ./internal/wire/
+	$(GO) test -run '^$$' -fuzz=FuzzOpenSnapshot -fuzztime=60s ./database/
+	$(GO) test -run '^$$' -fuzz=FuzzOpenLog -fuzztime=60s ./database/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:

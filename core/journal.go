@@ -227,6 +227,73 @@ func (s *Store) SaveAt(w io.Writer, at func()) error {
 	return nil
 }
 
+// Items calls fn with every key and value of the store, in key order, in
+// one read transaction, and calls at first, while no write can commit: a
+// journal writes its snapshots with it, in a format of its own, and records
+// in at which of its commits the snapshot holds. fn must not call into the
+// store; its first error ends the walk and is returned.
+func (s *Store) Items(at func(), fn func(key, value string) error) error {
+	return s.db.View(func(tx *buntdb.Tx) error {
+		if at != nil {
+			at()
+		}
+		var ferr error
+		err := tx.Ascend("", func(key, value string) bool {
+			ferr = fn(key, value)
+			return ferr == nil
+		})
+		if ferr != nil {
+			return ferr
+		}
+		return err
+	})
+}
+
+// LoadChanges applies the changes fill hands to apply (a snapshot's items
+// as Items walked them, then journaled changes after it, in order) in one
+// transaction, as Load and Replay do, without journaling them again; the
+// node sequence never moves backwards. Into an empty store nothing is kept
+// for a rollback of each change (a failed fill leaves the store empty):
+// with a snapshot's keys in ascending order that is about half the cost of
+// Load, and far less than Replay of one transaction at a time.
+func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		before := readUint(&txn{Tx: tx}, nodeSeqKey)
+		if n, err := tx.Len(); err == nil && n == 0 {
+			// Nothing to restore on a rollback but the empty trees:
+			// buntdb then keeps no per-key rollback record.
+			if err := tx.DeleteAll(); err != nil {
+				return err
+			}
+		}
+		err := fill(func(c Change) error {
+			if c.Deleted {
+				if _, err := tx.Delete(c.Key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+					return err
+				}
+				return nil
+			}
+			_, _, err := tx.Set(c.Key, c.Value, nil)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if readUint(&txn{Tx: tx}, nodeSeqKey) < before {
+			_, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(before, 10), nil)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load store: %w", err)
+	}
+	s.colMu.Lock()
+	s.cols = make(map[string]keyGen)
+	s.colMu.Unlock()
+	return nil
+}
+
 // writeSetCommand writes one set in buntdb's file format, which Load reads.
 // The command's framing is put together on the stack: a snapshot writes one
 // per key, and the lengths formatted apart cost two allocations each.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -104,8 +105,8 @@ type DB struct {
 	closeErr  error
 }
 
-// Open opens the DB cfg describes: it loads what cfg.Storage holds, dials
-// the server (opening offline when it cannot be reached) and, with
+// Open opens the DB cfg describes: it loads what cfg.Storage holds while it
+// dials the server (opening offline when it cannot be reached) and, with
 // cfg.Live, starts replicating. A server that answers and refuses the
 // client (a wrong token, say) is an error.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
@@ -138,53 +139,78 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	copts := client.Options{Database: cfg.Database, Token: cfg.Token, URLs: cfg.URLs, Node: node, OnNode: db.setNode,
 		RequestTimeout: cfg.RequestTimeout, Heartbeat: cfg.Heartbeat, OnStatus: cfg.OnStatus}
-	dctx, dcancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	cl, err := client.Dial(dctx, cfg.URL, copts)
-	dcancel()
-	var refused *client.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &refused):
-		return nil, fmt.Errorf("open database: %w", err)
-	case errors.Is(err, client.ErrDisconnected) || errors.Is(err, context.DeadlineExceeded):
-		// Offline: documents with their own keys can be stored now, HiLo ids
-		// from a kept range or once the server is back.
-		cl = client.New(cfg.URL, copts)
-	default:
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	db.client = cl
+	var rj *rangeJournal
 	if db.meta != nil {
-		rj, err := newRangeJournal(db.meta, savedRanges)
-		if err != nil {
-			_ = cl.Close()
+		var err error
+		if rj, err = newRangeJournal(db.meta, savedRanges); err != nil {
 			return nil, err
 		}
-		// Kept for the next session rather than given back on close.
-		db.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: rj, JournalStep: journalStep, Reserve: cfg.Reserve})
-	} else {
-		db.gen = idgen.NewGeneratorWith(cl, idgen.Options{Reserve: cfg.Reserve})
 	}
-	src := sources{gen: db.gen, client: cl, onErr: cfg.OnSourceError}
-	if cl.Node() != "" {
-		node = cl.Node()
-	}
+	// The store's id sources get the client once it is dialed: nothing asks
+	// them for an id before Open returns.
+	src := &sources{onErr: cfg.OnSourceError}
 	st, err := core.Open(":memory:", core.Options{Node: node, IDs: src, Numbers: src, Identities: src, ChangeFeed: cfg.ChangeFeed})
 	if err != nil {
-		_ = cl.Close()
 		return nil, err
 	}
+	db.bgMu.Lock() // setNode may run meanwhile, on the dial's goroutine
 	db.store = st
+	db.bgMu.Unlock()
+
+	// The dial waits on the network while loading the store keeps the CPU
+	// busy: the two run at once, and Open waits for both.
+	type dialResult struct {
+		cl  *client.Client
+		err error
+	}
+	dialed := make(chan dialResult, 1)
+	dctx, dcancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer dcancel()
+	go func() {
+		cl, err := client.Dial(dctx, cfg.URL, copts)
+		dialed <- dialResult{cl, err}
+	}()
+	// Under GOOS=js one goroutine runs at a time and a long load is never
+	// preempted: let the dial start its connection before the load begins.
+	runtime.Gosched()
 	var durable core.Journal
 	if cfg.Storage != nil {
 		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability, CompactAt: cfg.CompactAt})
 		if err != nil {
-			_ = cl.Close()
+			dcancel()
+			if d := <-dialed; d.cl != nil {
+				_ = d.cl.Close()
+			}
 			_ = st.Close()
 			return nil, err
 		}
 		db.journal, durable = j, j
 	}
+	d := <-dialed
+	dcancel()
+	cl := d.cl
+	var refused *client.Error
+	switch {
+	case d.err == nil:
+	case errors.As(d.err, &refused):
+		_ = st.Close()
+		return nil, fmt.Errorf("open database: %w", d.err)
+	case errors.Is(d.err, client.ErrDisconnected) || errors.Is(d.err, context.DeadlineExceeded):
+		// Offline: documents with their own keys can be stored now, HiLo ids
+		// from a kept range or once the server is back.
+		cl = client.New(cfg.URL, copts)
+	default:
+		_ = st.Close()
+		return nil, fmt.Errorf("open database: %w", d.err)
+	}
+	db.client = cl
+	if rj != nil {
+		// Kept for the next session rather than given back on close.
+		db.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: rj, JournalStep: journalStep, Reserve: cfg.Reserve})
+	} else {
+		db.gen = idgen.NewGeneratorWith(cl, idgen.Options{Reserve: cfg.Reserve})
+	}
+	src.gen, src.client = db.gen, cl
 	if cfg.Observe != nil {
 		st.SetJournal(observer{observe: cfg.Observe, next: durable})
 	}
@@ -222,7 +248,10 @@ const journalStep = 8
 // setNode records the node tag the server gave this client. The client
 // calls it while holding its own lock: it must not call back into it.
 func (db *DB) setNode(node string) {
-	if st := db.store; st != nil {
+	db.bgMu.Lock()
+	st := db.store
+	db.bgMu.Unlock()
+	if st != nil {
 		st.Clock().SetNode(node)
 	}
 	if db.meta != nil {
@@ -376,9 +405,9 @@ type sources struct {
 }
 
 var (
-	_ core.IDSource       = sources{}
-	_ core.NumberSource   = sources{}
-	_ core.IdentitySource = sources{}
+	_ core.IDSource       = (*sources)(nil)
+	_ core.NumberSource   = (*sources)(nil)
+	_ core.IdentitySource = (*sources)(nil)
 )
 
 func (s sources) note(ctx context.Context, err error) error {

@@ -3,11 +3,8 @@ package database
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/hilodb/hilodb/core"
 )
@@ -69,95 +66,68 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-// readFrame decodes the frame at the start of b and returns its sequence,
-// changes and length. A frame that is cut off or fails its checksum is
-// errTorn.
-func readFrame(b []byte) (seq uint64, changes []core.Change, n int, err error) {
-	if len(b) == 0 || b[0] != frameMark {
-		return 0, nil, 0, errTorn
+// frameAt checks the frame that starts at b[p:] and returns its sequence,
+// where its payload starts and ends in b, and where the next frame starts.
+// A frame that is cut off or fails its checksum is errTorn.
+func frameAt(b []byte, p int) (seq uint64, start, end, next int, err error) {
+	if p >= len(b) || b[p] != frameMark {
+		return 0, 0, 0, 0, errTorn
 	}
-	p := 1
-	seq, k := binary.Uvarint(b[p:])
+	q := p + 1
+	seq, k := binary.Uvarint(b[q:])
 	if k <= 0 {
-		return 0, nil, 0, errTorn
+		return 0, 0, 0, 0, errTorn
 	}
-	p += k
-	size, k := binary.Uvarint(b[p:])
-	if k <= 0 || size > uint64(len(b)) {
-		return 0, nil, 0, errTorn
+	q += k
+	size, k := binary.Uvarint(b[q:])
+	if k <= 0 || size > uint64(len(b)-q-k) {
+		return 0, 0, 0, 0, errTorn
 	}
-	p += k
-	end := p + int(size)
-	if end+4 > len(b) || crc32.Checksum(b[1:end], crcTable) != binary.LittleEndian.Uint32(b[end:]) {
-		return 0, nil, 0, errTorn
+	start = q + k
+	end = start + int(size)
+	if end+4 > len(b) || crc32.Checksum(b[p+1:end], crcTable) != binary.LittleEndian.Uint32(b[end:]) {
+		return 0, 0, 0, 0, errTorn
 	}
-	changes, err = decodeChanges(b[p:end])
-	if err != nil {
-		return 0, nil, 0, err
-	}
-	return seq, changes, end + 4, nil
+	return seq, start, end, end + 4, nil
 }
 
-func decodeChanges(b []byte) ([]core.Change, error) {
-	count, k := binary.Uvarint(b)
-	if k <= 0 || count > uint64(len(b)) {
-		return nil, errors.New("log frame: bad change count")
+// eachChange hands apply each change of the payload b[start:end], its key
+// and value slices of text, which holds the same bytes as b.
+func eachChange(b []byte, text string, start, end int, apply func(core.Change) error) error {
+	p := start
+	count, k := binary.Uvarint(b[p:end])
+	if k <= 0 || count > uint64(end-p) {
+		return errors.New("log frame: bad change count")
 	}
-	b = b[k:]
-	out := make([]core.Change, 0, count)
+	p += k
 	str := func() (string, bool) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
+		n, k := binary.Uvarint(b[p:end])
+		if k <= 0 || n > uint64(end-p-k) {
 			return "", false
 		}
-		s := string(b[k : k+int(n)])
-		b = b[k+int(n):]
-		return s, true
+		from := p + k
+		p = from + int(n)
+		return text[from:p], true
 	}
 	for range count {
-		if len(b) == 0 {
-			return nil, errors.New("log frame: cut short")
+		if p >= end {
+			return errors.New("log frame: cut short")
 		}
-		op := b[0]
-		b = b[1:]
+		op := b[p]
+		p++
 		key, ok := str()
 		if !ok || op > 1 {
-			return nil, errors.New("log frame: bad change")
+			return errors.New("log frame: bad change")
 		}
 		c := core.Change{Key: key, Deleted: op == 1}
 		if op == 0 {
 			if c.Value, ok = str(); !ok {
-				return nil, errors.New("log frame: bad value")
+				return errors.New("log frame: bad value")
 			}
 		}
-		out = append(out, c)
+		if err := apply(c); err != nil {
+			return err
+		}
 	}
-	return out, nil
-}
-
-// A snapshot is a header line naming the last frame it holds, then the
-// store in buntdb's file format (core.Store.Load reads it).
-const snapHeader = "hilodb-snapshot 1 "
-
-func appendSnapHeader(b []byte, seq uint64) []byte {
-	b = append(b, snapHeader...)
-	b = strconv.AppendUint(b, seq, 10)
-	return append(b, '\n')
-}
-
-// splitSnapshot returns the last frame a snapshot holds and its store
-// bytes.
-func splitSnapshot(b []byte) (uint64, []byte, error) {
-	if len(b) > 0 && b[0] == '*' {
-		return 0, b, nil // a snapshot saved before there was a log: all store
-	}
-	line, _, ok := strings.Cut(string(b[:min(len(b), 64)]), "\n")
-	if !ok || !strings.HasPrefix(line, snapHeader) {
-		return 0, nil, fmt.Errorf("snapshot: no header")
-	}
-	seq, err := strconv.ParseUint(line[len(snapHeader):], 10, 64)
-	if err != nil {
-		return 0, nil, fmt.Errorf("snapshot header: %w", err)
-	}
-	return seq, b[len(line)+1:], nil
+	return nil
 }

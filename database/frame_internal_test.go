@@ -58,9 +58,16 @@ func TestAppendFrameLayout(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("case %d seq %d: frame differs from the layout", i, seq)
 			}
-			gseq, gch, n, err := readFrame(got[len(prefix):])
-			if err != nil || gseq != seq || n != len(got)-len(prefix) {
-				t.Fatalf("case %d seq %d: readFrame = %d, %d, %v", i, seq, gseq, n, err)
+			gseq, start, end, next, err := frameAt(got, len(prefix))
+			if err != nil || gseq != seq || next != len(got) {
+				t.Fatalf("case %d seq %d: frameAt = %d, %d, %v", i, seq, gseq, next, err)
+			}
+			var gch []core.Change
+			if err := eachChange(got, string(got), start, end, func(c core.Change) error {
+				gch = append(gch, c)
+				return nil
+			}); err != nil {
+				t.Fatalf("case %d seq %d: %v", i, seq, err)
 			}
 			for j := range changes {
 				if changes[j].Deleted {

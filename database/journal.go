@@ -119,35 +119,47 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	if err != nil {
 		return nil, fmt.Errorf("load store: %w", err)
 	}
+	var sn snapshot
 	if len(snap) > 0 {
-		seq, body, err := splitSnapshot(snap)
-		if err != nil {
+		if sn, err = readSnapshot(snap); err != nil {
 			return nil, err
 		}
-		if err := store.Load(bytes.NewReader(body)); err != nil {
-			return nil, err
+		if sn.format == 1 {
+			if err := store.Load(bytes.NewReader(sn.body)); err != nil {
+				return nil, err
+			}
 		}
-		j.seq, j.snapSize = seq, len(snap)
+		j.seq, j.snapSize = sn.seq, len(snap)
 	}
+	// The snapshot's items, then the log's frames after it, in one
+	// transaction; keys and values are slices of one copy of each.
 	torn := false
-	for p := 0; p < len(log); {
-		seq, changes, n, err := readFrame(log[p:])
-		if errors.Is(err, errTorn) {
-			torn = true
-			break
+	err = store.LoadChanges(func(apply func(core.Change) error) error {
+		if sn.format == 2 {
+			if err := readItems(sn.body, sn.count, apply); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read log at byte %d: %w", p, err)
+		text := string(log)
+		for p := 0; p < len(log); {
+			seq, start, end, next, err := frameAt(log, p)
+			if err != nil {
+				torn = true
+				break
+			}
+			if seq > j.seq { // else held by the snapshot already
+				if err := eachChange(log, text, start, end, apply); err != nil {
+					return fmt.Errorf("read log at byte %d: %w", p, err)
+				}
+				j.seq = seq
+				j.logSize = next
+			}
+			p = next
 		}
-		p += n
-		if seq <= j.seq {
-			continue // held by the snapshot already
-		}
-		if err := store.Replay(changes); err != nil {
-			return nil, err
-		}
-		j.seq = seq
-		j.logSize = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if na, ok := st.(NowAppender); ok && opts.Durability == Strict && na.CanAppendNow() {
 		j.now = na
@@ -284,20 +296,26 @@ func (j *Journal) flush() {
 // committed while it runs are in the snapshot, appended after it, or both
 // (loading skips those the snapshot holds).
 func (j *Journal) compact() error {
-	var buf bytes.Buffer
+	j.mu.Lock()
+	size := j.snapSize + j.logSize // about the size the snapshot will be
+	j.mu.Unlock()
+	// The header is filled in once the walk has counted the items.
+	snap := make([]byte, snapHeaderLen, size+snapHeaderLen)
 	var seq uint64
-	buf.Write(appendSnapHeader(nil, 0)) // replaced below, once seq is known
-	head := buf.Len()
-	err := j.store.SaveAt(&buf, func() {
+	count := 0
+	err := j.store.Items(func() {
 		j.mu.Lock()
 		seq = j.seq
 		j.mu.Unlock()
+	}, func(key, value string) error {
+		snap = appendItem(snap, key, value)
+		count++
+		return nil
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("save store: %w", err)
 	}
-	snap := appendSnapHeader(make([]byte, 0, buf.Len()+16), seq)
-	snap = append(snap, buf.Bytes()[head:]...)
+	putSnapHeader(snap, seq, count)
 	if err := j.st.Compact(snap); err != nil {
 		return err
 	}

@@ -320,6 +320,73 @@ describe('hilodb in Chromium', () => {
     }
   });
 
+  test('a store in IndexedDB whose snapshot is in format 1 (the version before wrote it) opens, and is written back in format 2', async () => {
+    // database/testdata/format1: a snapshot in buntdb's file format and a
+    // log after it, laid out in IndexedDB as that version kept them.
+    const { readFile } = await import('node:fs/promises');
+    const fixture = join(repoRoot, 'database', 'testdata', 'format1');
+    const snapshot = [...(await readFile(join(fixture, 'snapshot')))];
+    const log = [...(await readFile(join(fixture, 'log')))];
+    const database = `format1x${Date.now()}`;
+    const context = await browser.newContext();
+    const page = await newPage(context);
+    try {
+      const got = await page.evaluate(
+        async ({ database, snapshot, log }) => {
+          await new Promise((resolve, reject) => {
+            const req = indexedDB.open(`hilodb:${database}`, 1);
+            req.onupgradeneeded = () => req.result.createObjectStore('kv');
+            req.onerror = () => reject(req.error);
+            req.onsuccess = () => {
+              const tx = req.result.transaction('kv', 'readwrite');
+              tx.objectStore('kv').put({ bytes: new Uint8Array(snapshot), savedAt: Date.now() }, 'snapshot');
+              tx.objectStore('kv').put(new Uint8Array(log), ['log', 1]);
+              tx.oncomplete = () => {
+                req.result.close();
+                resolve();
+              };
+              tx.onerror = () => reject(tx.error);
+            };
+          });
+          const { openStore } = await import('/index.js');
+          const open = () => openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+          const read = async (store) => {
+            const ids = [];
+            for (let i = 0; i < 25; i++) ids.push(await store.get(`orders/${i}`).then(() => i, () => -1));
+            return { ids: ids.filter((i) => i >= 0), pending: await store.pending() };
+          };
+          let store = await open();
+          const first = await read(store);
+          await store.close();
+          const head = await new Promise((resolve, reject) => {
+            const req = indexedDB.open(`hilodb:${database}`, 1);
+            req.onerror = () => reject(req.error);
+            req.onsuccess = () => {
+              const get = req.result.transaction('kv').objectStore('kv').get('snapshot');
+              get.onsuccess = () => {
+                req.result.close();
+                resolve(new TextDecoder().decode(get.result.bytes.subarray(0, 18)));
+              };
+            };
+          });
+          store = await open();
+          const again = await read(store);
+          await store.close();
+          return { first, head, again };
+        },
+        { database, snapshot, log },
+      );
+      const ids = Array.from({ length: 25 }, (_, i) => i).filter((i) => i !== 1 && i !== 2);
+      // Written: orders/0…24 and users/…1-T, orders/0 acknowledged.
+      assert.deepEqual(got.first, { ids, pending: 25 });
+      assert.equal(got.head, 'hilodb-snapshot 2 ');
+      assert.deepEqual(got.again, got.first);
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('the demo page stores a document and shows its id', async () => {
     const page = await newPage();
     try {

@@ -1,13 +1,17 @@
 // The scenarios of make bench-browser, run inside a Chromium page for one
 // system: hilodb (a persisted store, shared through its worker, strict
 // durability) or PouchDB 9 with the idb or indexeddb adapter. Each returns
-// milliseconds; run.mjs calls them through page.evaluate.
+// milliseconds; run.mjs calls them through page.evaluate. System
+// 'hilodb-base' is another build of hilodb served under /base/ (run.mjs's
+// BASE), measured beside this one.
 
 const url = `ws://${location.host}/v1/sync`;
 
+const isHilo = (system) => system.startsWith('hilodb');
+
 async function open(system, name) {
-  if (system === 'hilodb') {
-    const { openStore } = await import('/index.js');
+  if (isHilo(system)) {
+    const { openStore } = await import(system === 'hilodb-base' ? '/base/index.js' : '/index.js');
     return openStore({ url, database: name, persist: name });
   }
   // eslint-disable-next-line no-undef
@@ -17,13 +21,13 @@ async function open(system, name) {
 const doc = (i) => ({ total: i, item: 'widget', qty: i % 7, note: 'a small order' });
 
 async function put(system, db, i) {
-  if (system === 'hilodb') return db.put('orders', doc(i));
+  if (isHilo(system)) return db.put('orders', doc(i));
   return db.put({ _id: `orders/${String(i).padStart(8, '0')}`, ...doc(i) });
 }
 
 async function bulk(system, db, from, n) {
   const docs = Array.from({ length: n }, (_, k) => doc(from + k));
-  if (system === 'hilodb') {
+  if (isHilo(system)) {
     const res = await db.putMany('orders', docs);
     if (res.some((r) => r instanceof Error)) throw new Error('putMany failed');
     return;
@@ -33,7 +37,7 @@ async function bulk(system, db, from, n) {
 }
 
 async function listAll(system, db) {
-  if (system === 'hilodb') {
+  if (isHilo(system)) {
     let n = 0;
     let after = null;
     do {
@@ -48,7 +52,7 @@ async function listAll(system, db) {
 }
 
 async function close(system, db) {
-  return system === 'hilodb' ? db.close() : db.close();
+  return db.close();
 }
 
 const ms = async (fn) => {
@@ -107,7 +111,7 @@ window.bench = {
     let reopened;
     const reopen = await ms(async () => {
       reopened = await open(system, name);
-      if (system === 'hilodb') await reopened.list('orders', { limit: 1 });
+      if (isHilo(system)) await reopened.list('orders', { limit: 1 });
       else await reopened.allDocs({ limit: 1 });
     });
     await close(system, reopened);

@@ -4,10 +4,14 @@
 // Ratios are taken per round (hilodb against the better PouchDB adapter of
 // the same round), then the median is printed. Sizes: SEQ (sequential
 // durable puts, default 1000), BULK (bulk write and list, default 10000), BIG
-// (the big store, default 100000), ROUNDS (default 3).
+// (the big store, default 100000), ROUNDS (default 3). SCENARIOS picks
+// some of sequential,bulk,list,big,pull (default all); SYSTEMS some of
+// hilodb,pouch-idb,pouch-indexeddb (default all). BASE, the web root of
+// another hilodb build (js/build-web.sh), adds it as system hilodb-base,
+// served under /base/ and measured beside this one in the same rounds.
 
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,13 +27,18 @@ const SEQ = Number(process.env.SEQ || 1000);
 const BULK = Number(process.env.BULK || 10000);
 const BIG = Number(process.env.BIG || 100000);
 const ROUNDS = Number(process.env.ROUNDS || 3);
-const systems = ['hilodb', 'pouch-idb', 'pouch-indexeddb'];
+const SCENARIOS = (process.env.SCENARIOS || 'sequential,bulk,list,big,pull').split(',');
+const BASE = process.env.BASE || '';
+const systems = (process.env.SYSTEMS || 'hilodb,pouch-idb,pouch-indexeddb').split(',');
+if (BASE) systems.splice(1, 0, 'hilodb-base');
+const pouches = systems.filter((s) => s.startsWith('pouch'));
 
 const built = await buildServer();
 const web = await mkdtemp(join(tmpdir(), 'hilodb-bench-web-'));
 const profile = await mkdtemp(join(tmpdir(), 'hilodb-bench-profile-'));
 await run('bash', [join(repoRoot, 'js', 'build-web.sh'), web], { maxBuffer: 16 << 20 });
 for (const f of ['bench.html', 'bench.js']) await copyFile(join(here, f), join(web, f));
+if (BASE) await cp(BASE, join(web, 'base'), { recursive: true });
 for (const f of ['pouchdb.min.js', 'pouchdb.indexeddb.min.js']) await copyFile(join(here, 'node_modules', 'pouchdb', 'dist', f), join(web, f));
 const server = await startServer(built.bin, ['-static', web]);
 const context = await chromium.launchPersistentContext(profile, {
@@ -56,11 +65,12 @@ try {
     for (const system of systems) {
       const name = () => `b${Date.now()}x${++seq}`;
       const r = { round, system };
-      r.sequentialDocsPerSec = (SEQ / (await inPage(([s, n, c]) => window.bench.sequential(s, n, c), system, name(), SEQ))) * 1000;
-      r.bulkDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.bulk(s, n, c), system, name(), BULK))) * 1000;
-      r.listDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.list(s, n, c), system, name(), BULK))) * 1000;
-      Object.assign(r, await inPage(([s, n, c, k]) => window.bench.big(s, n, c, k), system, name(), BIG, 20));
-      if (system === 'hilodb') Object.assign(r, await inPage(([n, c]) => window.bench.pull(n, c), name(), BULK));
+      const want = (s) => SCENARIOS.includes(s);
+      if (want('sequential')) r.sequentialDocsPerSec = (SEQ / (await inPage(([s, n, c]) => window.bench.sequential(s, n, c), system, name(), SEQ))) * 1000;
+      if (want('bulk')) r.bulkDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.bulk(s, n, c), system, name(), BULK))) * 1000;
+      if (want('list')) r.listDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.list(s, n, c), system, name(), BULK))) * 1000;
+      if (want('big')) Object.assign(r, await inPage(([s, n, c, k]) => window.bench.big(s, n, c, k), system, name(), BIG, 20));
+      if (want('pull') && system === 'hilodb') Object.assign(r, await inPage(([n, c]) => window.bench.pull(n, c), name(), BULK));
       rows.push(r);
       console.log(JSON.stringify(r));
     }
@@ -76,16 +86,32 @@ try {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const higher = ['sequentialDocsPerSec', 'bulkDocsPerSec', 'listDocsPerSec'];
 const lower = ['fullPutMs', 'reopenMs'];
-console.log(`\nhilodb against the better PouchDB 9 adapter of each round (median of ${ROUNDS} rounds; >1 means hilodb is better):`);
-for (const m of [...higher, ...lower]) {
+const measured = [...higher, ...lower].filter((m) => rows.some((r) => r[m] !== undefined));
+const per = (s, m) => median(rows.filter((r) => r.system === s).map((r) => r[m])).toFixed(1);
+// Per round: a ratio of system a's figure to system b's (>1: a better).
+const ratio = (m, a, bs) => {
   const ratios = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const h = rows.find((r) => r.round === round && r.system === 'hilodb')[m];
-    const ps = rows.filter((r) => r.round === round && r.system !== 'hilodb').map((r) => r[m]);
+    const h = rows.find((r) => r.round === round && r.system === a)[m];
+    const ps = rows.filter((r) => r.round === round && bs.includes(r.system)).map((r) => r[m]);
     ratios.push(higher.includes(m) ? h / Math.max(...ps) : Math.min(...ps) / h);
   }
-  const per = (s) => median(rows.filter((r) => r.system === s).map((r) => r[m])).toFixed(1);
-  console.log(`${m.padEnd(22)} ratio ${median(ratios).toFixed(2)}   hilodb ${per('hilodb')}   idb ${per('pouch-idb')}   indexeddb ${per('pouch-indexeddb')}`);
+  return median(ratios).toFixed(2);
+};
+if (systems.includes('hilodb') && pouches.length > 0) {
+  console.log(`\nhilodb against the better PouchDB 9 adapter of each round (median of ${ROUNDS} rounds; >1 means hilodb is better):`);
+  for (const m of measured) {
+    console.log(`${m.padEnd(22)} ratio ${ratio(m, 'hilodb', pouches)}   hilodb ${per('hilodb', m)}   ${pouches.map((p) => `${p.slice(6)} ${per(p, m)}`).join('   ')}`);
+  }
+}
+if (BASE) {
+  console.log(`\nhilodb against the build in ${BASE} (median of ${ROUNDS} rounds; >1 means this build is better):`);
+  for (const m of measured) console.log(`${m.padEnd(22)} ratio ${ratio(m, 'hilodb', ['hilodb-base'])}   hilodb ${per('hilodb', m)}   base ${per('hilodb-base', m)}`);
 }
 const h = rows.filter((r) => r.system === 'hilodb');
-console.log(`hilodb: a put into ${BIG} documents costs ${median(h.map((r) => r.fullPutMs / r.emptyPutMs)).toFixed(2)}× one into an empty store; reopening ${BIG} takes ${median(h.map((r) => r.reopenMs)).toFixed(0)} ms; the longest main-thread task while ${BULK} documents are pulled: ${median(h.map((r) => r.longestTaskMs)).toFixed(0)} ms`);
+if (h.length > 0 && h[0].reopenMs !== undefined) {
+  console.log(`hilodb: a put into ${BIG} documents costs ${median(h.map((r) => r.fullPutMs / r.emptyPutMs)).toFixed(2)}× one into an empty store; reopening ${BIG} takes ${median(h.map((r) => r.reopenMs)).toFixed(0)} ms`);
+}
+if (h.length > 0 && h[0].longestTaskMs !== undefined) {
+  console.log(`hilodb: the longest main-thread task while ${BULK} documents are pulled: ${median(h.map((r) => r.longestTaskMs)).toFixed(0)} ms`);
+}

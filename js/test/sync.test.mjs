@@ -451,6 +451,35 @@ describe('persist in Node', () => {
     // Resolved once appended, with nothing to flush.
     assert.match(await readFile(join(dir, 'flushed.hilodb.log'), 'latin1'), /orders\/f/);
   });
+  test('a store written with snapshot format 1 opens, and is written back in format 2', async () => {
+    // fixtures/format1: a store the version before format 2 wrote (a
+    // snapshot, then a log it did not compact): orders/k0…k20 but k1 and
+    // k3, k2 edited after a sync; k2, k20 and the deletion of k3 pending.
+    const { copyFile, readFile } = await import('node:fs/promises');
+    const path = join(dir, 'format1.hilodb');
+    const fixtures = new URL('./fixtures/format1/', import.meta.url);
+    for (const f of ['format1.hilodb', 'format1.hilodb.log']) await copyFile(new URL(f, fixtures), join(dir, f));
+    const offline = `ws://127.0.0.1:${await freePort()}/v1/sync`; // nothing listens: the store opens offline
+    const check = async (s, extra) => {
+      for (let i = 0; i <= 20; i++) {
+        if (i === 1 || i === 3) await rejectsWith(s.get(`orders/k${i}`), 'not_found', 1202);
+        else assert.equal((await s.get(`orders/k${i}`)).i, i);
+      }
+      assert.equal((await s.get('orders/k2')).edited, true);
+      assert.equal(await s.pending(), 3 + extra);
+    };
+    const s = await openStore({ url: offline, database: 'fixture', persist: path });
+    open.push(s);
+    await check(s, 0);
+    await s.put('orders', { _key: 'k21', i: 21 });
+    await s.close();
+    open = open.filter((x) => x !== s);
+    assert.match(await readFile(path, 'latin1'), /^[^\n]*\nhilodb-snapshot 2 /, 'close wrote no format 2 snapshot');
+    const again = await openStore({ url: offline, database: 'fixture', persist: path });
+    open.push(again);
+    await check(again, 1);
+    assert.equal((await again.get('orders/k21')).i, 21);
+  });
 });
 
 describe('the read cache', () => {

@@ -1,0 +1,130 @@
+package database
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hilodb/hilodb/core"
+)
+
+// A snapshot is a header line naming its format, the last frame it holds
+// and how many items follow (each number in 20 decimal digits), then the
+// store's items in key order, each a uvarint length and the key, a uvarint
+// length and the value:
+//
+//	hilodb-snapshot 2 <seq> <items>\n | (uvarint len | key | uvarint len | value) …
+//
+// Reading it costs one copy of the bytes and the inserts: every key and
+// value is a slice of that one copy, and the keys arrive in the order the
+// store keeps them. The copy lives as long as any item loaded from it, so
+// until the store is opened again it also holds what was since changed or
+// deleted: at most the snapshot's size beyond what the store needs. Format 1, which stores written before wrote and which
+// is still read, has the store in buntdb's file format (a RESP command per
+// item) after a header line without the count; a snapshot saved before
+// there was a log is that format with no header at all.
+const (
+	snapHeader   = "hilodb-snapshot 2 "
+	snapHeaderV1 = "hilodb-snapshot 1 "
+)
+
+// errSnapshot marks a snapshot that is not one, or not whole.
+var errSnapshot = errors.New("damaged snapshot")
+
+// snapHeaderLen is the length of a format 2 header as putSnapHeader
+// writes it: both numbers are written with 20 digits, so the header's
+// place can be kept before the items are counted.
+const snapHeaderLen = len(snapHeader) + 20 + 1 + 20 + 1
+
+// putSnapHeader writes the format 2 header of a snapshot of seq holding
+// count items into the first snapHeaderLen bytes of b.
+func putSnapHeader(b []byte, seq uint64, count int) {
+	h := append(b[:0], snapHeader...)
+	_ = fmt.Appendf(h, "%020d %020d\n", seq, count) // in place: b is long enough
+}
+
+// appendItem appends one item's record to b.
+func appendItem(b []byte, key, value string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}
+
+// snapshot is what a snapshot's header says, and the bytes after it.
+type snapshot struct {
+	format int    // 1 or 2
+	seq    uint64 // the last frame it holds
+	count  int    // format 2: how many items body holds
+	body   []byte // format 1: buntdb's file format; format 2: the items
+}
+
+// readSnapshot reads the header of snapshot b, in either format.
+func readSnapshot(b []byte) (snapshot, error) {
+	if len(b) > 0 && b[0] == '*' {
+		// Saved before there was a log: all store, no frame held.
+		return snapshot{format: 1, body: b}, nil
+	}
+	line, _, ok := strings.Cut(string(b[:min(len(b), 80)]), "\n")
+	if !ok {
+		return snapshot{}, fmt.Errorf("snapshot: %w: no header", errSnapshot)
+	}
+	body := b[len(line)+1:]
+	if rest, ok := strings.CutPrefix(line, snapHeaderV1); ok {
+		seq, err := strconv.ParseUint(rest, 10, 64)
+		if err != nil {
+			return snapshot{}, fmt.Errorf("snapshot header: %w", err)
+		}
+		return snapshot{format: 1, seq: seq, body: body}, nil
+	}
+	rest, ok := strings.CutPrefix(line, snapHeader)
+	if !ok {
+		return snapshot{}, fmt.Errorf("snapshot: %w: no header", errSnapshot)
+	}
+	seqText, countText, _ := strings.Cut(rest, " ")
+	seq, err := strconv.ParseUint(seqText, 10, 64)
+	if err != nil {
+		return snapshot{}, fmt.Errorf("snapshot header: %w", err)
+	}
+	count, err := strconv.ParseUint(countText, 10, 64)
+	if err != nil || count > uint64(len(body)/2) {
+		return snapshot{}, fmt.Errorf("snapshot header: %w: bad item count %q", errSnapshot, countText)
+	}
+	return snapshot{format: 2, seq: seq, count: int(count), body: body}, nil
+}
+
+// readItems hands apply each of the count items encoded in b, every key
+// and value a slice of one string copy of b (so the items loaded share it),
+// and fails unless b holds exactly count items.
+func readItems(b []byte, count int, apply func(core.Change) error) error {
+	text := string(b)
+	p := 0
+	field := func() (string, bool) {
+		n, k := binary.Uvarint(b[p:])
+		if k <= 0 || n > uint64(len(b)-p-k) {
+			return "", false
+		}
+		start := p + k
+		p = start + int(n)
+		return text[start:p], true
+	}
+	for i := range count {
+		key, ok := field()
+		if !ok {
+			return fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
+		}
+		value, ok := field()
+		if !ok {
+			return fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
+		}
+		if err := apply(core.Change{Key: key, Value: value}); err != nil {
+			return err
+		}
+	}
+	if p != len(b) {
+		return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(b)-p, count)
+	}
+	return nil
+}
