@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -173,7 +174,7 @@ func TestAppendNowFailureFailsTheWrite(t *testing.T) {
 // it waits, and is durable once the compaction is done.
 func TestAppendNowWaitsOutACompaction(t *testing.T) {
 	dir := t.TempDir()
-	st, _, nd := openNow(t, dir, database.JournalOptions{CompactAt: 4096})
+	st, j, nd := openNow(t, dir, database.JournalOptions{CompactAt: 4096})
 	started, release := nd.holdCompaction()
 	i := 0
 	for ; ; i++ {
@@ -184,6 +185,7 @@ func TestAppendNowWaitsOutACompaction(t *testing.T) {
 			if i > 10000 {
 				t.Fatal("no compaction after 10,000 writes")
 			}
+			runtime.Gosched() // one thread under GOOS=js: let a compaction start
 			continue
 		}
 		break
@@ -201,6 +203,9 @@ func TestAppendNowWaitsOutACompaction(t *testing.T) {
 		if err := d.Wait(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := j.Sync(); err != nil { // the flush after the compaction ends
+		t.Fatal(err)
 	}
 	if d := putDeferred(t, st, "orders/after", 0); d.Pending() {
 		t.Error("a write after the compaction still waits")
