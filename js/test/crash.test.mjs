@@ -96,3 +96,35 @@ for (const durability of ['strict', 'flushed']) test(`${durability}: every ackno
     await store.close();
   }
 });
+
+// A put is answered in the step that appends it to the log, except while
+// the log is being compacted into a new snapshot: such a put is stored and
+// resolves once it is appended after the compaction. Enough large writes to
+// pass the compaction size a few times, each awaited, all there after
+// reopening.
+test('puts made while the log is compacted resolve once stored, and all are there after reopening', async () => {
+  const database = `compact${process.pid}`;
+  const persist = join(dir, 'compact.hilodb');
+  const note = 'x'.repeat(8000);
+  const n = 1500; // about 12 MB of log: the log is compacted at 4 MiB
+  let store = await openStore({ url: server.wsURL, database, persist });
+  try {
+    for (let i = 0; i < n; i++) {
+      const doc = await store.put('orders', { _key: `k${i}`, i, note });
+      assert.equal(doc._key, `k${i}`);
+      assert.equal(doc.i, i);
+    }
+  } finally {
+    await store.close();
+  }
+  store = await openStore({ url: server.wsURL, database, persist });
+  try {
+    for (let i = 0; i < n; i++) {
+      const doc = await store.get(`orders/k${i}`);
+      assert.equal(doc.i, i, `orders/k${i} after reopening`);
+      assert.equal(doc.note.length, note.length);
+    }
+  } finally {
+    await store.close();
+  }
+});
