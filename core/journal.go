@@ -279,18 +279,12 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 		if err != nil {
 			return err
 		}
-		if readUint(&txn{Tx: tx}, nodeSeqKey) < before {
-			_, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(before, 10), nil)
-			return err
-		}
-		return nil
+		return keepNodeSeq(&txn{Tx: tx}, before)
 	})
 	if err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
-	s.colMu.Lock()
-	s.cols = make(map[string]keyGen)
-	s.colMu.Unlock()
+	s.forgetCollections()
 	return nil
 }
 

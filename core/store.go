@@ -139,20 +139,30 @@ func (s *Store) Load(r io.Reader) error {
 	if err := s.db.Load(r); err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
-	err := s.update(func(tx *txn) error {
-		if readUint(tx, nodeSeqKey) < before {
-			_, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(before, 10), nil)
-			return err
-		}
-		return nil
-	})
+	err := s.update(func(tx *txn) error { return keepNodeSeq(tx, before) })
 	if err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
+	s.forgetCollections()
+	return nil
+}
+
+// keepNodeSeq raises the node sequence back to before when a load lowered
+// it: no id ending in the separator is made twice.
+func keepNodeSeq(tx *txn, before uint64) error {
+	if readUint(tx, nodeSeqKey) < before {
+		_, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(before, 10), nil)
+		return err
+	}
+	return nil
+}
+
+// forgetCollections drops the collections' key generators after a load:
+// they are read again from what was loaded.
+func (s *Store) forgetCollections() {
 	s.colMu.Lock()
 	s.cols = make(map[string]keyGen)
 	s.colMu.Unlock()
-	return nil
 }
 
 func readUint(tx *txn, key string) uint64 {

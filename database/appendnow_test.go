@@ -159,14 +159,7 @@ func TestAppendNowDeclinedTakesTheQueue(t *testing.T) {
 func TestAppendNowFailureFailsTheWrite(t *testing.T) {
 	st, _, nd := openNow(t, t.TempDir(), database.JournalOptions{})
 	put(t, st, "orders/1", 1)
-	nd.fail.Store(true)
-	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/2"}`)); !errors.Is(err, database.ErrFailed) {
-		t.Fatalf("write whose append failed: %v, want ErrFailed", err)
-	}
-	nd.fail.Store(false)
-	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/3"}`)); !errors.Is(err, database.ErrFailed) {
-		t.Fatalf("write after a failure: %v, want ErrFailed until reopened", err)
-	}
+	failsUntilReopened(t, st, nd.fail.Store)
 }
 
 // A write committed while the log is being compacted cannot be appended at

@@ -166,11 +166,19 @@ func TestConcurrentWritesShareAppends(t *testing.T) {
 func TestFailedStorageFailsWrites(t *testing.T) {
 	st, c := openCounting(t)
 	put(t, st, "orders/1", 1)
-	c.fail.Store(true)
+	failsUntilReopened(t, st, c.fail.Store)
+}
+
+// failsUntilReopened makes the storage fail a write, then work again, and
+// checks that both that write and the next fail with ErrFailed: the store
+// is not trusted with acknowledgements until it is opened again.
+func failsUntilReopened(t *testing.T, st *core.Store, fail func(bool)) {
+	t.Helper()
+	fail(true)
 	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/2"}`)); !errors.Is(err, database.ErrFailed) {
 		t.Fatalf("write on failed storage: %v, want ErrFailed", err)
 	}
-	c.fail.Store(false)
+	fail(false)
 	if _, err := st.Put(context.Background(), "orders", []byte(`{"_id":"orders/3"}`)); !errors.Is(err, database.ErrFailed) {
 		t.Fatalf("write after a failure: %v, want ErrFailed until reopened", err)
 	}
