@@ -233,7 +233,14 @@ func TestWithStore(t *testing.T) {
 			}
 		}
 	}
-	for i := range 10 {
+	sameAsStore(t, st, l, 10)
+}
+
+// sameAsStore checks that the mirror answers orders/k0 … orders/k(n-1) as
+// the store holds them: the same text, or a miss for one it has none of.
+func sameAsStore(t *testing.T, st *core.Store, l *mirror.Lookup, n int) {
+	t.Helper()
+	for i := range n {
 		id := fmt.Sprintf("orders/k%d", i)
 		want, err := st.GetString(id)
 		got, code := get(l, 1, id)
@@ -305,17 +312,7 @@ func TestSeed(t *testing.T) {
 	if err := st.Delete("orders/k4"); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 20 {
-		id := fmt.Sprintf("orders/k%d", i)
-		want, err := st.GetString(id)
-		got, code := get(l, 1, id)
-		switch {
-		case err != nil && code != mirror.Miss:
-			t.Errorf("%s: store has none, mirror has %q", id, got)
-		case err == nil && (code != mirror.Hit || got != want):
-			t.Errorf("%s: mirror %q (%d), store %q", id, got, code, want)
-		}
-	}
+	sameAsStore(t, st, l, 20)
 	d.Close()
 	if err := d.Seed(func(fn func(id, text string) bool) error { return st.EachDocument("", fn) }); err != nil || d.Len() != 0 {
 		t.Errorf("Seed after Close: %v, %d documents; want none", err, d.Len())
