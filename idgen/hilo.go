@@ -170,7 +170,7 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 					if quick {
 						return nil, 0, ErrWouldWait // n is skipped, never reused
 					}
-					if err := h.journal(w, n); err != nil {
+					if err := h.journal(w, n, demand(ctx)); err != nil {
 						return nil, 0, err
 					}
 				}
@@ -186,8 +186,10 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 	}
 }
 
-// journal makes the journal cover n, taken from w, before n is handed out.
-func (h *HiLo) journal(w *window, n int64) error {
+// journal makes the journal cover n, taken from w, before n is handed out,
+// and at least the want numbers after it that the caller is about to take
+// (WithDemand), as far as w goes.
+func (h *HiLo) journal(w *window, n, want int64) error {
 	h.jmu.Lock()
 	defer h.jmu.Unlock()
 	if n <= w.mark.Load() {
@@ -206,7 +208,7 @@ func (h *HiLo) journal(w *window, n int64) error {
 		// A step of at most a quarter of the range, so a reload skips only
 		// part of a small range instead of all of it.
 		step = h.nextStep(time.Now(), w.r.High-w.r.Low+1)
-		mark = min(n+step-1, w.r.High)
+		mark = min(n+max(step, want)-1, w.r.High)
 	} else if h.jcur == cur {
 		// w was spent and replaced, and the journal already names its
 		// successor as current: a reload starts there, past every number

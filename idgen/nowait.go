@@ -27,3 +27,19 @@ func IsNoWait(ctx context.Context) bool {
 	v, _ := ctx.Value(noWaitKey{}).(bool)
 	return v
 }
+
+type demandKey struct{}
+
+// WithDemand returns a context that tells NextID and NextNumber about n
+// more numbers about to be taken in a row (a bulk write): a journal write
+// made on the way covers them all, up to the end of the current range, so
+// the bulk write journals once per range instead of a step at a time.
+func WithDemand(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, demandKey{}, int64(n))
+}
+
+// demand is the count given to WithDemand, or 0.
+func demand(ctx context.Context) int64 {
+	v, _ := ctx.Value(demandKey{}).(int64)
+	return v
+}

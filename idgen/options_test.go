@@ -247,6 +247,46 @@ func TestJournalStepCappedByRange(t *testing.T) {
 	}
 }
 
+// TestJournalCoversADemand: numbers taken under WithDemand (a bulk write)
+// are journaled once per range, each write covering the rest of the batch
+// as far as the range goes, and every number is still covered before it is
+// handed out.
+func TestJournalCoversADemand(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		rangeSize     int64
+		demand, take  int
+		maxSaves      int
+		wantMarkAtEnd int64
+	}{
+		{"one range holds the batch", 1 << 20, 10000, 10000, 1, 10000},
+		{"a batch over four ranges", 256, 1000, 1000, 4, 1024},
+		{"a demand larger than what is taken", 1 << 20, 500, 100, 1, 500},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newMemJournal()
+			h := idgen.NewHiLoWith("orders", newMemSource(tt.rangeSize), idgen.Options{Journal: j, JournalStep: 8})
+			ctx := idgen.WithDemand(context.Background(), tt.demand)
+			for i := 1; i <= tt.take; i++ {
+				n, _, err := h.NextNumber(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rs, _ := j.get("orders"); n > rs.Mark && rs.Current.High >= n {
+					t.Fatalf("number %d handed out above the journal's mark %d", n, rs.Mark)
+				}
+			}
+			rs, saves := j.get("orders")
+			if saves > tt.maxSaves {
+				t.Errorf("%d numbers under a demand of %d cost %d journal writes, want at most %d", tt.take, tt.demand, saves, tt.maxSaves)
+			}
+			if rs.Mark != tt.wantMarkAtEnd {
+				t.Errorf("mark %d, want %d", rs.Mark, tt.wantMarkAtEnd)
+			}
+		})
+	}
+}
+
 func TestJournalFailureHandsOutNothing(t *testing.T) {
 	j := newMemJournal()
 	j.setFail(true)
