@@ -340,7 +340,7 @@ func (s *Store) run(ctx context.Context, ws []*write, atomic bool) ([]Result, er
 			}
 			results[i] = r
 		}
-		return nil
+		return storeReceipt(ctx, tx, results)
 	})
 	if failed != nil {
 		return nil, failed

@@ -61,7 +61,7 @@ export class Host {
     switch (msg?.t) {
       case 'open':
         try {
-          reply(msg.rid, await this.#openSession(port, tab, msg.options));
+          reply(msg.rid, await this.#openSession(port, tab, msg.options, typeof msg.link === 'string' ? msg.link : ''));
         } catch (err) {
           fail(msg.rid, err);
         }
@@ -71,7 +71,7 @@ export class Host {
         if (!s) return fail(msg.rid, { code: 'closed', num: 1902, message: 'store is closed' });
         if (!methods.has(msg.m)) return fail(msg.rid, { code: 'bad_request', num: 400, message: `unknown method ${msg.m}` });
         try {
-          let value = await s.entry.store[msg.m](...(msg.args ?? []));
+          let value = msg.receipt && receipted.has(msg.m) ? await receiptedCall(s.entry.store, msg) : await s.entry.store[msg.m](...(msg.args ?? []));
           if (msg.m === 'putMany') value = value.map((r) => (r instanceof Error ? { __hiloError: plainError(r) } : r));
           reply(msg.rid, value);
           if (writes.has(msg.m)) this.#tellOthers(msg.sid, s.entry, msg.m, msg.args, value);
@@ -89,7 +89,7 @@ export class Host {
 
   // openSession joins the store of options.persist, opening it first if it
   // is not open here.
-  async #openSession(port, tab, options) {
+  async #openSession(port, tab, options, link) {
     const name = options.persist;
     const key = JSON.stringify([options.url, options.database, options.token ?? '', options.changeFeed ?? false]);
     for (;;) {
@@ -111,6 +111,7 @@ export class Host {
         entry.opening = openTakingOver(options).then(
           (store) => {
             e.store = store;
+            dropDeadTabsReceipts(store);
             store._onFeedHead((head) => this.#tell(e, null, 'feed', head));
             for (const type of ['change', 'conflict', 'error', 'status']) {
               store.on(type, (payload) => this.#tell(e, null, type, type === 'error' ? plainError(payload) : payload));
@@ -125,7 +126,7 @@ export class Host {
       await entry.opening;
       if (entry.closing) continue; // closed while this tab waited
       const sid = ++this.#nextSid;
-      this.#sessions.set(sid, { port, tab, entry });
+      this.#sessions.set(sid, { port, tab, entry, link });
       entry.sessions.add(sid);
       return sid;
     }
@@ -158,6 +159,8 @@ export class Host {
     this.#sessions.delete(sid);
     const { entry } = s;
     entry.sessions.delete(sid);
+    // The tab's writes through this session can no longer be sent again.
+    if (s.tab && s.link) await entry.store?._dropReceipts('only', [`${s.tab}/${s.link}/`]).catch(() => {});
     if (entry.sessions.size > 0 || entry.closing) return;
     entry.closing = (async () => {
       try {
@@ -168,6 +171,62 @@ export class Host {
     })();
     await entry.closing;
   }
+}
+
+// receipted are the writes a tab sends with a receipt {key, seq} (tabs.js):
+// stored with the write, in its transaction, so that when the host goes
+// away before it answers, the next host can tell whether it was made.
+const receipted = new Set(['put', 'putMany']);
+
+// receiptedCall makes the write of msg with its receipt. A write sent again
+// (msg.resend: its host went away before answering) is answered from its
+// receipt when that shows it was made, and made now when it shows it was
+// not; when a later write of the tab took its receipt's slot, which of the
+// two is no longer known, and it fails with unavailable.
+async function receiptedCall(store, msg) {
+  const { key, seq } = msg.receipt;
+  if (typeof key !== 'string' || typeof seq !== 'number') {
+    throw { code: 'bad_request', num: 400, message: `${msg.m}: a receipt is {key: string, seq: number}` };
+  }
+  const args = msg.args ?? [];
+  if (msg.resend) {
+    const text = await store._receipt(key);
+    const r = text === undefined ? undefined : JSON.parse(text);
+    if (r?.seq === seq) return answerFromReceipt(store, msg.m, r);
+    if (r && r.seq > seq) {
+      throw { code: 'unavailable', num: 503, message: `${msg.m}: the tab that ran the shared store went away before it answered, and whether the write was stored is no longer known (retry it)` };
+    }
+  }
+  return msg.m === 'put' ? store._putReceipted(key, seq, ...args) : store._putManyReceipted(key, seq, ...args);
+}
+
+// answerFromReceipt answers a write that was made: each document as it is
+// stored now (or its id, if it is gone since), or the error it failed with.
+async function answerFromReceipt(store, m, r) {
+  const item = async (it) => {
+    if (!it.id) return { __hiloError: { code: it.code || 'internal', num: it.num ?? 4, message: it.message ?? '' } };
+    try {
+      return await store.get(it.id);
+    } catch {
+      return { _id: it.id };
+    }
+  };
+  const out = await Promise.all(r.items.map(item));
+  if (m !== 'put') return out;
+  if (out[0]?.__hiloError) throw out[0].__hiloError;
+  return out[0];
+}
+
+// dropDeadTabsReceipts drops the receipts of tabs that are gone (their Web
+// Lock is free): a browser killed with tabs open leaves theirs.
+function dropDeadTabsReceipts(store) {
+  navigator.locks
+    .query()
+    .then(({ held }) => {
+      const live = held.map((l) => l.name).filter((n) => n.startsWith('hilodb-tab:'));
+      return store._dropReceipts('except', live.map((n) => `${n}/`));
+    })
+    .catch(() => {});
 }
 
 // openTakingOver opens the store of options.persist in this realm. The host

@@ -138,6 +138,18 @@ export class Store {
    * options.ignoreRevs: true drops that check.
    */
   put(collection, doc, options) {
+    return this.#put(collection, doc, options);
+  }
+
+  /**
+   * @internal put storing a receipt (key, seq) in the same transaction, for
+   * the host of a store shared by tabs (host.js).
+   */
+  _putReceipted(key, seq, collection, doc, options) {
+    return this.#put(collection, doc, options, key, seq);
+  }
+
+  #put(collection, doc, options, key, seq) {
     let text;
     try {
       doc = withRevOptions(doc, options);
@@ -149,7 +161,7 @@ export class Store {
     if (text === undefined) text = '';
     // At once when Go needs nothing to wait for (an id at hand, no durable
     // write); undefined means it must wait, so the asynchronous put runs.
-    const r = this.#quick && typeof collection === 'string' ? this.#raw.putText(collection, text) : undefined;
+    const r = this.#quick && typeof collection === 'string' ? this.#raw.putText(collection, text, key, seq) : undefined;
     if (typeof r === 'string') {
       const stored = JSON.parse(r);
       this.#cache.set(stored._id, r);
@@ -158,7 +170,7 @@ export class Store {
     // Stored while the log was being compacted: durable a little later.
     if (r instanceof Promise) return r.then((t) => JSON.parse(t));
     if (r !== undefined) return Promise.reject(r);
-    return this.#raw.put(collection, text);
+    return this.#raw.put(collection, text, key, seq);
   }
 
   /** Resolves to the document with the given _id. */
@@ -187,6 +199,25 @@ export class Store {
    * document, or a HiloError for one that failed (the others are stored).
    */
   putMany(collection, docs) {
+    return this.#putMany(collection, docs);
+  }
+
+  /** @internal putMany storing a receipt (key, seq), for host.js. */
+  _putManyReceipted(key, seq, collection, docs) {
+    return this.#putMany(collection, docs, key, seq);
+  }
+
+  /** @internal The receipt stored under key, as JSON text, or undefined. */
+  _receipt(key) {
+    return this.#raw.receipt(key);
+  }
+
+  /** @internal Drops receipts by key prefix: mode 'only' or 'except'. */
+  _dropReceipts(mode, prefixes) {
+    return this.#raw.dropReceipts(mode, prefixes);
+  }
+
+  #putMany(collection, docs, key, seq) {
     if (!Array.isArray(docs)) return Promise.reject(hiloError('bad_request', 400, 'putMany: docs must be an array'));
     // One JSON array text: one string crosses into Go, not one per document.
     const texts = new Array(docs.length);
@@ -197,7 +228,7 @@ export class Store {
         return Promise.reject(hiloError('bad_json', 600, `putMany: document ${i} cannot be turned into JSON: ${err.message}`));
       }
     }
-    return this.#raw.putMany(collection, `[${texts.join(',')}]`).then((rs) =>
+    return this.#raw.putMany(collection, `[${texts.join(',')}]`, key, seq).then((rs) =>
       rs.map((r) => (r && r.__hiloError ? hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message) : r)),
     );
   }

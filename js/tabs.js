@@ -4,8 +4,9 @@
 // through a port of its own. A write resolves once the host's store made it
 // durable; the other tabs hear of it as a 'change' event and read it at
 // once. When the host's tab goes away, the shared worker names another host
-// and the proxies connect to it: reads in flight are sent again there,
-// writes in flight reject with unavailable (503), to be retried.
+// and the proxies connect to it: reads in flight are sent again there, and
+// so are puts (their receipts tell the next host whether they were made);
+// other writes in flight reject with unavailable (503), to be retried.
 
 import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
@@ -101,6 +102,14 @@ const lostHost = Symbol('lost host');
 const safe = new Set(['get', 'list', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', 'changes', '_names', '_generateId']);
 const safeCollectionOps = new Set(['document', 'documents', 'count']);
 
+// receipted are the writes sent with a receipt (host.js): sent again to the
+// next host, which tells from the receipt whether the write was made.
+const receipted = new Set(['put', 'putMany']);
+
+// receiptSlots is how many receipts a Link keeps at its host: a write sent
+// again finds its own unless this many later writes of the Link were made.
+const receiptSlots = 64;
+
 /**
  * Link is a tab's connection to one shared store, at whichever host runs
  * it: open on the host, calls, and the move to a new host.
@@ -116,6 +125,8 @@ class Link {
   #attaching = false;
   #gen = 0;
   #closed = false;
+  #id = crypto.randomUUID().slice(0, 8); // names this Link's receipts
+  #wseq = 0; // sequence of its receipted writes
 
   constructor(options, hiloError, onEvent) {
     this.persist = options.persist;
@@ -147,7 +158,7 @@ class Link {
         port.start();
         this.#port = port;
         try {
-          this.#sid = await this.#send(port, { t: 'open', options: this.#options });
+          this.#sid = await this.#send(port, { t: 'open', options: this.#options, link: this.#id });
           return;
         } catch (err) {
           if (err !== lostHost) throw err;
@@ -201,6 +212,12 @@ class Link {
 
   /** call runs method m of the store at its host. */
   async call(m, args) {
+    let receipt;
+    let resend = false;
+    if (receipted.has(m)) {
+      const seq = ++this.#wseq;
+      receipt = { key: `${connect(this.#hiloError).tab}/${this.#id}/${seq % receiptSlots}`, seq };
+    }
     for (;;) {
       try {
         await this.#ready;
@@ -210,9 +227,13 @@ class Link {
       }
       if (this.#closed) throw this.#hiloError('closed', 1902, 'store is closed');
       try {
-        return await this.#send(this.#port, { t: 'call', sid: this.#sid, m, args });
+        return await this.#send(this.#port, { t: 'call', sid: this.#sid, m, args, receipt, resend });
       } catch (err) {
         if (err !== lostHost) throw err;
+        if (receipt) {
+          resend = true;
+          continue;
+        }
         if (!safe.has(m) && !(m === '_collectionOp' && safeCollectionOps.has(args[0]))) {
           throw this.#hiloError('unavailable', 503, `${m}: the tab that ran the shared store went away before it answered; the write may or may not be stored (retry it)`);
         }

@@ -34,12 +34,16 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 	if err != nil {
 		return nil, err
 	}
+	rcpt, err := receiptArgAt(args, 3)
+	if err != nil {
+		return nil, err
+	}
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var rs []core.Result
 			// Journal the HiLo numbers the batch may take in one write per
 			// range, not a step at a time.
-			err := withCause(idgen.WithDemand(h.ctx, len(docs)), func(ctx context.Context) (err error) {
+			err := withCause(idgen.WithDemand(rcpt.on(h.ctx), len(docs)), func(ctx context.Context) (err error) {
 				// A _rev in a document is a precondition, as in put.
 				honour := false
 				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true, IgnoreRevs: &honour})

@@ -75,10 +75,14 @@ func (a *api) putArgs(args []js.Value) (func() (any, error), error) {
 	if err != nil {
 		return nil, err
 	}
+	rcpt, err := receiptArgAt(args, 3)
+	if err != nil {
+		return nil, err
+	}
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var out []byte
-			err := withCause(h.ctx, func(ctx context.Context) (err error) {
+			err := withCause(rcpt.on(h.ctx), func(ctx context.Context) (err error) {
 				out, err = h.store.Put(ctx, coll, []byte(doc))
 				return err
 			})
@@ -162,6 +166,10 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 	if err != nil {
 		return toJSError(err)
 	}
+	rcpt, err := receiptArgAt(args, 3)
+	if err != nil {
+		return toJSError(err)
+	}
 	wait := false
 	var later *core.Deferred // the write's durability, when it must be waited for
 	out, err := a.call(id, func(h *handle) (any, error) {
@@ -170,7 +178,7 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 			return nil, nil
 		}
 		var doc []byte
-		ctx := idgen.NoWait(h.ctx)
+		ctx := idgen.NoWait(rcpt.on(h.ctx))
 		if h.db.AppendsNow() {
 			ctx, later = core.DeferDurable(ctx)
 		}

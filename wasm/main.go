@@ -21,6 +21,10 @@
 //	getText(id)           → the document's JSON text, or an Error (no Promise)
 //	collection(op, name, payload, options) → ArangoDB-style operations (collections.go)
 //	saveBatch(items), generateId(collection), names(kind, name) → sessions (sessions.go)
+//	put, putText and putMany take two more arguments, key and seq: a receipt
+//	                        stored in the write's transaction (receipts.go)
+//	receipt(key)          → Promise<JSON text | undefined>: the receipt under key
+//	dropReceipts(mode, prefixes) → Promise<count>: drop receipts by key prefix
 //	putText(collection, text) → the stored document's JSON text, an Error,
 //	                        undefined when the put must wait (call put then),
 //	                        or a Promise of the text (stored during a compaction)
@@ -186,7 +190,7 @@ type api struct {
 	sync, pending, conflicts, clearConflicts, flush js.Func
 	putMany, list, getText, putText, collection     js.Func
 	saveBatch, generateID, names, identity          js.Func
-	changes                                         js.Func
+	changes, receipt, dropReceipts                  js.Func
 
 	mu     sync.Mutex
 	stores map[int]*handle
@@ -217,6 +221,8 @@ func newAPI() *api {
 	a.names = js.FuncOf(a.namesCall)
 	a.identity = async(a.identityArgs)
 	a.changes = immediate(a.changesArgs)
+	a.receipt = immediate(a.receiptArgs)
+	a.dropReceipts = async(a.dropReceiptsArgs)
 	a.list = async(a.listArgs)
 	a.value = jsObject.New()
 	a.value.Set("openStore", async(a.openArgs))
@@ -433,7 +439,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
 		"putMany": a.putMany, "list": a.list, "getText": a.getText, "putText": a.putText,
 		"collection": a.collection, "saveBatch": a.saveBatch, "generateId": a.generateID, "names": a.names,
-		"identity": a.identity, "changes": a.changes,
+		"identity": a.identity, "changes": a.changes, "receipt": a.receipt, "dropReceipts": a.dropReceipts,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}

@@ -1,0 +1,127 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/buntdb"
+)
+
+// receiptPrefix holds receipts: rcpt/<key> → a write's sequence and results.
+const receiptPrefix = "rcpt/"
+
+// receiptKey is the context key of a *receipt.
+type receiptKey struct{}
+
+// receipt is what WithReceipt asks a write to store.
+type receipt struct {
+	key string
+	seq int64
+}
+
+// Receipt is what a write made under WithReceipt stored: its sequence and,
+// per document, the id written or the error it failed with.
+type Receipt struct {
+	Seq   int64         `json:"seq"`
+	Items []ReceiptItem `json:"items"`
+}
+
+// ReceiptItem is one document's outcome in a Receipt: ID, or the Code, Num
+// and Message of its error.
+type ReceiptItem struct {
+	ID      string `json:"id,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Num     int    `json:"num,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// WithReceipt returns a context under which a document write (Insert, Put,
+// InsertMany and the other writes through one transaction) also stores, in
+// that same transaction, a receipt under key: seq and each document's
+// outcome. Whoever made the write can then tell, after losing its answer
+// (the process that ran it was killed), whether it was made: it was if and
+// only if ReceiptOf(key) holds seq. A later write under the same key
+// replaces the receipt. Receipts are local: never pushed, never in the
+// change feed.
+func WithReceipt(ctx context.Context, key string, seq int64) context.Context {
+	return context.WithValue(ctx, receiptKey{}, &receipt{key: key, seq: seq})
+}
+
+// storeReceipt writes ctx's receipt, if any, for results in tx.
+func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
+	rc, ok := ctx.Value(receiptKey{}).(*receipt)
+	if !ok {
+		return nil
+	}
+	r := Receipt{Seq: rc.seq, Items: make([]ReceiptItem, len(results))}
+	for i, res := range results {
+		if res.Err != nil {
+			r.Items[i] = ReceiptItem{Code: res.Err.Code, Num: res.Err.Num, Message: res.Err.Message}
+			continue
+		}
+		r.Items[i] = ReceiptItem{ID: res.ID}
+	}
+	text, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode receipt: %w", err)
+	}
+	_, _, err = tx.Set(receiptPrefix+rc.key, string(text), nil)
+	return err
+}
+
+// ReceiptOf returns the receipt stored under key; ok is false when there is
+// none.
+func (s *Store) ReceiptOf(key string) (r Receipt, ok bool, err error) {
+	var text string
+	err = s.view(func(tx *txn) error {
+		var err error
+		text, err = tx.Get(receiptPrefix + key)
+		return err
+	})
+	if errors.Is(err, buntdb.ErrNotFound) {
+		return Receipt{}, false, nil
+	}
+	if err != nil {
+		return Receipt{}, false, fmt.Errorf("read receipt: %w", err)
+	}
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		return Receipt{}, false, fmt.Errorf("read receipt %q: %w", key, err)
+	}
+	return r, true, nil
+}
+
+// DropReceipts deletes the receipts whose key drop reports true for, in one
+// transaction, and returns how many.
+func (s *Store) DropReceipts(drop func(key string) bool) (int, error) {
+	var keys []string
+	err := s.view(func(tx *txn) error {
+		return tx.AscendGreaterOrEqual("", receiptPrefix, func(k, _ string) bool {
+			key, ok := strings.CutPrefix(k, receiptPrefix)
+			if !ok {
+				return false
+			}
+			if drop(key) {
+				keys = append(keys, k)
+			}
+			return true
+		})
+	})
+	if err != nil || len(keys) == 0 {
+		return 0, err
+	}
+	err = s.update(func(tx *txn) error {
+		for _, k := range keys {
+			if _, err := tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("drop receipts: %w", err)
+	}
+	return len(keys), nil
+}
