@@ -80,12 +80,21 @@ func TestReceipts(t *testing.T) {
 		}
 	}
 
+	// A session's batch (SaveBatch) stores one too.
+	brs, err := st.SaveBatch(core.WithReceipt(ctx, "tab1/1", 10), []core.BatchItem{{Collection: "orders", ID: "orders/s1", Body: []byte(`{"n":3}`)}, {Delete: true, ID: "orders/a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, _ := st.ReceiptOf("tab1/1"); !ok || r.Seq != 10 || len(r.Items) != 2 || r.Items[0].ID != brs[0].ID {
+		t.Errorf("batch receipt %+v (%v) for %+v", r, ok, brs)
+	}
+
 	if _, err := st.Put(core.WithReceipt(ctx, "tab2/0", 1), "orders", []byte(`{"n":2}`)); err != nil {
 		t.Fatal(err)
 	}
 	n, err := st.DropReceipts(func(key string) bool { return strings.HasPrefix(key, "tab1/") })
-	if err != nil || n != 1 {
-		t.Fatalf("DropReceipts(tab1/) = %d, %v; want 1", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("DropReceipts(tab1/) = %d, %v; want 2", n, err)
 	}
 	if _, ok, _ := st.ReceiptOf("tab1/0"); ok {
 		t.Error("tab1's receipt is still there")

@@ -176,7 +176,8 @@ export class Host {
 // receipted are the writes a tab sends with a receipt {key, seq} (tabs.js):
 // stored with the write, in its transaction, so that when the host goes
 // away before it answers, the next host can tell whether it was made.
-const receipted = new Set(['put', 'putMany']);
+const receipted = new Set(['put', 'putMany', '_saveBatch']);
+const receiptedMethods = { put: '_putReceipted', putMany: '_putManyReceipted', _saveBatch: '_saveBatchReceipted' };
 
 // receiptedCall makes the write of msg with its receipt. A write sent again
 // (msg.resend: its host went away before answering) is answered from its
@@ -197,7 +198,7 @@ async function receiptedCall(store, msg) {
       throw { code: 'unavailable', num: 503, message: `${msg.m}: the tab that ran the shared store went away before it answered, and whether the write was stored is no longer known (retry it)` };
     }
   }
-  return msg.m === 'put' ? store._putReceipted(key, seq, ...args) : store._putManyReceipted(key, seq, ...args);
+  return store[receiptedMethods[msg.m]](key, seq, ...args);
 }
 
 // answerFromReceipt answers a write that was made: each document as it is

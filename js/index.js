@@ -282,6 +282,11 @@ export class Store {
     return this.#raw.saveBatch(text);
   }
 
+  /** @internal _saveBatch storing a receipt (key, seq), for host.js. */
+  _saveBatchReceipted(key, seq, text) {
+    return this.#raw.saveBatch(text, key, seq);
+  }
+
   /** Resolves to the next value of the cluster-wide identity prefix (1, 2, …), from the server. */
   nextIdentityFor(prefix) {
     return this.#raw.identity('next', prefix);

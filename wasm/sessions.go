@@ -39,6 +39,10 @@ func (a *api) saveBatchArgs(args []js.Value) (func() (any, error), error) {
 	if err := json.Unmarshal([]byte(text), &in); err != nil {
 		return nil, &argError{"saveChanges: malformed items: " + err.Error()}
 	}
+	rcpt, err := receiptArgAt(args, 2)
+	if err != nil {
+		return nil, err
+	}
 	items := make([]core.BatchItem, len(in))
 	for i, it := range in {
 		items[i] = core.BatchItem{Delete: it.Delete, ID: it.ID, Collection: it.Collection, Body: it.Body,
@@ -47,7 +51,7 @@ func (a *api) saveBatchArgs(args []js.Value) (func() (any, error), error) {
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var rs []core.Result
-			err := withCause(h.ctx, func(ctx context.Context) (err error) {
+			err := withCause(rcpt.on(h.ctx), func(ctx context.Context) (err error) {
 				rs, err = h.store.SaveBatch(ctx, items)
 				return err
 			})
