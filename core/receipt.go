@@ -40,7 +40,8 @@ type ReceiptItem struct {
 }
 
 // WithReceipt returns a context under which a document write (Insert, Put,
-// InsertMany and the other writes through one transaction) also stores, in
+// InsertMany, SaveBatch, DeleteContext and the other writes through one
+// transaction) also stores, in
 // that same transaction, a receipt under key: seq and each document's
 // outcome. Whoever made the write can then tell, after losing its answer
 // (the process that ran it was killed), whether it was made: it was if and

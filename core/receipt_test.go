@@ -89,12 +89,23 @@ func TestReceipts(t *testing.T) {
 		t.Errorf("batch receipt %+v (%v) for %+v", r, ok, brs)
 	}
 
+	// A delete stores one; a delete that fails stores none.
+	if err := st.DeleteContext(core.WithReceipt(ctx, "tab1/2", 11), "orders/s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteContext(core.WithReceipt(ctx, "tab1/2", 12), "orders/none"); err == nil {
+		t.Fatal("deleting a missing document succeeded")
+	}
+	if r, ok, _ := st.ReceiptOf("tab1/2"); !ok || r.Seq != 11 || r.Items[0].ID != "orders/s1" {
+		t.Errorf("delete receipt %+v (%v), want seq 11 for orders/s1", r, ok)
+	}
+
 	if _, err := st.Put(core.WithReceipt(ctx, "tab2/0", 1), "orders", []byte(`{"n":2}`)); err != nil {
 		t.Fatal(err)
 	}
 	n, err := st.DropReceipts(func(key string) bool { return strings.HasPrefix(key, "tab1/") })
-	if err != nil || n != 2 {
-		t.Fatalf("DropReceipts(tab1/) = %d, %v; want 2", n, err)
+	if err != nil || n != 3 {
+		t.Fatalf("DropReceipts(tab1/) = %d, %v; want 3", n, err)
 	}
 	if _, ok, _ := st.ReceiptOf("tab1/0"); ok {
 		t.Error("tab1's receipt is still there")

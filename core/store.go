@@ -433,13 +433,20 @@ func (s *Store) GetString(id string) (string, error) {
 
 // Delete removes the document with the given id, or returns an *Error with
 // number 1202 when there is none.
-func (s *Store) Delete(id string) error {
-	err := s.update(func(tx *txn) error {
+func (s *Store) Delete(id string) error { return s.DeleteContext(context.Background(), id) }
+
+// DeleteContext is Delete under ctx, which may ask for a receipt
+// (WithReceipt).
+func (s *Store) DeleteContext(ctx context.Context, id string) error {
+	err := s.updateN(ctx, 2, func(tx *txn) error {
 		prev, err := tx.Delete(docPrefix + id)
 		if err != nil {
 			return err
 		}
-		return trackWrite(tx, id, readHeader(prev).Rev, s.clock.NextRev(), true)
+		if err := trackWrite(tx, id, readHeader(prev).Rev, s.clock.NextRev(), true); err != nil {
+			return err
+		}
+		return storeReceipt(ctx, tx, []Result{{ID: id}})
 	})
 	if err == nil {
 		s.notifyWrite()

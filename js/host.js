@@ -176,8 +176,8 @@ export class Host {
 // receipted are the writes a tab sends with a receipt {key, seq} (tabs.js):
 // stored with the write, in its transaction, so that when the host goes
 // away before it answers, the next host can tell whether it was made.
-const receipted = new Set(['put', 'putMany', '_saveBatch']);
-const receiptedMethods = { put: '_putReceipted', putMany: '_putManyReceipted', _saveBatch: '_saveBatchReceipted' };
+const receipted = new Set(['put', 'putMany', '_saveBatch', 'delete']);
+const receiptedMethods = { put: '_putReceipted', putMany: '_putManyReceipted', _saveBatch: '_saveBatchReceipted', delete: '_deleteReceipted' };
 
 // receiptedCall makes the write of msg with its receipt. A write sent again
 // (msg.resend: its host went away before answering) is answered from its
@@ -204,6 +204,7 @@ async function receiptedCall(store, msg) {
 // answerFromReceipt answers a write that was made: each document as it is
 // stored now (or its id, if it is gone since), or the error it failed with.
 async function answerFromReceipt(store, m, r) {
+  if (m === 'delete') return undefined;
   const item = async (it) => {
     if (!it.id) return { __hiloError: { code: it.code || 'internal', num: it.num ?? 4, message: it.message ?? '' } };
     try {

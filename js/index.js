@@ -328,13 +328,22 @@ export class Store {
    * the call rejects with conflict (1200).
    */
   delete(id, options) {
+    return this.#delete(id, options);
+  }
+
+  /** @internal delete storing a receipt (key, seq), for host.js. */
+  _deleteReceipted(key, seq, id, options) {
+    return this.#delete(id, options, key, seq);
+  }
+
+  #delete(id, options, key, seq) {
     try {
       const { rev, ifMatch } = knownOptions('delete', options, ['rev', 'ifMatch']);
       const want = rev ?? ifMatch;
-      if (want === undefined) return this.#raw.delete(id).then(() => undefined);
+      if (want === undefined) return this.#raw.delete(id, key, seq).then(() => undefined);
       if (typeof want !== 'string' || want === '') throw hiloError('bad_request', 400, 'delete: rev must be a _rev string');
       if (typeof id !== 'string') throw hiloError('bad_request', 400, 'delete: id must be a string');
-      return this.#raw.saveBatch(JSON.stringify([{ delete: true, id, ifRev: want }])).then(() => undefined);
+      return this.#raw.saveBatch(JSON.stringify([{ delete: true, id, ifRev: want }]), key, seq).then(() => undefined);
     } catch (err) {
       return Promise.reject(err);
     }

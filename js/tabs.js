@@ -5,9 +5,9 @@
 // durable; the other tabs hear of it as a 'change' event and read it at
 // once. When the host's tab goes away, the shared worker names another host
 // and the proxies connect to it: reads in flight are sent again there, and
-// so are puts and sessions' saves (their receipts tell the next host
-// whether they were made); other writes in flight reject with unavailable
-// (503), to be retried.
+// so are puts, deletes and sessions' saves (their receipts tell the next
+// host whether they were made); collection operations in flight reject
+// with unavailable (503), to be retried.
 
 import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
@@ -105,7 +105,7 @@ const safeCollectionOps = new Set(['document', 'documents', 'count']);
 
 // receipted are the writes sent with a receipt (host.js): sent again to the
 // next host, which tells from the receipt whether the write was made.
-const receipted = new Set(['put', 'putMany', '_saveBatch']);
+const receipted = new Set(['put', 'putMany', '_saveBatch', 'delete']);
 
 // receiptSlots is how many receipts a Link keeps at its host: a write sent
 // again finds its own unless this many later writes of the Link were made.

@@ -252,9 +252,9 @@ test('the writing tab closes again and again while another tab writes: every ack
   try {
     // The store runs in the oldest open tab's host worker: each close
     // below takes the host away mid-write, and the next tab's host worker
-    // opens the store from storage. A put in flight to the host that went
-    // away is sent again there and answered from its receipt, or made:
-    // none fails, and none is stored twice.
+    // opens the store from storage. A put or delete in flight to the host
+    // that went away is sent again there and answered from its receipt, or
+    // made: none fails, and none is made twice.
     const lent = await openPages(context, 3, database);
     const [writer] = await openPages(context, 1, database);
     assert.equal(await logBackend(writer, database), 'opfs');
@@ -268,6 +268,12 @@ test('the writing tab closes again and again while another tab writes: every ack
           let d;
           try {
             d = await window.store.put('orders', { rotate: i });
+            // Every third document is deleted again: a delete sent again
+            // to the next host must not fail with not_found.
+            if (i % 3 === 2) {
+              await window.store.delete(d._id);
+              continue;
+            }
           } catch (err) {
             if (err.code !== 'unavailable' || err.num !== 503) throw err;
             window.retried++;

@@ -214,8 +214,12 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 }
 
 func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {
+	rcpt, err := receiptArgAt(args, 2)
+	if err != nil {
+		return nil, err
+	}
 	return a.withString(args, "delete: id", func(h *handle, docID string) (any, error) {
-		return nil, h.store.Delete(docID)
+		return nil, h.store.DeleteContext(rcpt.on(h.ctx), docID)
 	})
 }
 
