@@ -111,32 +111,29 @@ func (s *Store) ReceiptOf(key string) (r Receipt, ok bool, err error) {
 // DropReceipts deletes the receipts whose key drop reports true for, in one
 // transaction, and returns how many.
 func (s *Store) DropReceipts(drop func(key string) bool) (int, error) {
-	var keys []string
-	err := s.view(func(tx *txn) error {
-		return tx.AscendGreaterOrEqual("", receiptPrefix, func(k, _ string) bool {
+	n := 0
+	err := s.update(func(tx *txn) error {
+		var keys []string
+		err := tx.AscendGreaterOrEqual("", receiptPrefix, func(k, _ string) bool {
 			key, ok := strings.CutPrefix(k, receiptPrefix)
-			if !ok {
-				return false
-			}
-			if drop(key) {
+			if ok && drop(key) {
 				keys = append(keys, k)
 			}
-			return true
+			return ok
 		})
-	})
-	if err != nil || len(keys) == 0 {
-		return 0, err
-	}
-	err = s.update(func(tx *txn) error {
+		if err != nil {
+			return err
+		}
 		for _, k := range keys {
-			if _, err := tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+			if _, err := tx.Delete(k); err != nil {
 				return err
 			}
 		}
+		n = len(keys)
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("drop receipts: %w", err)
 	}
-	return len(keys), nil
+	return n, nil
 }

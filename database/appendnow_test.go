@@ -76,20 +76,11 @@ func (d *nowDir) holdCompaction() (started <-chan struct{}, release func()) {
 
 func openNow(t *testing.T, dir string, opts database.JournalOptions) (*core.Store, *database.Journal, *nowDir) {
 	t.Helper()
-	st, err := core.Open(":memory:", core.Options{Node: "T"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := database.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd := &nowDir{Dir: d}
-	j, err := database.OpenJournal(nd, st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(); d.Close() })
+	var nd *nowDir
+	st, j, _ := openOver(t, dir, opts, func(d *database.Dir) database.Storage {
+		nd = &nowDir{Dir: d}
+		return nd
+	})
 	return st, j, nd
 }
 

@@ -19,6 +19,13 @@ import (
 // open opens a store over the directory dir.
 func open(t testing.TB, dir string, opts database.JournalOptions) (*core.Store, *database.Journal, *database.Dir) {
 	t.Helper()
+	return openOver(t, dir, opts, func(d *database.Dir) database.Storage { return d })
+}
+
+// openOver opens a store over the directory dir through the Storage that
+// over makes of it.
+func openOver(t testing.TB, dir string, opts database.JournalOptions, over func(*database.Dir) database.Storage) (*core.Store, *database.Journal, *database.Dir) {
+	t.Helper()
 	st, err := core.Open(":memory:", core.Options{Node: "T"})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +34,7 @@ func open(t testing.TB, dir string, opts database.JournalOptions) (*core.Store, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := database.OpenJournal(d, st, opts)
+	j, err := database.OpenJournal(over(d), st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

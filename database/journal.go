@@ -227,7 +227,7 @@ func (j *Journal) appendNow(changes []core.Change) (done bool, wait func() error
 		return true, func() error { return failed }
 	}
 	j.logSize += n
-	if j.logSize > max(j.opts.CompactAt, j.snapSize) {
+	if j.logOutgrown() {
 		// Compacted in the background; commits meanwhile take the queue.
 		j.flushing = true
 		go j.compactThenFlush()
@@ -243,6 +243,16 @@ func (j *Journal) AppendsNow() bool { return j.now != nil }
 // compactThenFlush compacts the log, then appends what was committed
 // meanwhile. flushing is true while it runs.
 func (j *Journal) compactThenFlush() {
+	j.compactOrFail()
+	j.flush()
+}
+
+// logOutgrown reports whether the log is due to be compacted: past
+// CompactAt and the last snapshot's size. Called with j.mu held.
+func (j *Journal) logOutgrown() bool { return j.logSize > max(j.opts.CompactAt, j.snapSize) }
+
+// compactOrFail compacts the log; a failure fails the journal.
+func (j *Journal) compactOrFail() {
 	if err := j.compact(); err != nil {
 		j.mu.Lock()
 		if j.failed == nil {
@@ -250,7 +260,6 @@ func (j *Journal) compactThenFlush() {
 		}
 		j.mu.Unlock()
 	}
-	j.flush()
 }
 
 // flush appends pending frames, a round at a time, until none are left.
@@ -276,18 +285,12 @@ func (j *Journal) flush() {
 			j.failed = err
 		}
 		j.logSize += len(frames)
-		compact := err == nil && j.logSize > max(j.opts.CompactAt, j.snapSize)
+		compact := err == nil && j.logOutgrown()
 		j.mu.Unlock()
 		b.err = err
 		close(b.done)
 		if compact {
-			if err := j.compact(); err != nil {
-				j.mu.Lock()
-				if j.failed == nil {
-					j.failed = fmt.Errorf("%w: compact log: %v", ErrFailed, err)
-				}
-				j.mu.Unlock()
-			}
+			j.compactOrFail()
 		}
 	}
 }

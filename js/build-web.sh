@@ -3,7 +3,7 @@
 #   hilodb-server -static OUTDIR
 # It builds the wasm (build.sh) and lays the package out as it is in js/:
 #   OUTDIR/index.html, OUTDIR/demo.js    the demo page
-#   OUTDIR/index.js                      the npm package's entry point
+#   OUTDIR/index.js, OUTDIR/runtime.js   the npm package's entry point and its Go runtime
 #   OUTDIR/tabs.js, OUTDIR/shared.js,    stores shared by the tabs of an origin
 #   OUTDIR/host.js
 #   OUTDIR/dist/hilodb.wasm, OUTDIR/dist/wasm_exec.js
@@ -20,6 +20,6 @@ out="$1"
 "$here/build.sh"
 mkdir -p "$out/dist"
 cp -f "$here/demo/index.html" "$here/demo/demo.js" "$here/demo/demo.css" "$out/"
-cp -f "$here/index.js" "$here/tabs.js" "$here/shared.js" "$here/host.js" "$here/collection.js" "$here/session.js" "$here/watch.js" "$here/persist.js" "$here/errors.js" "$here/opfs.js" "$here/writer.js" "$out/"
+cp -f "$here/index.js" "$here/tabs.js" "$here/shared.js" "$here/host.js" "$here/collection.js" "$here/session.js" "$here/watch.js" "$here/persist.js" "$here/errors.js" "$here/opfs.js" "$here/writer.js" "$here/runtime.js" "$out/"
 cp -f "$here/dist/hilodb.wasm" "$here/dist/wasm_exec.js" "$out/dist/"
 echo "web root ready in $out"

@@ -32,6 +32,7 @@
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>
 //	number                the store's number, for the fast path of get
+//	quickWrites           whether putText can answer a put at once (database.DB.QuickWrites)
 //
 // The global also has gc(), a Promise of a finished garbage collection
 // (runtime.GC), for tests that interleave collections with calls.
@@ -444,6 +445,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}
 	obj.Set("number", id)
+	obj.Set("quickWrites", db.QuickWrites())
 	return obj, nil
 }
 

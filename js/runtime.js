@@ -1,0 +1,159 @@
+// Starting the WebAssembly build of the Go core, once per JavaScript realm
+// (index.js's openStore calls runtime), and get's fast path into it.
+
+import { hiloError } from './errors.js';
+
+const runtimeKey = Symbol.for('hilodb.runtime');
+// The property of the Go API that holds its FastReads, when this package
+// started the instance and it exports the fast path.
+export const fastKey = Symbol.for('hilodb.fastReads');
+const apiGlobal = '__hilodb';
+const readyHook = '__hilodbOnReady';
+
+// Decided before wasm_exec.js runs: it installs a stand-in globalThis.process
+// in browsers.
+export const inNode =
+  typeof process === 'object' &&
+  process !== null &&
+  typeof process.versions === 'object' &&
+  process.versions !== null &&
+  typeof process.versions.node === 'string';
+
+// FastReads is get's fast path into Go: functions the WebAssembly instance
+// exports (//go:wasmexport, wasm/fastget.go), called directly rather than
+// through a js.FuncOf. The id goes into a Go buffer as UTF-8 and the
+// document's JSON text comes out of another, read from the instance's
+// memory. Go answers only from its mirror of the documents, under locks it
+// merely tries, without allocating: a negative answer (not in the mirror, a
+// lock held, too long) means the store's getText must answer.
+class FastReads {
+  #go;
+  #x;
+  #mem;
+  #u8;
+  #in;
+  #inSize;
+  #enc = new TextEncoder();
+  #dec = new TextDecoder();
+
+  constructor(go, exports) {
+    this.#go = go;
+    this.#x = exports;
+    this.#mem = exports.mem;
+    this.#u8 = new Uint8Array(this.#mem.buffer);
+    this.#in = exports.hilodbInput();
+    this.#inSize = exports.hilodbInputSize();
+  }
+
+  /** fromInstance returns the FastReads of go's instance, or undefined when it exports none. */
+  static fromInstance(go, instance) {
+    const x = instance.exports;
+    const names = ['hilodbGet', 'hilodbInput', 'hilodbInputSize', 'hilodbOutput'];
+    if (!(x.mem instanceof WebAssembly.Memory) || names.some((n) => typeof x[n] !== 'function')) return undefined;
+    return new FastReads(go, x);
+  }
+
+  /** get returns the JSON text of document id of store number, or undefined. */
+  get(number, id) {
+    // Once the Go program has exited, getText reports it.
+    if (typeof id !== 'string' || id.length > this.#inSize || this.#go.exited) return undefined;
+    let u8 = this.#u8;
+    if (u8.buffer !== this.#mem.buffer) u8 = this.#u8 = new Uint8Array(this.#mem.buffer); // the memory grew
+    const at = this.#in;
+    const len = id.length;
+    let n = 0;
+    for (; n < len; n++) {
+      const c = id.charCodeAt(n);
+      if (c >= 0x80) break;
+      u8[at + n] = c;
+    }
+    if (n < len) {
+      // Not ASCII: up to 3 bytes a UTF-16 unit; lone surrogates become
+      // U+FFFD, as they do on their way into Go through getText.
+      if (len * 3 > this.#inSize) return undefined;
+      n = this.#enc.encodeInto(id, u8.subarray(at, at + this.#inSize)).written;
+    }
+    const size = this.#x.hilodbGet(number, n);
+    if (size < 0) return undefined;
+    // Asked each time: getText moves the buffer when it grows it.
+    const out = this.#x.hilodbOutput();
+    return this.#dec.decode(u8.subarray(out, out + size));
+  }
+}
+
+// runtime returns the realm's Go instance's API, starting it on first use.
+export function runtime() {
+  let started = globalThis[runtimeKey];
+  if (!started) {
+    started = startRuntime();
+    globalThis[runtimeKey] = started;
+    // A failed start may be retried by the next openStore.
+    started.catch(() => {
+      if (globalThis[runtimeKey] === started) delete globalThis[runtimeKey];
+    });
+  }
+  return started;
+}
+
+async function startRuntime() {
+  const existing = globalThis[apiGlobal];
+  if (existing && typeof existing.openStore === 'function') return existing;
+
+  if (inNode && typeof globalThis.WebSocket === 'undefined') {
+    // Node 20 has no WebSocket; the Go client uses the global one, and the
+    // ws package's has the browser's API.
+    globalThis.WebSocket = (await import('ws')).WebSocket;
+  }
+  if (typeof globalThis.Go !== 'function') {
+    await import('./dist/wasm_exec.js');
+  }
+  const go = new globalThis.Go();
+  const wasmURL = new URL('./dist/hilodb.wasm', import.meta.url);
+  const { instance } = inNode ? await instantiateFile(wasmURL, go.importObject) : await instantiateURL(wasmURL, go.importObject);
+
+  const ready = new Promise((resolve) => {
+    globalThis[readyHook] = resolve;
+  });
+  const exited = go.run(instance).then(() => {
+    throw new Error('hilodb: the Go runtime exited');
+  });
+  try {
+    const api = await Promise.race([ready, exited]);
+    const fast = FastReads.fromInstance(go, instance);
+    if (fast) Object.defineProperty(api, fastKey, { value: fast });
+    return api;
+  } finally {
+    delete globalThis[readyHook];
+  }
+}
+
+async function instantiateFile(url, imports) {
+  const { readFile } = await import('node:fs/promises');
+  return WebAssembly.instantiate(await readFile(url), imports);
+}
+
+async function instantiateURL(url, imports) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`hilodb: fetching ${url} failed: HTTP ${response.status}`);
+  const type = response.headers.get('content-type') || '';
+  if (typeof WebAssembly.instantiateStreaming === 'function' && type.startsWith('application/wasm')) {
+    try {
+      return await WebAssembly.instantiateStreaming(response.clone(), imports);
+    } catch {
+      // Read the bytes below, which tell what is wrong with them.
+    }
+  }
+  // Compiling while downloading needs application/wasm; otherwise use bytes.
+  const bytes = await response.arrayBuffer();
+  const magic = new Uint8Array(bytes, 0, Math.min(4, bytes.byteLength));
+  if (magic.length < 4 || magic[0] !== 0 || magic[1] !== 0x61 || magic[2] !== 0x73 || magic[3] !== 0x6d) {
+    // A dev server answered with a page (its fallback) where the file
+    // should be: the package was moved away from its dist/ directory.
+    throw hiloError(
+      'unavailable',
+      503,
+      `hilodb: ${url} is not WebAssembly (served as ${type || 'unknown type'}). A bundler moved the package away from its dist/ files: exclude 'hilodb' from its dependency optimizer (Vite: optimizeDeps: { exclude: ['hilodb'] })`,
+    );
+  }
+  return WebAssembly.instantiate(bytes, imports);
+}
