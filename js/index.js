@@ -66,6 +66,9 @@ export async function openStore(options) {
       durability: durability === 'flushed' ? 'strict' : durability,
       requestTimeout,
       heartbeat,
+      // Where the fast path can read Go's memory, the ids go to a drop log
+      // there, which the cache reads itself (no call into JavaScript).
+      dropLog: api[fastKey] !== undefined,
       invalidate: (ids, head) => {
         if (ids !== '') cache.deleteAll(ids);
         // Called inside Go's write: the watchers read the feed afterwards.
@@ -77,6 +80,7 @@ export async function openStore(options) {
     await adapter?.close();
     throw err;
   }
+  if (typeof raw.dropLog === 'number') cache.readDrops(api[fastKey], raw.dropLog);
   if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
   return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey]);
 }
@@ -145,7 +149,10 @@ export class Store {
     if (text === undefined) text = '';
     // At once when Go needs nothing to wait for (an id at hand, no durable
     // write); undefined means it must wait, so the asynchronous put runs.
-    const r = this.#quick && typeof collection === 'string' ? this.#raw.putText(collection, text, key, seq) : undefined;
+    let r;
+    if (this.#quick && typeof collection === 'string') {
+      r = this.#fast ? this.#fast.put(this.#raw, collection, text, key, seq) : this.#raw.putText(collection, text, key, seq);
+    }
     if (typeof r === 'string') {
       const stored = JSON.parse(r);
       this.#cache.set(stored._id, r);
@@ -479,12 +486,47 @@ class ReadCache {
   #ring = new Array(cacheSize);
   #next = 0;
   #closed = false;
+  #fast; // FastReads, to read the drop log with
+  #log = -1; // the drop log's address in Go's memory, or -1
+  #dec;
+
+  /**
+   * readDrops makes the cache drop the ids Go's writes leave in the drop
+   * log at address at (wasm/cache.go) before each look-up: a little-endian
+   * uint32 of the bytes held, a byte set once it overflowed, then the ids,
+   * each followed by a NUL. Go writes it only inside a write, and the cache
+   * empties it, so a look-up never sees a document older than a write that
+   * returned.
+   */
+  readDrops(fast, at) {
+    this.#fast = fast;
+    this.#log = at;
+    this.#dec = new TextDecoder();
+  }
+
+  #drain() {
+    const at = this.#log;
+    if (at < 0) return;
+    const u8 = this.#fast.bytes();
+    const used = u8[at] | (u8[at + 1] << 8) | (u8[at + 2] << 16) | (u8[at + 3] << 24);
+    const over = u8[at + 4];
+    if (used === 0 && over === 0) return;
+    if (over !== 0) {
+      this.#m.clear();
+    } else if (this.#m.size > 0) {
+      const ids = this.#dec.decode(u8.subarray(at + 8, at + 8 + used)).split('\0');
+      for (let i = 0; i < ids.length - 1; i++) this.#m.delete(ids[i]); // the last is after the final NUL
+    }
+    u8.fill(0, at, at + 5);
+  }
 
   get(id) {
+    this.#drain();
     return typeof id === 'string' ? this.#m.get(id) : undefined;
   }
 
   set(id, text) {
+    this.#drain();
     if (this.#closed || text.length > 65536) return;
     const old = this.#ring[this.#next];
     if (old !== undefined) this.#m.delete(old);
@@ -505,6 +547,7 @@ class ReadCache {
 
   close() {
     this.#closed = true;
+    this.#log = -1; // Go lets go of the log when the store closes
     this.#m.clear();
     this.#ring = [];
   }

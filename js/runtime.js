@@ -35,6 +35,8 @@ class FastReads {
   #inSize;
   #enc = new TextEncoder();
   #dec = new TextDecoder();
+  #writeAt; // the write buffer's address, once put asked
+  #writeEnd;
 
   constructor(go, exports) {
     this.#go = go;
@@ -51,6 +53,65 @@ class FastReads {
     const names = ['hilodbGet', 'hilodbInput', 'hilodbInputSize', 'hilodbOutput'];
     if (!(x.mem instanceof WebAssembly.Memory) || names.some((n) => typeof x[n] !== 'function')) return undefined;
     return new FastReads(go, x);
+  }
+
+  /** bytes returns a view of the whole WebAssembly memory (a new one once it grew). */
+  bytes() {
+    let u8 = this.#u8;
+    if (u8.buffer !== this.#mem.buffer) u8 = this.#u8 = new Uint8Array(this.#mem.buffer); // the memory grew
+    return u8;
+  }
+
+  // ascii writes s at u8[at…] when it is ASCII and fits before end: its
+  // length, or -1 (then encode it).
+  static #ascii(u8, at, end, s) {
+    const len = s.length;
+    if (at + len > end) return -1;
+    for (let n = 0; n < len; n++) {
+      const c = s.charCodeAt(n);
+      if (c >= 0x80) return -1;
+      u8[at + n] = c;
+    }
+    return len;
+  }
+
+  // utf8 writes s at u8[at…end) as UTF-8: its length in bytes, or -1 when
+  // it does not fit.
+  #utf8(u8, at, end, s) {
+    if (s.length < 64) {
+      const n = FastReads.#ascii(u8, at, end, s);
+      if (n >= 0) return n;
+    }
+    const r = this.#enc.encodeInto(s, u8.subarray(at, end));
+    return r.read === s.length ? r.written : -1;
+  }
+
+  /**
+   * put is raw.putText(collection, text, key, seq) through the write
+   * buffer: raw.putIn takes the strings as UTF-8 from it and answers with
+   * the stored text's length in the output buffer. Anything else it
+   * answers (undefined, an Error, a Promise, a string) is returned as
+   * putText would; a put whose strings do not fit the buffer is putText's.
+   */
+  put(raw, collection, text, key, seq) {
+    if (this.#writeAt === undefined) {
+      if (typeof this.#x.hilodbWriteInput !== 'function') return raw.putText(collection, text, key, seq);
+      this.#writeAt = this.#x.hilodbWriteInput();
+      this.#writeEnd = this.#writeAt + this.#x.hilodbWriteInputSize();
+    }
+    if (this.#go.exited || typeof raw.putIn !== 'function') return raw.putText(collection, text, key, seq);
+    const u8 = this.bytes();
+    const at = this.#writeAt;
+    const end = this.#writeEnd;
+    const c = this.#utf8(u8, at, end, collection);
+    const t = c < 0 ? -1 : this.#utf8(u8, at + c, end, text);
+    const k = t < 0 || key === undefined ? 0 : this.#utf8(u8, at + c + t, end, key);
+    if (c < 0 || t < 0 || k < 0 || (key !== undefined && k === 0)) return raw.putText(collection, text, key, seq);
+    const r = raw.putIn(c, t, k, seq);
+    if (typeof r !== 'number') return r;
+    // Asked each time: Go moves the buffer when it grows it.
+    const out = this.#x.hilodbOutput();
+    return this.#dec.decode(this.bytes().subarray(out, out + r));
   }
 
   /** get returns the JSON text of document id of store number, or undefined. */

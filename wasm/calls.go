@@ -170,30 +170,79 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 	if err != nil {
 		return toJSError(err)
 	}
+	return a.quickPut(id, coll, []byte(text), rcpt, false)
+}
+
+// putInCall is putTextCall with its strings passed through the write
+// buffer (writes.go) rather than as JavaScript strings, and the stored
+// document's text returned in the fast path's output buffer: putIn(store,
+// collection length, text length, key length, seq) reads the collection,
+// the document's JSON text and the receipt's key (none when its length is
+// 0), in that order, as UTF-8 from the start of the write buffer, and
+// returns the length of the stored document's text in the output buffer
+// (read it before the next call into Go), or as putText does: undefined,
+// an Error, a Promise, or the text itself when it does not fit the output
+// buffer. Every argument is a number, so the call makes no JavaScript
+// string or reference for Go to take in, and the answer none to hand back.
+func (a *api) putInCall(_ js.Value, args []js.Value) (ret any) {
+	defer func() {
+		if r := recover(); r != nil {
+			ret = toJSError(&panicError{r})
+		}
+	}()
+	id, err := storeNumber(args)
+	if err != nil {
+		return toJSError(err)
+	}
+	var n [3]int
+	for i := range n {
+		v := arg(args, 1+i)
+		if v.Type() != js.TypeNumber {
+			return toJSError(&argError{"putIn: want the lengths of the collection, the document and the receipt's key"})
+		}
+		n[i] = v.Int()
+	}
+	coll, text, key, err := writes.take(n[0], n[1], n[2])
+	if err != nil {
+		return toJSError(err)
+	}
+	var rcpt *receiptArg
+	if n[2] > 0 {
+		seq := arg(args, 4)
+		if seq.Type() != js.TypeNumber {
+			return toJSError(&argError{"receipt: want a key string and a sequence number"})
+		}
+		rcpt = &receiptArg{key: key, seq: int64(seq.Float())}
+	}
+	return a.quickPut(id, coll, text, rcpt, true)
+}
+
+// quickPut stores text in collection coll of store id if it can without
+// waiting (see putTextCall), and answers as putTextCall does; with toOut,
+// the stored text goes into the fast path's output buffer when it fits,
+// and its length is the answer.
+func (a *api) quickPut(id int, coll string, text []byte, rcpt *receiptArg, toOut bool) any {
 	wait := false
 	var later *core.Deferred // the write's durability, when it must be waited for
-	out, err := a.call(id, func(h *handle) (any, error) {
+	var doc []byte
+	_, err := a.call(id, func(h *handle) (any, error) {
 		if !h.db.QuickWrites() {
 			wait = true
 			return nil, nil
 		}
-		var doc []byte
 		ctx := idgen.NoWait(rcpt.on(h.ctx))
 		if h.db.AppendsNow() {
 			ctx, later = core.DeferDurable(ctx)
 		}
 		err := withCause(ctx, func(ctx context.Context) (err error) {
-			doc, err = h.store.Put(ctx, coll, []byte(text))
+			doc, err = h.store.Put(ctx, coll, text)
 			return err
 		})
 		if errors.Is(err, idgen.ErrWouldWait) {
 			wait = true
 			return nil, nil
 		}
-		if err != nil {
-			return nil, err
-		}
-		return string(doc), nil
+		return nil, err
 	})
 	switch {
 	case err != nil:
@@ -203,6 +252,7 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 	case later != nil && later.Pending():
 		// Committed while the log was being compacted: the put is stored
 		// and answers once its frame is appended after the compaction.
+		out := string(doc)
 		return promise(func() (any, error) {
 			if err := later.Wait(); err != nil {
 				return nil, err
@@ -210,7 +260,13 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 			return out, nil
 		})
 	}
-	return out
+	if toOut {
+		reads.Grow(len(doc))
+		if n, ok := reads.Put(doc); ok {
+			return n
+		}
+	}
+	return string(doc)
 }
 
 func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {

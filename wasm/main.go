@@ -28,10 +28,14 @@
 //	putText(collection, text) → the stored document's JSON text, an Error,
 //	                        undefined when the put must wait (call put then),
 //	                        or a Promise of the text (stored during a compaction)
+//	putIn(collLen, textLen, keyLen, seq) → putText with its strings in the write
+//	                        buffer and the answer's text in the output buffer (calls.go)
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>
 //	number                the store's number, for the fast path of get
+//	dropLog               with the dropLog option: the address of the drop
+//	                        log index.js's read cache reads (cache.go)
 //	quickWrites           whether putText can answer a put at once (database.DB.QuickWrites)
 //
 // The global also has gc(), a Promise of a finished garbage collection
@@ -41,7 +45,9 @@
 // (fastget.go): hilodbGet(store, n), hilodbInput(), hilodbInputSize() and
 // hilodbOutput(). index.js writes an id into the input buffer, calls
 // hilodbGet and reads the JSON text out of the output buffer, without a
-// js.FuncOf; a negative answer sends it to getText.
+// js.FuncOf; a negative answer sends it to getText. It also exports
+// hilodbWriteInput() and hilodbWriteInputSize(), the write buffer putIn
+// reads a put's strings from (writes.go).
 //
 // The options are {url, database, token, node} and:
 //
@@ -59,6 +65,11 @@
 //	requestTimeout, heartbeat
 //	            milliseconds (client.Options): how long a call waits for a
 //	            reply, how often a quiet connection is pinged
+//	invalidate  a function (ids, head) index.js's read cache drops the
+//	            documents a write changed with (ids joined by NUL), and its
+//	            change feed learns its new head from (-1: not moved)
+//	dropLog     true: the ids go to a drop log in the WebAssembly memory
+//	            instead, which the cache reads itself (cache.go)
 //
 // put takes the id from the document's _id, else its _key, else a HiLo id
 // such as "orders/1-A" from a range leased from the server; the other id
@@ -69,7 +80,7 @@
 // methods, bulk.go putMany and list, bridge.go the Promise plumbing and
 // argument checks, sources.go the sync layer behind core's id sources,
 // persist.go the storage adapter, cache.go the read cache's invalidation
-// and the document mirror, fastget.go the fast path of get, replicate.go
+// and the document mirror, fastget.go the fast path of get, writes.go the write buffer of putIn, replicate.go
 // live replication and events.
 //
 // Documents cross the boundary as JSON text: put takes a JSON string (or an
@@ -187,11 +198,11 @@ func main() {
 type api struct {
 	value js.Value // the object installed as globalThis.__hilodb
 
-	put, get, del, info, close                      js.Func
-	sync, pending, conflicts, clearConflicts, flush js.Func
-	putMany, list, getText, putText, collection     js.Func
-	saveBatch, generateID, names, identity          js.Func
-	changes, receipt, dropReceipts                  js.Func
+	put, get, del, info, close                         js.Func
+	sync, pending, conflicts, clearConflicts, flush    js.Func
+	putMany, list, getText, putText, putIn, collection js.Func
+	saveBatch, generateID, names, identity             js.Func
+	changes, receipt, dropReceipts                     js.Func
 
 	mu     sync.Mutex
 	stores map[int]*handle
@@ -207,6 +218,7 @@ func newAPI() *api {
 	a.get = immediate(a.getArgs)
 	a.getText = js.FuncOf(a.getTextCall)
 	a.putText = js.FuncOf(a.putTextCall)
+	a.putIn = js.FuncOf(a.putInCall)
 	a.del = async(a.deleteArgs)
 	a.info = async(a.infoArgs)
 	a.close = async(a.closeArgs)
@@ -247,6 +259,7 @@ type handle struct {
 	persist *persister // nil without the persist option
 	events  *events
 	docs    *mirror.Docs // the fast path's copy of the documents
+	drops   *dropLog     // where writes leave ids for index.js's read cache, or nil
 
 	mu     sync.Mutex
 	closed bool
@@ -282,6 +295,7 @@ type openOptions struct {
 	requestTimeout, heartbeat  time.Duration // 0: the client's defaults
 	changeFeed                 bool
 	invalidate                 js.Value // index.js's read cache: drop(id), or undefined
+	dropLog                    bool     // the cache reads a drop log (cache.go) instead
 }
 
 func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
@@ -327,6 +341,7 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	opts.events = &events{emit: o.Get("emit")}
 	if v := o.Get("invalidate"); v.Type() == js.TypeFunction {
 		opts.invalidate = v
+		opts.dropLog = o.Get("dropLog").Truthy()
 	}
 	if opts.resolve, err = resolverFor(o.Get("onConflict"), opts.events); err != nil {
 		return nil, err
@@ -411,7 +426,10 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	}
 	cfg.Observe = h.docs.Apply
 	if o.invalidate.Type() == js.TypeFunction {
-		cfg.Observe = observeBoth(h.docs, newInvalidator(o.invalidate))
+		if o.dropLog {
+			h.drops = newDropLog()
+		}
+		cfg.Observe = observeBoth(h.docs, newInvalidator(o.invalidate, h.drops))
 	}
 	h.syncer = newSyncer(h.events)
 	h.syncer.hook(&cfg)
@@ -438,13 +456,16 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	for name, fn := range map[string]js.Func{
 		"put": a.put, "get": a.get, "delete": a.del, "info": a.info, "close": a.close,
 		"sync": a.sync, "pending": a.pending, "conflicts": a.conflicts, "clearConflicts": a.clearConflicts, "flush": a.flush,
-		"putMany": a.putMany, "list": a.list, "getText": a.getText, "putText": a.putText,
+		"putMany": a.putMany, "list": a.list, "getText": a.getText, "putText": a.putText, "putIn": a.putIn,
 		"collection": a.collection, "saveBatch": a.saveBatch, "generateId": a.generateID, "names": a.names,
 		"identity": a.identity, "changes": a.changes, "receipt": a.receipt, "dropReceipts": a.dropReceipts,
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}
 	obj.Set("number", id)
+	if h.drops != nil {
+		obj.Set("dropLog", h.drops.addr())
+	}
 	obj.Set("quickWrites", db.QuickWrites())
 	return obj, nil
 }

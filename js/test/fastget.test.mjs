@@ -235,3 +235,71 @@ describe('the fast path of get', () => {
     }
   });
 });
+
+// A put whose id is at hand passes its strings to Go through the write
+// buffer and reads the stored text from the output buffer (putIn), and Go
+// tells the read cache of writes through a drop log in its memory instead
+// of a call into JavaScript (wasm/writes.go, wasm/cache.go).
+describe('puts through the write buffer, and the drop log', () => {
+  test('strings of every kind and size come through, with receipts', async () => {
+    const store = await openStore({ url: server.wsURL, database: `putin${Date.now()}` });
+    const fast = globalThis.__hilodb[fastKey];
+    const put = fast.put.bind(fast);
+    let through = 0;
+    fast.put = (...args) => {
+      through++;
+      return put(...args);
+    };
+    try {
+      const cases = [
+        ['ascii', 'orders', { _key: 'a1', n: 1 }],
+        ['not ASCII in the document', 'orders', { _key: 'a2', name: 'Zoë 東京 🚀', q: '"\\\n' }],
+        ['another collection', 'orders_2', { _key: 'a3', n: 3 }],
+        ['a document past the write buffer (putText answers)', 'orders', { _key: 'a4', pad: 'y'.repeat(70 << 10) }],
+        ['a stored text past the output buffer', 'orders', { _key: 'a5', pad: 'z'.repeat(40 << 10) }],
+      ];
+      for (const [what, coll, doc] of cases) {
+        const stored = await store.put(coll, doc);
+        for (const [k, v] of Object.entries(doc)) assert.deepEqual(stored[k], v, `${what}: ${k}`);
+        assert.deepEqual(await store.get(stored._id), stored, what);
+      }
+      assert.ok(through >= cases.length, `${through} puts reached the write buffer`);
+      // With a receipt, as the host of a shared store writes: stored in the
+      // put's transaction, its key not ASCII either.
+      const r = await store._putReceipted('tab-ü/link/3', 9, 'orders', { _key: 'a6' });
+      const receipt = JSON.parse(await store._receipt('tab-ü/link/3'));
+      assert.equal(receipt.seq, 9);
+      assert.equal(receipt.items[0].id, r._id);
+      // Collection names are ASCII: one that is not is refused as before.
+      await assert.rejects(store.put('bestellungen-ü', { _key: 'a7' }), (err) => err.code === 'illegal_name');
+      // A rejected document rejects, as before.
+      await assert.rejects(store.put('orders', { _key: 'bad key!' }), (err) => err.code === 'illegal_key' && err.num === 1221);
+    } finally {
+      delete fast.put;
+      await store.close();
+    }
+  });
+
+  test('the read cache never answers a version older than a write that resolved', async () => {
+    const store = await openStore({ url: server.wsURL, database: `drops${Date.now()}` });
+    try {
+      const n = 300;
+      // put fills the read cache; putMany writes without filling it, so a
+      // stale entry would be read back if the drop were missed.
+      for (let i = 0; i < n; i++) await store.put('orders', { _key: `k${i}`, v: 0 });
+      for (let i = 0; i < n; i++) assert.equal((await store.get(`orders/k${i}`)).v, 0);
+      await store.putMany('orders', Array.from({ length: n }, (_, i) => ({ _key: `k${i}`, v: 1 })));
+      for (let i = 0; i < n; i++) assert.equal((await store.get(`orders/k${i}`)).v, 1, `k${i} after putMany`);
+      // More ids than the drop log holds in one write: the cache drops all.
+      const long = (i) => `k${i}-${'p'.repeat(40)}`;
+      for (let i = 0; i < 50; i++) await store.put('orders', { _key: long(i), v: 0 });
+      await store.putMany('orders', Array.from({ length: 2000 }, (_, i) => ({ _key: long(i), v: 2 })));
+      for (let i = 0; i < 50; i++) assert.equal((await store.get(`orders/${long(i)}`)).v, 2, `${long(i)} after an overflow`);
+      // A delete drops its document too.
+      await store.delete('orders/k0');
+      await assert.rejects(store.get('orders/k0'), (err) => err.code === 'not_found');
+    } finally {
+      await store.close();
+    }
+  });
+});

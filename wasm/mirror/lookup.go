@@ -127,3 +127,15 @@ func (l *Lookup) Out(n int) []byte {
 	defer l.mu.RUnlock()
 	return l.out[:n]
 }
+
+// Put copies text to the start of the output buffer, for the ordinary
+// path to answer through it as Get does, and returns its length; false when
+// it does not fit (Grow first) and nothing was copied.
+func (l *Lookup) Put(text []byte) (int, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if len(text) > len(l.out) {
+		return 0, false
+	}
+	return copy(l.out, text), true
+}
