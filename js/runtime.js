@@ -88,10 +88,12 @@ class FastReads {
 
   /**
    * put is raw.putText(collection, text, key, seq) through the write
-   * buffer: raw.putIn takes the strings as UTF-8 from it and answers with
-   * the stored text's length in the output buffer. Anything else it
-   * answers (undefined, an Error, a Promise, a string) is returned as
-   * putText would; a put whose strings do not fit the buffer is putText's.
+   * buffer: the lengths of the three strings as little-endian uint32s in
+   * its 16-byte header, the strings as UTF-8 after it; raw.putIn(seq)
+   * takes them from there and answers with the stored text's length in the
+   * output buffer. Anything else it answers (undefined, an Error, a
+   * Promise, a string) is returned as putText would; a put whose strings
+   * do not fit the buffer is putText's.
    */
   put(raw, collection, text, key, seq) {
     if (this.#writeAt === undefined) {
@@ -101,13 +103,16 @@ class FastReads {
     }
     if (this.#go.exited || typeof raw.putIn !== 'function') return raw.putText(collection, text, key, seq);
     const u8 = this.bytes();
-    const at = this.#writeAt;
+    const at = this.#writeAt + 16;
     const end = this.#writeEnd;
     const c = this.#utf8(u8, at, end, collection);
     const t = c < 0 ? -1 : this.#utf8(u8, at + c, end, text);
     const k = t < 0 || key === undefined ? 0 : this.#utf8(u8, at + c + t, end, key);
     if (c < 0 || t < 0 || k < 0 || (key !== undefined && k === 0)) return raw.putText(collection, text, key, seq);
-    const r = raw.putIn(c, t, k, seq);
+    FastReads.#u32(u8, this.#writeAt, c);
+    FastReads.#u32(u8, this.#writeAt + 4, t);
+    FastReads.#u32(u8, this.#writeAt + 8, k);
+    const r = key === undefined ? raw.putIn() : raw.putIn(seq);
     if (typeof r !== 'number') return r;
     // Asked each time: Go moves the buffer when it grows it.
     const out = this.#x.hilodbOutput();
@@ -139,6 +144,13 @@ class FastReads {
     // Asked each time: getText moves the buffer when it grows it.
     const out = this.#x.hilodbOutput();
     return this.#dec.decode(u8.subarray(out, out + size));
+  }
+
+  static #u32(u8, at, n) {
+    u8[at] = n & 0xff;
+    u8[at + 1] = (n >>> 8) & 0xff;
+    u8[at + 2] = (n >>> 16) & 0xff;
+    u8[at + 3] = n >>> 24;
   }
 }
 

@@ -176,14 +176,15 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 // putInCall is putTextCall with its strings passed through the write
 // buffer (writes.go) rather than as JavaScript strings, and the stored
 // document's text returned in the fast path's output buffer: putIn(store,
-// collection length, text length, key length, seq) reads the collection,
-// the document's JSON text and the receipt's key (none when its length is
-// 0), in that order, as UTF-8 from the start of the write buffer, and
-// returns the length of the stored document's text in the output buffer
-// (read it before the next call into Go), or as putText does: undefined,
-// an Error, a Promise, or the text itself when it does not fit the output
-// buffer. Every argument is a number, so the call makes no JavaScript
-// string or reference for Go to take in, and the answer none to hand back.
+// seq) reads the lengths from the buffer's header and the collection, the
+// document's JSON text and the receipt's key (none when its length is 0),
+// in that order, as UTF-8 after it; seq is the receipt's sequence, absent
+// without a key. It returns the length of the stored document's text in
+// the output buffer (read it before the next call into Go), or as putText
+// does: undefined, an Error, a Promise, or the text itself when it does not
+// fit the output buffer. It takes no JavaScript string or reference in and
+// hands none back: each of those costs a call across the boundary and a
+// finalizer.
 func (a *api) putInCall(_ js.Value, args []js.Value) (ret any) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -194,21 +195,13 @@ func (a *api) putInCall(_ js.Value, args []js.Value) (ret any) {
 	if err != nil {
 		return toJSError(err)
 	}
-	var n [3]int
-	for i := range n {
-		v := arg(args, 1+i)
-		if v.Type() != js.TypeNumber {
-			return toJSError(&argError{"putIn: want the lengths of the collection, the document and the receipt's key"})
-		}
-		n[i] = v.Int()
-	}
-	coll, text, key, err := writes.take(n[0], n[1], n[2])
+	coll, text, key, err := writes.take()
 	if err != nil {
 		return toJSError(err)
 	}
 	var rcpt *receiptArg
-	if n[2] > 0 {
-		seq := arg(args, 4)
+	if key != "" {
+		seq := arg(args, 1)
 		if seq.Type() != js.TypeNumber {
 			return toJSError(&argError{"receipt: want a key string and a sequence number"})
 		}

@@ -28,8 +28,8 @@
 //	putText(collection, text) → the stored document's JSON text, an Error,
 //	                        undefined when the put must wait (call put then),
 //	                        or a Promise of the text (stored during a compaction)
-//	putIn(collLen, textLen, keyLen, seq) → putText with its strings in the write
-//	                        buffer and the answer's text in the output buffer (calls.go)
+//	putIn(seq)            → putText with its strings in the write buffer and
+//	                        the answer's text in the output buffer (calls.go)
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>

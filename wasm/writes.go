@@ -2,11 +2,14 @@
 
 package main
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // writeSize is the write buffer's size: a put whose collection, document
-// and receipt key take more UTF-8 bytes than this passes them as strings
-// (putText) instead.
+// and receipt key take more UTF-8 bytes than this (less the header) passes
+// them as strings (putText) instead.
 const writeSize = 64 << 10
 
 // writeBuffer is where index.js writes a put's strings as UTF-8 for putIn
@@ -22,14 +25,23 @@ type writeBuffer struct {
 
 var writes = &writeBuffer{buf: make([]byte, writeSize)}
 
-// take returns the three strings laid end to end at the start of the
-// buffer, with the given lengths in bytes: a collection, a document's JSON
-// text (a copy: the buffer is written again by the next put) and a key.
-func (w *writeBuffer) take(collLen, textLen, keyLen int) (coll string, text []byte, key string, err error) {
-	if collLen < 0 || textLen < 0 || keyLen < 0 || collLen+textLen+keyLen > len(w.buf) {
-		return "", nil, "", &argError{"putIn: lengths outside the write buffer"}
-	}
+// writeHeader is the size of the buffer's header: the lengths in bytes of
+// the three strings after it, as little-endian uint32s, and four bytes
+// unused.
+const writeHeader = 16
+
+// take returns the three strings laid end to end after the header: a
+// collection, a document's JSON text (a copy: the buffer is written again
+// by the next put) and a key.
+func (w *writeBuffer) take() (coll string, text []byte, key string, err error) {
 	b := w.buf
+	collLen := int64(binary.LittleEndian.Uint32(b))
+	textLen := int64(binary.LittleEndian.Uint32(b[4:]))
+	keyLen := int64(binary.LittleEndian.Uint32(b[8:]))
+	if writeHeader+collLen+textLen+keyLen > int64(len(b)) {
+		return "", nil, "", &argError{"putIn: the lengths in the write buffer's header run past its end"}
+	}
+	b = b[writeHeader:]
 	coll = string(b[:collLen])
 	text = append([]byte(nil), b[collLen:collLen+textLen]...)
 	key = string(b[collLen+textLen : collLen+textLen+keyLen])

@@ -14,10 +14,17 @@ import (
 // putIn runs the store's putIn as index.js does: the strings into the write
 // buffer, the stored text out of the output buffer.
 func putIn(st js.Value, coll, text, key string, seq int) js.Value {
-	n := copy(writes.buf, coll)
+	setLengths(len(coll), len(text), len(key))
+	n := writeHeader + copy(writes.buf[writeHeader:], coll)
 	n += copy(writes.buf[n:], text)
 	copy(writes.buf[n:], key)
-	return st.Call("putIn", len(coll), len(text), len(key), seq)
+	return st.Call("putIn", seq)
+}
+
+func setLengths(lens ...int) {
+	for i, n := range lens {
+		binary.LittleEndian.PutUint32(writes.buf[4*i:], uint32(n))
+	}
 }
 
 func TestPutIn(t *testing.T) {
@@ -63,14 +70,18 @@ func TestPutIn(t *testing.T) {
 	}
 
 	// Lengths past the buffer are refused, not read.
-	for _, lens := range [][3]int{{-1, 1, 0}, {1, writeSize, 0}, {0, 0, writeSize + 1}} {
-		r := st.Call("putIn", lens[0], lens[1], lens[2], 0)
+	for _, lens := range [][3]int{{-1, 1, 0}, {1, writeSize - writeHeader, 0}, {0, 0, writeSize}, {1 << 31, 1 << 31, 1 << 31}} {
+		setLengths(lens[:]...)
+		r := st.Call("putIn")
 		if r.Type() != js.TypeObject || r.Get("code").String() != "bad_request" {
-			t.Errorf("putIn%v: %v, want bad_request", lens, r)
+			t.Errorf("putIn with lengths %v: %v, want bad_request", lens, r)
 		}
 	}
-	if r := st.Call("putIn", "six", 1, 0); r.Type() != js.TypeObject || r.Get("code").String() != "bad_request" {
-		t.Errorf("putIn with a string length: %v, want bad_request", r)
+	// A key without its sequence is refused.
+	setLengths(6, 2, 3)
+	copy(writes.buf[writeHeader:], "orders{}abc")
+	if r := st.Call("putIn"); r.Type() != js.TypeObject || r.Get("code").String() != "bad_request" {
+		t.Errorf("putIn with a key and no seq: %v, want bad_request", r)
 	}
 
 	// A stored text longer than the output buffer grows it, and the
