@@ -13,8 +13,8 @@
 import { openStore } from './index.js';
 
 /** methods are the Store methods a tab may call. */
-const methods = new Set(['put', 'putMany', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch']);
-const writes = new Set(['put', 'putMany', 'delete', '_saveBatch']);
+const methods = new Set(['put', 'putMany', '_putManyText', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch']);
+const writes = new Set(['put', 'putMany', '_putManyText', 'delete', '_saveBatch']);
 
 /**
  * How long opening a store waits for the previous host of its persist name
@@ -142,11 +142,13 @@ export class Host {
   // tellOthers reports a tab's write to the other tabs of the store as a
   // 'change' event, as a write from another client would be.
   #tellOthers(from, entry, m, args, value) {
+    if (entry.sessions.size < 2) return; // nobody else to tell
     let docs;
     if (m === '_saveBatch') {
       const items = JSON.parse(args[0]);
       docs = value.map((d, i) => (items[i]?.delete ? { id: d?._id ?? items[i].id, rev: '', deleted: true } : d)).filter((d) => d);
     } else {
+      if (m === '_putManyText') value = JSON.parse(value);
       docs = m === 'delete' ? [{ id: args[0], rev: '', deleted: true }] : (m === 'put' ? [value] : value).filter((d) => d && !d.__hiloError);
     }
     const changes = docs.map((d) => (d.deleted ? d : { id: d._id, rev: d._rev, deleted: false }));
@@ -176,8 +178,8 @@ export class Host {
 // receipted are the writes a tab sends with a receipt {key, seq} (tabs.js):
 // stored with the write, in its transaction, so that when the host goes
 // away before it answers, the next host can tell whether it was made.
-const receipted = new Set(['put', 'putMany', '_saveBatch', 'delete']);
-const receiptedMethods = { put: '_putReceipted', putMany: '_putManyReceipted', _saveBatch: '_saveBatchReceipted', delete: '_deleteReceipted' };
+const receipted = new Set(['put', 'putMany', '_putManyText', '_saveBatch', 'delete']);
+const receiptedMethods = { put: '_putReceipted', putMany: '_putManyReceipted', _putManyText: '_putManyTextReceipted', _saveBatch: '_saveBatchReceipted', delete: '_deleteReceipted' };
 
 // receiptedCall makes the write of msg with its receipt. A write sent again
 // (msg.resend: its host went away before answering) is answered from its

@@ -198,6 +198,23 @@ export class Store {
     return this.#putMany(collection, docs, key, seq);
   }
 
+  /**
+   * @internal putMany of documents already turned into one JSON array text
+   * (a tab of a shared store sends them so, host.js), resolving to the
+   * results as one JSON array text: a failed document is
+   * {__hiloError: {code, num, message}} there. The host neither parses nor
+   * copies each document on the way.
+   */
+  _putManyText(collection, text) {
+    return this._putManyTextReceipted(undefined, undefined, collection, text);
+  }
+
+  /** @internal _putManyText storing a receipt (key, seq), for host.js. */
+  _putManyTextReceipted(key, seq, collection, text) {
+    if (typeof text !== 'string') return Promise.reject(hiloError('bad_request', 400, 'putMany: docs must be an array'));
+    return this.#raw.putMany(collection, text, key, seq, true);
+  }
+
   /** @internal The receipt stored under key, as JSON text, or undefined. */
   _receipt(key) {
     return this.#raw.receipt(key);

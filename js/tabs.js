@@ -105,7 +105,7 @@ const safeCollectionOps = new Set(['document', 'documents', 'count']);
 
 // receipted are the writes sent with a receipt (host.js): sent again to the
 // next host, which tells from the receipt whether the write was made.
-const receipted = new Set(['put', 'putMany', '_saveBatch', 'delete']);
+const receipted = new Set(['put', 'putMany', '_putManyText', '_saveBatch', 'delete']);
 
 // receiptSlots is how many receipts a Link keeps at its host: a write sent
 // again finds its own unless this many later writes of the Link were made.
@@ -317,10 +317,22 @@ class SharedStore {
 
   putMany(collection, docs) {
     const hiloError = this.#hiloError;
-    return this.#call('putMany', collection, docs).then((rs) =>
-      rs.map((r) => (r && r.__hiloError ? hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message) : r)),
+    // One JSON array text, made here: the host passes it to Go as it is and
+    // answers with one text, so no document is copied or turned into JSON
+    // again on the way. A document that cannot be turned into JSON goes
+    // as it is, for the store to name it.
+    let text;
+    try {
+      if (Array.isArray(docs)) text = JSON.stringify(docs);
+    } catch {
+      text = undefined;
+    }
+    const sent = text === undefined ? this.#call('putMany', collection, docs) : this.#call('_putManyText', collection, text);
+    return sent.then((rs) =>
+      (typeof rs === 'string' ? JSON.parse(rs) : rs).map((r) => (r && r.__hiloError ? hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message) : r)),
     );
   }
+
 
   get(id) {
     return this.#call('get', id);

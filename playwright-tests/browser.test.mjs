@@ -320,6 +320,69 @@ describe('hilodb in Chromium', () => {
     }
   });
 
+  test('putMany through a shared store: results in order, a failed document as a HiloError, the other tab told', async () => {
+    const database = `many${Date.now()}`;
+    const context = await browser.newContext();
+    const page = await newPage(context);
+    const other = await newPage(context);
+    try {
+      const open = (p) =>
+        p.evaluate(async (database) => {
+          const { openStore } = await import('/index.js');
+          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+          window.changed = [];
+          window.store.on('change', (e) => window.changed.push(...e.changes.map((c) => c.id)));
+        }, database);
+      await open(page);
+      await open(other);
+      const got = await page.evaluate(async () => {
+        const docs = Array.from({ length: 500 }, (_, i) => ({ i, name: `Zoë ${i}` }));
+        docs[3] = { _key: 'bad key!' }; // refused, the others stored
+        docs[7] = { _key: 'k7', nested: { list: [1, 'two', null] } };
+        const rs = await window.store.putMany('orders', docs);
+        // A document that cannot be turned into JSON: the whole call says which.
+        let cyclic = null;
+        const loop = { a: 1 };
+        loop.self = loop;
+        try {
+          await window.store.putMany('orders', [{ ok: 1 }, loop]);
+        } catch (err) {
+          cyclic = { code: err.code, num: err.num, message: err.message };
+        }
+        return {
+          shared: (await window.store.info()).shared,
+          results: rs.map((r) => (r instanceof Error ? { error: r.code, num: r.num } : r)),
+          cyclic,
+        };
+      });
+      assert.equal(got.shared, true);
+      assert.equal(got.results.length, 500);
+      assert.deepEqual(got.results[3], { error: 'illegal_key', num: 1221 });
+      assert.deepEqual(got.results[7].nested, { list: [1, 'two', null] });
+      assert.equal(got.results[7]._id, 'orders/k7');
+      const stored = got.results.filter((r) => !r.error);
+      assert.equal(stored.length, 499);
+      for (const r of stored) if (r._key !== 'k7') assert.equal(r.name, `Zoë ${r.i}`);
+      assert.equal(new Set(stored.map((r) => r._id)).size, 499);
+      assert.equal(got.cyclic?.code, 'bad_json');
+      assert.match(got.cyclic.message, /document 1/);
+      // The other tab reads them and was told of each as a change.
+      const seen = await other.evaluate(async (ids) => {
+        const deadline = Date.now() + 5000;
+        while (window.changed.length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const docs = await Promise.all(ids.map((id) => window.store.get(id)));
+        return { changed: window.changed, revs: docs.map((d) => d._rev) };
+      }, stored.map((r) => r._id));
+      assert.deepEqual(seen.revs, stored.map((r) => r._rev));
+      assert.deepEqual([...seen.changed].sort(), stored.map((r) => r._id).sort());
+      await page.evaluate(() => window.store.close());
+      await other.evaluate(() => window.store.close());
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('a store in IndexedDB whose snapshot is in format 1 (the version before wrote it) opens, and is written back in format 2', async () => {
     // database/testdata/format1: a snapshot in buntdb's file format and a
     // log after it, laid out in IndexedDB as that version kept them.

@@ -19,7 +19,8 @@ const maxPutMany = 100000
 // transaction (one durable append) and resolves to one entry per document,
 // in order: the stored document, or {__hiloError: {code, num, message}} for
 // one that failed (index.js turns those into Errors). A failed document
-// does not stop the others.
+// does not stop the others. putMany(collection, docs, key, seq, true)
+// resolves to the same array as one JSON text instead.
 func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 	id, err := storeNumber(args)
 	if err != nil {
@@ -38,6 +39,10 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 	if err != nil {
 		return nil, err
 	}
+	// The results as one JSON array text rather than parsed: a shared
+	// store's host hands them to the tab as they are (index.js's
+	// _putManyText).
+	asText := arg(args, 5).Truthy()
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var rs []core.Result
@@ -66,7 +71,11 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 				}
 				out = append(out, r.New...)
 			}
-			return parseJSON(append(out, ']')), nil
+			out = append(out, ']')
+			if asText {
+				return string(out), nil
+			}
+			return parseJSON(out), nil
 		})
 	}, nil
 }

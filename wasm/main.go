@@ -30,7 +30,8 @@
 //	                        or a Promise of the text (stored during a compaction)
 //	putIn(seq)            → putText with its strings in the write buffer and
 //	                        the answer's text in the output buffer (calls.go)
-//	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go)
+//	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go);
+//	                        a fifth argument true: the array as one JSON text
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
 //	close()               → Promise<undefined>
 //	number                the store's number, for the fast path of get
