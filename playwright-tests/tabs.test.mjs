@@ -17,7 +17,6 @@ async function openPages(context, n, database, { hooks = false } = {}) {
   for (let i = 0; i < n; i++) {
     const page = await context.newPage();
     page.on('pageerror', (err) => pageErrors.push(err));
-    page.on('worker', (w) => w.on('console', (m) => console.error('W', i, m.text())));
     // Before the page's scripts: the demo page opens a store as it loads.
     if (hooks) await page.addInitScript(() => (globalThis.__hilodbTestHooks = true));
     await page.goto(`${env.server.base}/`);
