@@ -5,9 +5,9 @@
 // durable; the other tabs hear of it as a 'change' event and read it at
 // once. When the host's tab goes away, the shared worker names another host
 // and the proxies connect to it: reads in flight are sent again there, and
-// so are puts, deletes and sessions' saves (their receipts tell the next
-// host whether they were made); collection operations in flight reject
-// with unavailable (503), to be retried.
+// so are puts, deletes, sessions' saves and collection writes (their
+// receipts tell the next host whether they were made); the other writes in
+// flight (identities) reject with unavailable (503), to be retried.
 
 import { Collection, collectionWrites } from './collection.js';
 import { Conventions, Session } from './session.js';
