@@ -43,7 +43,7 @@ export class Host {
   /**
    * holdNextWrite is a test-only hook (shared.js starts it only for a tab
    * that asked, playwright-tests/tabs.test.mjs): the next receipted write
-   * is kept in flight for good, made first when is 'made', not made when
+   * is kept in flight for good, made first when `when` is 'made', not made when
    * it is 'unmade', and never answered, so that a test can take this host
    * away with the write certainly in flight. Resolves to the write's method
    * once it is held (made and durable, for 'made').
@@ -91,7 +91,9 @@ export class Host {
           const hold = withReceipt ? this.#hold : null;
           if (hold) {
             this.#hold = null;
-            if (hold.when === 'made') await receiptedCall(s.entry.store, msg);
+            // A write that failed stored no receipt: the next host makes it
+            // again, as it would any write not made; it is held all the same.
+            if (hold.when === 'made') await receiptedCall(s.entry.store, msg).catch(() => {});
             hold.resolve(msg.m);
             return;
           }
