@@ -30,18 +30,27 @@ type Receipt struct {
 	Items []ReceiptItem `json:"items"`
 }
 
-// ReceiptItem is one document's outcome in a Receipt: ID, or the Code, Num
-// and Message of its error.
+// ReceiptItem is one document's outcome in a Receipt: its Result without
+// the error (ID, Key, Rev, OldRev, and New and Old when the write was asked
+// to return them), or the Code, Num, Message, Key and Rev of its error.
+// They are what a collection write's answer is rebuilt from (js/host.js):
+// the stored document may have changed since, and the old one is gone.
 type ReceiptItem struct {
-	ID      string `json:"id,omitempty"`
-	Code    string `json:"code,omitempty"`
-	Num     int    `json:"num,omitempty"`
-	Message string `json:"message,omitempty"`
+	ID      string          `json:"id,omitempty"`
+	Key     string          `json:"key,omitempty"`
+	Rev     string          `json:"rev,omitempty"`
+	OldRev  string          `json:"oldRev,omitempty"`
+	New     json.RawMessage `json:"new,omitempty"`
+	Old     json.RawMessage `json:"old,omitempty"`
+	Code    string          `json:"code,omitempty"`
+	Num     int             `json:"num,omitempty"`
+	Message string          `json:"message,omitempty"`
 }
 
-// WithReceipt returns a context under which a document write (Insert, Put,
-// InsertMany, SaveBatch, DeleteContext and the other writes through one
-// transaction) also stores, in
+// WithReceipt returns a context under which a document write (Put,
+// SaveBatch, DeleteContext, the collection writes Insert, InsertMany,
+// Replace, ReplaceMany, Update, UpdateMany, Remove, RemoveMany, and
+// CreateCollectionContext) also stores, in
 // that same transaction, a receipt under key: seq and each document's
 // outcome. Whoever made the write can then tell, after losing its answer
 // (the process that ran it was killed), whether it was made: it was if and
@@ -69,8 +78,16 @@ func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
 			text = append(text, ',')
 		}
 		if res.Err == nil {
+			// A silent result has no id: the write's options tell it.
 			text = append(text, `{"id":`...)
 			text = appendString(text, res.ID)
+			text = appendField(text, "key", res.Key)
+			text = appendField(text, "rev", res.Rev)
+			text = appendField(text, "oldRev", res.OldRev)
+			// Only there when the write was asked to return them: the old
+			// document cannot be read again once it is replaced.
+			text = appendRaw(text, "new", res.New)
+			text = appendRaw(text, "old", res.Old)
 			text = append(text, '}')
 			continue
 		}
@@ -80,11 +97,36 @@ func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
 		text = strconv.AppendInt(text, int64(res.Err.Num), 10)
 		text = append(text, `,"message":`...)
 		text = appendString(text, res.Err.Message)
+		text = appendField(text, "key", res.Err.Key)
+		text = appendField(text, "rev", res.Err.Rev)
 		text = append(text, '}')
 	}
 	text = append(text, "]}"...)
 	_, _, err := tx.Set(receiptPrefix+rc.key, string(text), nil)
 	return err
+}
+
+// appendField appends ,"name":"value" to text, nothing for an empty value.
+func appendField(text []byte, name, value string) []byte {
+	if value == "" {
+		return text
+	}
+	text = append(text, ',', '"')
+	text = append(text, name...)
+	text = append(text, '"', ':')
+	return appendString(text, value)
+}
+
+// appendRaw appends ,"name":raw to text, nothing for an empty raw (JSON
+// text, as a write's Result holds it).
+func appendRaw(text []byte, name string, raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return text
+	}
+	text = append(text, ',', '"')
+	text = append(text, name...)
+	text = append(text, '"', ':')
+	return append(text, raw...)
 }
 
 // ReceiptOf returns the receipt stored under key; ok is false when there is

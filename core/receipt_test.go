@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -112,5 +113,139 @@ func TestReceipts(t *testing.T) {
 	}
 	if _, ok, _ := st.ReceiptOf("tab2/0"); !ok {
 		t.Error("tab2's receipt was dropped with tab1's")
+	}
+}
+
+// receiptItemOf is the ReceiptItem a write's result should leave.
+func receiptItemOf(r core.Result) core.ReceiptItem {
+	if r.Err != nil {
+		return core.ReceiptItem{Code: r.Err.Code, Num: r.Err.Num, Message: r.Err.Message, Key: r.Err.Key, Rev: r.Err.Rev}
+	}
+	return core.ReceiptItem{ID: r.ID, Key: r.Key, Rev: r.Rev, OldRev: r.OldRev, New: r.New, Old: r.Old}
+}
+
+// Every collection write stores its receipt in its own transaction, with
+// what its answer is rebuilt from (each result's header, the documents it
+// was asked to return, each item's error); a write that fails leaves the
+// receipt stored before it as it was.
+func TestCollectionWriteReceipts(t *testing.T) {
+	st := newTestStore(t)
+	rec := &recorder{}
+	st.SetJournal(rec)
+	ctx := context.Background()
+	for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
+		if _, err := st.Insert(ctx, "orders", []byte(`{"_key":"`+k+`","n":0}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both := &core.WriteOptions{ReturnNew: true, ReturnOld: true}
+	one := func(r core.Result, err error) ([]core.Result, error) { return []core.Result{r}, err }
+	docs := func(ds ...string) [][]byte {
+		out := make([][]byte, len(ds))
+		for i, d := range ds {
+			out[i] = []byte(d)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		write func(ctx context.Context) ([]core.Result, error)
+		doc   string // a document the write changes: in the receipt's commit
+		fail  bool
+	}{
+		{"insert", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Insert(ctx, "orders", []byte(`{"_key":"i1"}`), &core.WriteOptions{ReturnNew: true}))
+		}, "doc/orders/i1", false},
+		{"insert silent", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Insert(ctx, "orders", []byte(`{"_key":"i2"}`), &core.WriteOptions{Silent: true}))
+		}, "doc/orders/i2", false},
+		{"insert overwriting", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Insert(ctx, "orders", []byte(`{"_key":"i1","n":2}`), &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnOld: true}))
+		}, "doc/orders/i1", false},
+		{"insert existing", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Insert(ctx, "orders", []byte(`{"_key":"a"}`), nil))
+		}, "", true},
+		{"insertMany", func(ctx context.Context) ([]core.Result, error) {
+			return st.InsertMany(ctx, "orders", docs(`{"_key":"m1"}`, `{"_key":"a"}`), both)
+		}, "doc/orders/m1", false},
+		{"replace", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Replace(ctx, "orders", "a", []byte(`{"n":1}`), both))
+		}, "doc/orders/a", false},
+		{"replace stale", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Replace(ctx, "orders", "a", []byte(`{"n":1}`), &core.WriteOptions{IfMatch: "_stale"}))
+		}, "", true},
+		{"replaceMany", func(ctx context.Context) ([]core.Result, error) {
+			return st.ReplaceMany(ctx, "orders", docs(`{"_key":"b","n":2}`, `{"_key":"none"}`), &core.WriteOptions{ReturnOld: true})
+		}, "doc/orders/b", false},
+		{"update", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Update(ctx, "orders", "c", []byte(`{"m":3}`), both))
+		}, "doc/orders/c", false},
+		{"update missing", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Update(ctx, "orders", "none", []byte(`{"m":3}`), nil))
+		}, "", true},
+		{"updateMany", func(ctx context.Context) ([]core.Result, error) {
+			return st.UpdateMany(ctx, "orders", docs(`{"_key":"d","m":4}`, `{"_key":"c","m":5}`), &core.WriteOptions{ReturnNew: true})
+		}, "doc/orders/d", false},
+		{"remove", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Remove(ctx, "orders", "e", &core.WriteOptions{ReturnOld: true}))
+		}, "doc/orders/e", false},
+		{"remove missing", func(ctx context.Context) ([]core.Result, error) {
+			return one(st.Remove(ctx, "orders", "e", nil))
+		}, "", true},
+		{"removeMany", func(ctx context.Context) ([]core.Result, error) {
+			return st.RemoveMany(ctx, "orders", docs(`"f"`, `"none"`), nil)
+		}, "doc/orders/f", false},
+		{"create collection", func(ctx context.Context) ([]core.Result, error) {
+			return []core.Result{{ID: "invoices"}}, st.CreateCollectionContext(ctx, "invoices", core.CollectionOptions{})
+		}, "col/invoices", false},
+		{"create existing collection", func(ctx context.Context) ([]core.Result, error) {
+			return nil, st.CreateCollectionContext(ctx, "invoices", core.CollectionOptions{})
+		}, "", true},
+	}
+	var seq int64
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seq++
+			before, had, err := st.ReceiptOf("tab/l/1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			commits := len(rec.txs)
+			rs, err := tc.write(core.WithReceipt(ctx, "tab/l/1", seq))
+			after, ok, rerr := st.ReceiptOf("tab/l/1")
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if tc.fail {
+				if err == nil {
+					t.Fatalf("the write succeeded: %+v", rs)
+				}
+				if ok != had || !reflect.DeepEqual(after, before) {
+					t.Errorf("after a failed write the receipt is %+v (%v), want %+v (%v) as before", after, ok, before, had)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := core.Receipt{Seq: seq}
+			for _, r := range rs {
+				want.Items = append(want.Items, receiptItemOf(r))
+			}
+			if !ok || !reflect.DeepEqual(after, want) {
+				t.Errorf("receipt %+v (%v), want %+v", after, ok, want)
+			}
+			if len(rec.txs) != commits+1 {
+				t.Fatalf("the write made %d commits, want 1", len(rec.txs)-commits)
+			}
+			var withDoc, withReceipt bool
+			for _, c := range rec.txs[commits] {
+				withDoc = withDoc || c.Key == tc.doc
+				withReceipt = withReceipt || c.Key == "rcpt/tab/l/1"
+			}
+			if !withDoc || !withReceipt {
+				t.Errorf("the write's commit holds %s: %v, its receipt: %v; want both", tc.doc, withDoc, withReceipt)
+			}
+		})
 	}
 }

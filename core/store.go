@@ -185,6 +185,13 @@ type CollectionOptions struct {
 // allowed). It fails with 1208 for an illegal name, 1232 for invalid
 // keyOptions and 1207 when name is defined already.
 func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
+	return s.CreateCollectionContext(context.Background(), name, opts)
+}
+
+// CreateCollectionContext is CreateCollection under ctx, which may ask for
+// a receipt (WithReceipt): its one item's ID is name. A definition sent
+// again after it was made would fail with 1207; the receipt tells it was.
+func (s *Store) CreateCollectionContext(ctx context.Context, name string, opts CollectionOptions) error {
 	if err := validateCollection(name); err != nil {
 		return err
 	}
@@ -196,7 +203,7 @@ func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
 	if err != nil {
 		return fmt.Errorf("encode collection options: %w", err)
 	}
-	err = s.update(func(tx *txn) error {
+	err = s.updateN(ctx, 3, func(tx *txn) error {
 		if _, err := tx.Get(colPrefix + name); err == nil {
 			return newError(ErrDuplicateName, name, "", "duplicate name: collection %q exists", name)
 		}
@@ -204,8 +211,10 @@ func (s *Store) CreateCollection(name string, opts CollectionOptions) error {
 			return err
 		}
 		// Until the server has it: see PendingCollections.
-		_, _, err := tx.Set(colPendingPrefix+name, "1", nil)
-		return err
+		if _, _, err := tx.Set(colPendingPrefix+name, "1", nil); err != nil {
+			return err
+		}
+		return storeReceipt(ctx, tx, []Result{{ID: name}})
 	})
 	if err != nil {
 		var e *Error

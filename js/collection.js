@@ -12,6 +12,14 @@ const json = (v, what, hiloError) => {
 };
 
 /**
+ * collectionWrites are the collection operations that write (the others
+ * only read): through a shared store each is sent with a receipt, so that
+ * it can be sent again when the tab running the store goes away (tabs.js,
+ * host.js).
+ */
+export const collectionWrites = new Set(['save', 'saveAll', 'replace', 'replaceAll', 'update', 'updateAll', 'remove', 'removeAll', 'create']);
+
+/**
  * Collection is one collection of a store. Every method returns a Promise;
  * a multi-document call resolves to one entry per document, an error object
  * ({error: true, errorNum, errorMessage, errorCode}) in place of each that

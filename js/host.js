@@ -10,6 +10,7 @@
 // Replies: {t: 'reply', rid, ok, value} or {t: 'reply', rid, ok: false,
 // error: {code, num, message}}. Events: {t: 'event', sid, type, payload}.
 
+import { collectionWrites } from './collection.js';
 import { openStore } from './index.js';
 
 /** methods are the Store methods a tab may call. */
@@ -37,6 +38,21 @@ export class Host {
   #sessions = new Map(); // sid → {port, tab, entry}
   #tabs = new Set(); // tabs watched for going away
   #nextSid = 0;
+  #hold = null; // test only: see holdNextWrite
+
+  /**
+   * holdNextWrite is a test-only hook (shared.js starts it only for a tab
+   * that asked, playwright-tests/tabs.test.mjs): the next receipted write
+   * is kept in flight for good, made first when `when` is 'made', not made when
+   * it is 'unmade', and never answered, so that a test can take this host
+   * away with the write certainly in flight. Resolves to the write's method
+   * once it is held (made and durable, for 'made').
+   */
+  holdNextWrite(when) {
+    return new Promise((resolve) => {
+      this.#hold = { when, resolve };
+    });
+  }
 
   /** client serves port, one store's connection from tab (a Web Lock name the tab holds while it lives). */
   client(port, tab) {
@@ -71,7 +87,17 @@ export class Host {
         if (!s) return fail(msg.rid, { code: 'closed', num: 1902, message: 'store is closed' });
         if (!methods.has(msg.m)) return fail(msg.rid, { code: 'bad_request', num: 400, message: `unknown method ${msg.m}` });
         try {
-          let value = msg.receipt && receipted.has(msg.m) ? await receiptedCall(s.entry.store, msg) : await s.entry.store[msg.m](...(msg.args ?? []));
+          const withReceipt = msg.receipt && isReceipted(msg.m, msg.args);
+          const hold = withReceipt ? this.#hold : null;
+          if (hold) {
+            this.#hold = null;
+            // A write that failed stored no receipt: the next host makes it
+            // again, as it would any write not made; it is held all the same.
+            if (hold.when === 'made') await receiptedCall(s.entry.store, msg).catch(() => {});
+            hold.resolve(msg.m);
+            return;
+          }
+          let value = withReceipt ? await receiptedCall(s.entry.store, msg) : await s.entry.store[msg.m](...(msg.args ?? []));
           if (msg.m === 'putMany') value = value.map((r) => (r instanceof Error ? { __hiloError: plainError(r) } : r));
           reply(msg.rid, value);
           if (writes.has(msg.m)) this.#tellOthers(msg.sid, s.entry, msg.m, msg.args, value);
@@ -178,15 +204,30 @@ export class Host {
 // receipted are the writes a tab sends with a receipt {key, seq} (tabs.js):
 // stored with the write, in its transaction, so that when the host goes
 // away before it answers, the next host can tell whether it was made.
+// A collection operation is one of them when it writes (collectionWrites).
 const receipted = new Set(['put', 'putMany', '_putManyText', '_saveBatch', 'delete']);
-const receiptedMethods = { put: '_putReceipted', putMany: '_putManyReceipted', _putManyText: '_putManyTextReceipted', _saveBatch: '_saveBatchReceipted', delete: '_deleteReceipted' };
+const receiptedMethods = {
+  put: '_putReceipted',
+  putMany: '_putManyReceipted',
+  _putManyText: '_putManyTextReceipted',
+  _saveBatch: '_saveBatchReceipted',
+  delete: '_deleteReceipted',
+  _collectionOp: '_collectionOpReceipted',
+};
+
+// isReceipted reports whether the call of method m with args is a write
+// sent with a receipt.
+function isReceipted(m, args) {
+  return receipted.has(m) || (m === '_collectionOp' && collectionWrites.has(args?.[0]));
+}
 
 // receiptedCall makes the write of msg with its receipt. A write sent again
 // (msg.resend: its host went away before answering) is answered from its
 // receipt when that shows it was made, and made now when it shows it was
 // not; when a later write of the tab took its receipt's slot, which of the
-// two is no longer known, and it fails with unavailable.
-async function receiptedCall(store, msg) {
+// two is no longer known, and it fails with unavailable. Exported for the
+// tests (js/test), which play a host that went away.
+export async function receiptedCall(store, msg) {
   const { key, seq } = msg.receipt;
   if (typeof key !== 'string' || typeof seq !== 'number') {
     throw { code: 'bad_request', num: 400, message: `${msg.m}: a receipt is {key: string, seq: number}` };
@@ -195,7 +236,7 @@ async function receiptedCall(store, msg) {
   if (msg.resend) {
     const text = await store._receipt(key);
     const r = text === undefined ? undefined : JSON.parse(text);
-    if (r?.seq === seq) return answerFromReceipt(store, msg.m, r);
+    if (r?.seq === seq) return answerFromReceipt(store, msg.m, r, args);
     if (r && r.seq > seq) {
       throw { code: 'unavailable', num: 503, message: `${msg.m}: the tab that ran the shared store went away before it answered, and whether the write was stored is no longer known (retry it)` };
     }
@@ -204,11 +245,13 @@ async function receiptedCall(store, msg) {
 }
 
 // answerFromReceipt answers a write that was made: each document as it is
-// stored now (or its id, if it is gone since), or the error it failed with.
-async function answerFromReceipt(store, m, r) {
+// stored now (or its id, if it is gone since), or the error it failed with;
+// a collection operation's answer as it made it (collectionAnswer).
+async function answerFromReceipt(store, m, r, args) {
   if (m === 'delete') return undefined;
+  if (m === '_collectionOp') return collectionAnswer(r, args);
   const item = async (it) => {
-    if (!it.id) return { __hiloError: { code: it.code || 'internal', num: it.num ?? 4, message: it.message ?? '' } };
+    if (failed(it)) return { __hiloError: { code: it.code || 'internal', num: it.num ?? 4, message: it.message ?? '' } };
     try {
       return await store.get(it.id);
     } catch {
@@ -219,6 +262,42 @@ async function answerFromReceipt(store, m, r) {
   if (m !== 'put') return out;
   if (out[0]?.__hiloError) throw out[0].__hiloError;
   return out[0];
+}
+
+// failed reports whether a receipt's item is an error (a silent
+// collection write's item has no id).
+const failed = (it) => Boolean(it.code || it.num);
+
+// collectionAnswer is the answer a collection write (args: op, name,
+// payload, options) made under receipt r gave, rebuilt from r's items as
+// wasm/collections.go makes it: ArangoDB's {_id, _key, _rev, _oldRev?,
+// new?, old?} per document ({} when silent), {error: true, …} for one that
+// failed in a multi-document call; create's {name}. The receipt holds the
+// revisions and the documents the write was asked to return, so that the
+// answer is the same whatever was written since.
+function collectionAnswer(r, [op, name, , options]) {
+  if (op === 'create') return { name };
+  const silent = typeof options === 'string' && JSON.parse(options)?.silent === true;
+  const result = (it) => {
+    if (failed(it)) {
+      const e = { error: true, errorNum: it.num ?? 4, errorMessage: it.message ?? '' };
+      if (it.code) e.errorCode = it.code;
+      if (it.key) e._key = it.key;
+      if (it.rev) e._rev = it.rev;
+      return e;
+    }
+    if (silent) return {};
+    const out = { _id: it.id ?? '', _key: it.key ?? '', _rev: it.rev ?? '' };
+    if (it.oldRev) out._oldRev = it.oldRev;
+    if (it.new !== undefined) out.new = it.new;
+    if (it.old !== undefined) out.old = it.old;
+    return out;
+  };
+  if (op.endsWith('All')) return r.items.map(result);
+  // A single-document write that failed stored no receipt: this one was made.
+  const it = r.items[0];
+  if (!it || failed(it)) throw { code: it?.code || 'internal', num: it?.num ?? 4, message: it?.message ?? `${op}: its receipt holds no result` };
+  return result(it);
 }
 
 // dropDeadTabsReceipts drops the receipts of tabs that are gone (their Web

@@ -47,10 +47,13 @@ export interface OpenOptions {
    * store talks to it. A write in one tab is read at once in every tab and
    * fires `'change'` there; sync runs once per origin; the store lives
    * while one tab has it open. When the tab running it goes away, the next
-   * tab's host worker takes it over: reads, `put`s, `putMany`s, `delete`s and
-   * sessions' `saveChanges` in flight are sent again (a receipt stored with each tells the next host
-   * whether it was made), collection operations in flight reject with `unavailable`
-   * (503), to be retried. Elsewhere
+   * tab's host worker takes it over: reads, `put`s, `putMany`s, `delete`s,
+   * sessions' `saveChanges` and collection writes (`save`, `update`,
+   * `remove`, their `…All` forms, `replace`, `createCollection`) in flight
+   * are sent again (a receipt stored with each tells the next host whether
+   * it was made, and what a collection write answered); `nextIdentityFor`
+   * and `seedIdentityFor` in flight reject with `unavailable` (503), to be
+   * retried. Elsewhere
    * (Node, a worker, or `shared: false`) only one store may use a name at a
    * time: a second one rejects with `locked` (423).
    *

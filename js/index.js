@@ -310,6 +310,11 @@ export class Store {
     return this.#raw.collection(op, name, payload, options);
   }
 
+  /** @internal _collectionOp of a write storing a receipt (key, seq), for host.js. */
+  _collectionOpReceipted(key, seq, op, name, payload, options) {
+    return this.#raw.collection(op, name, payload, options, key, seq);
+  }
+
   /** Returns the ArangoDB-style collection name of this store. */
   collection(name) {
     return new Collection(this.#raw, name, hiloError);

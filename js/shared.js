@@ -49,6 +49,7 @@ if (typeof globalThis.SharedWorkerGlobalScope === 'function' && globalThis insta
       if (m.data?.t === 'client') host.client(m.data.port, m.data.tab);
     };
     msg.port.start();
+    if (msg.testHooks === true) testHooks(host);
   };
 }
 
@@ -106,4 +107,18 @@ function dropHosts(tab) {
     hosts.delete(name);
     for (const t of tabs.values()) t.port.postMessage({ t: 'host-gone', persist: name });
   }
+}
+
+// testHooks serves the tests' hook on host (playwright-tests/tabs.test.mjs),
+// only in the host worker of a tab that set globalThis.__hilodbTestHooks
+// before it opened a store: on the BroadcastChannel 'hilodb-test-hooks',
+// {hold: 'made' | 'unmade'} holds the next receipted write
+// (Host.holdNextWrite), answered with {armed: true}, then {held: method}.
+function testHooks(host) {
+  const bc = new BroadcastChannel('hilodb-test-hooks');
+  bc.onmessage = (m) => {
+    if (m.data?.hold !== 'made' && m.data?.hold !== 'unmade') return;
+    host.holdNextWrite(m.data.hold).then((method) => bc.postMessage({ held: method }));
+    bc.postMessage({ armed: true });
+  };
 }

@@ -5,11 +5,11 @@
 // durable; the other tabs hear of it as a 'change' event and read it at
 // once. When the host's tab goes away, the shared worker names another host
 // and the proxies connect to it: reads in flight are sent again there, and
-// so are puts, deletes and sessions' saves (their receipts tell the next
-// host whether they were made); collection operations in flight reject
-// with unavailable (503), to be retried.
+// so are puts, deletes, sessions' saves and collection writes (their
+// receipts tell the next host whether they were made); the other writes in
+// flight (identities) reject with unavailable (503), to be retried.
 
-import { Collection } from './collection.js';
+import { Collection, collectionWrites } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { Feed } from './watch.js';
 
@@ -53,7 +53,9 @@ function connect(hiloError) {
   try {
     hw = new Worker(new URL('./shared.js', import.meta.url), { type: 'module', name: 'hilodb-host' });
     const ch = new MessageChannel();
-    hw.postMessage({ t: 'port', port: ch.port1 }, [ch.port1]);
+    // testHooks: a test's hook on the host worker (shared.js), off unless
+    // the page set globalThis.__hilodbTestHooks.
+    hw.postMessage({ t: 'port', port: ch.port1, testHooks: globalThis.__hilodbTestHooks === true }, [ch.port1]);
     host = ch.port2;
   } catch {
     // No dedicated workers here: the shared worker runs the stores.
@@ -104,7 +106,8 @@ const safe = new Set(['get', 'list', 'info', 'sync', 'pending', 'conflicts', 'cl
 const safeCollectionOps = new Set(['document', 'documents', 'count']);
 
 // receipted are the writes sent with a receipt (host.js): sent again to the
-// next host, which tells from the receipt whether the write was made.
+// next host, which tells from the receipt whether the write was made. So
+// are the collection operations that write (collectionWrites).
 const receipted = new Set(['put', 'putMany', '_putManyText', '_saveBatch', 'delete']);
 
 // receiptSlots is how many receipts a Link keeps at its host: a write sent
@@ -215,7 +218,7 @@ class Link {
   async call(m, args) {
     let receipt;
     let resend = false;
-    if (receipted.has(m)) {
+    if (receipted.has(m) || (m === '_collectionOp' && collectionWrites.has(args[0]))) {
       const seq = ++this.#wseq;
       receipt = { key: `${connect(this.#hiloError).tab}/${this.#id}/${seq % receiptSlots}`, seq };
     }

@@ -10,11 +10,15 @@ import { logBackend, serveWithChromium } from './harness.mjs';
 const env = serveWithChromium();
 const pageErrors = [];
 
-async function openPages(context, n, database) {
+// openPages opens n pages with database's persisted store open. With
+// hooks, their host workers serve the tests' hook (js/shared.js).
+async function openPages(context, n, database, { hooks = false } = {}) {
   const pages = [];
   for (let i = 0; i < n; i++) {
     const page = await context.newPage();
     page.on('pageerror', (err) => pageErrors.push(err));
+    // Before the page's scripts: the demo page opens a store as it loads.
+    if (hooks) await page.addInitScript(() => (globalThis.__hilodbTestHooks = true));
     await page.goto(`${env.server.base}/`);
     await page.evaluate(async (database) => {
       const { openStore } = await import('/index.js');
@@ -25,6 +29,28 @@ async function openPages(context, n, database) {
     pages.push(page);
   }
   return pages;
+}
+
+// holdNextWrite arms the hook of the host worker running the store (opened
+// with hooks): the next receipted write it gets is held in flight, made
+// first when hold is 'made', and never answered. Resolves once armed;
+// page.evaluate('window.held') resolves to the held write's method.
+async function holdNextWrite(page, hold) {
+  await page.evaluate(
+    (hold) =>
+      new Promise((armed) => {
+        // Kept on window: a channel nothing refers to may be collected.
+        const bc = (window.hookChannel = new BroadcastChannel('hilodb-test-hooks'));
+        window.held = new Promise((held) => {
+          bc.onmessage = (m) => {
+            if (m.data?.armed) armed();
+            if (m.data?.held) held(m.data.held);
+          };
+        });
+        bc.postMessage({ hold });
+      }),
+    hold,
+  );
 }
 
 test('three pages write into one persisted store at once: ids distinct, every page sees every write', async () => {
@@ -371,6 +397,107 @@ test('reads in flight when the tab running the store closes are answered by the 
     await context.close();
   }
 });
+
+// Each write below is certainly in flight when the tab running the store
+// closes: the host worker's test hook holds it (made and durable, or not
+// made) and never answers. The writing tab sends it again to the next host,
+// which answers it from its receipt or makes it: it resolves, is stored
+// once, and a third tab sees it.
+const inFlight = [
+  {
+    name: 'a delete',
+    hold: 'made',
+    setup: () => window.store.put('orders', { _key: 'gone', n: 1 }),
+    write: () => window.store.delete('orders/gone'),
+    check: async (answer) => ({
+      answer: answer === undefined,
+      read: await window.store.get('orders/gone').then(
+        () => 'found',
+        (err) => err.code,
+      ),
+    }),
+    want: { answer: true, read: 'not_found' },
+  },
+  {
+    name: 'a session\'s saveChanges',
+    hold: 'made',
+    setup: async () => {},
+    write: async () => {
+      // New documents under optimistic concurrency: made twice, the
+      // second would fail with conflict.
+      const session = window.store.openSession({ useOptimisticConcurrency: true });
+      await session.store({ note: 'in flight' }, 'notes/inflight');
+      await session.store({ note: 'in flight too' }, 'notes/inflight2');
+      await session.saveChanges();
+    },
+    check: async () => {
+      const page = await window.store.list('notes', { limit: 100 });
+      return { notes: page.docs.map((d) => [d._id, d.note]).sort() };
+    },
+    want: {
+      notes: [
+        ['notes/inflight', 'in flight'],
+        ['notes/inflight2', 'in flight too'],
+      ],
+    },
+  },
+  {
+    name: 'a collection save',
+    hold: 'made',
+    setup: async () => {},
+    write: () => window.store.collection('orders').save({ _key: 'saved', n: 1 }, { returnNew: true }),
+    check: async (answer) => {
+      const doc = await window.store.get('orders/saved');
+      return {
+        answer: answer._id === doc._id && answer._key === 'saved' && answer._rev === doc._rev && answer.new._rev === doc._rev,
+        count: await window.store.collection('orders').count(),
+      };
+    },
+    want: { answer: true, count: { count: 1 } },
+  },
+  {
+    name: 'a collection updateAll and removeAll not made yet',
+    hold: 'unmade',
+    setup: () => window.store.collection('orders').saveAll([{ _key: 'u', n: 1 }, { _key: 'r' }]),
+    write: async () => {
+      const c = window.store.collection('orders');
+      const updated = await c.updateAll([{ _key: 'u', n: 2 }, { _key: 'none' }], { returnOld: true });
+      return { updated, removed: await c.removeAll(['r']) };
+    },
+    check: async (answer) => ({
+      old: answer.updated[0].old.n,
+      missing: answer.updated[1].errorNum,
+      removed: answer.removed[0]._key,
+      n: (await window.store.get('orders/u')).n,
+      count: await window.store.collection('orders').count(),
+    }),
+    want: { old: 1, missing: 1202, removed: 'r', n: 2, count: { count: 1 } },
+  },
+];
+
+for (const c of inFlight) {
+  test(`${c.name} in flight when the tab running the store closes resolves, is stored once, and is seen from the other tab`, { timeout: 60000 }, async () => {
+    const database = `tabsinflight${Date.now()}`;
+    const context = await env.browser.newContext();
+    try {
+      // The first page's host worker runs the store (the oldest tab).
+      const [host] = await openPages(context, 1, database, { hooks: true });
+      const [writer, reader] = await openPages(context, 2, database);
+      await writer.evaluate(`(${c.setup})()`);
+      await holdNextWrite(reader, c.hold);
+      await writer.evaluate(`window.inflight = (${c.write})(); window.inflight.catch(() => {}); undefined`);
+      assert.ok(['delete', '_saveBatch', '_collectionOp'].includes(await reader.evaluate('window.held')));
+      await host.close();
+      const answer = await writer.evaluate('window.inflight');
+      assert.deepEqual(await reader.evaluate(`(${c.check})(${JSON.stringify(answer ?? null)} ?? undefined)`), c.want);
+      assert.deepEqual(await writer.evaluate(`(${c.check})(${JSON.stringify(answer ?? null)} ?? undefined)`), c.want);
+      await writer.evaluate(() => window.store.close());
+      await reader.evaluate(() => window.store.close());
+    } finally {
+      await context.close();
+    }
+  });
+}
 
 test('a persisted store opened with shared: false in a page writes its OPFS log through a writer of its own', async () => {
   const database = `tabsown${Date.now()}`;

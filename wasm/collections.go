@@ -28,7 +28,9 @@ import (
 //
 // A result is ArangoDB's {_id, _key, _rev, _oldRev?, new?, old?} ({} when
 // silent); a failed item of a multi-document call is {error: true,
-// errorNum, errorMessage, errorCode}.
+// errorNum, errorMessage, errorCode}. Two more arguments, key and seq, ask
+// a write (every operation but document, documents and count) to store a
+// receipt in its transaction (receipts.go).
 func (a *api) collectionArgs(args []js.Value) (func() (any, error), error) {
 	id, err := storeNumber(args)
 	if err != nil {
@@ -50,11 +52,15 @@ func (a *api) collectionArgs(args []js.Value) (func() (any, error), error) {
 	if err != nil {
 		return nil, err
 	}
+	rcpt, err := receiptArgAt(args, 5)
+	if err != nil {
+		return nil, err
+	}
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var out []byte
 			err := withCause(h.ctx, func(ctx context.Context) (err error) {
-				out, err = runCollectionOp(ctx, h.store, op, name, payload, opts)
+				out, err = runCollectionOp(rcpt.on(ctx), h.store, op, name, payload, opts)
 				return err
 			})
 			if err != nil {
@@ -250,7 +256,7 @@ func runCollectionOp(ctx context.Context, st *core.Store, op, name, payload stri
 				return nil, &argError{"createCollection: options must be {keyOptions}: " + err.Error()}
 			}
 		}
-		if err := st.CreateCollection(name, o); err != nil {
+		if err := st.CreateCollectionContext(ctx, name, o); err != nil {
 			return nil, err
 		}
 		return json.Marshal(map[string]string{"name": name})

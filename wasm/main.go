@@ -21,7 +21,7 @@
 //	getText(id)           → the document's JSON text, or an Error (no Promise)
 //	collection(op, name, payload, options) → ArangoDB-style operations (collections.go)
 //	saveBatch(items), generateId(collection), names(kind, name) → sessions (sessions.go)
-//	put, putText, putMany, saveBatch and delete take two more arguments, key and seq: a receipt
+//	put, putText, putMany, saveBatch, delete and collection take two more arguments, key and seq: a receipt
 //	                        stored in the write's transaction (receipts.go)
 //	receipt(key)          → Promise<JSON text | undefined>: the receipt under key
 //	dropReceipts(mode, prefixes) → Promise<count>: drop receipts by key prefix

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -509,4 +510,34 @@ func TestMergeFunctionFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// collection() takes a receipt's key and seq after its options: a write
+// stores the receipt with its result (receipt() reads it back), a read
+// stores none, and a bad receipt is refused.
+func TestCollectionReceipts(t *testing.T) {
+	a := newAPI()
+	st := openOffline(t, a)
+	undef := js.Undefined()
+
+	res := wantResolve(t, st.Call("collection", "save", "orders", `{"_key":"r1"}`, `{"returnNew":true}`, "tab/l/1", 3))
+	text := wantResolve(t, st.Call("receipt", "tab/l/1"))
+	var r core.Receipt
+	if err := json.Unmarshal([]byte(text.String()), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Seq != 3 || len(r.Items) != 1 || r.Items[0].ID != "orders/r1" || r.Items[0].Rev != res.Get("_rev").String() || len(r.Items[0].New) == 0 {
+		t.Errorf("receipt of a save %+v, answer _rev %v", r, res.Get("_rev"))
+	}
+
+	wantResolve(t, st.Call("collection", "create", "invoices", `{}`, undef, "tab/l/2", 4))
+	if text := wantResolve(t, st.Call("receipt", "tab/l/2")); !strings.Contains(text.String(), `"seq":4`) {
+		t.Errorf("receipt of a create: %v", text)
+	}
+
+	wantResolve(t, st.Call("collection", "count", "orders", undef, undef, "tab/l/3", 5))
+	if v := wantResolve(t, st.Call("receipt", "tab/l/3")); !v.IsUndefined() {
+		t.Errorf("a count stored a receipt: %v", v)
+	}
+	wantReject(t, st.Call("collection", "save", "orders", `{}`, undef, "tab/l/4", "5"), "bad_request", 400)
 }

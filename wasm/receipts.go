@@ -42,7 +42,8 @@ func (r *receiptArg) on(ctx context.Context) context.Context {
 }
 
 // receiptArgs: receipt(key) resolves to the JSON text of the receipt stored
-// under key ({seq, items: [{id} | {num, message}]}), or undefined.
+// under key ({seq, items: [{id, key, rev, oldRev?, new?, old?} | {code,
+// num, message, key?, rev?}]}, core.Receipt), or undefined.
 func (a *api) receiptArgs(args []js.Value) (func() (any, error), error) {
 	return a.withString(args, "receipt: key", func(h *handle, key string) (any, error) {
 		r, ok, err := h.store.ReceiptOf(key)

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
+import { receiptedCall } from '../host.js';
 import { openStore } from '../index.js';
 import { buildServer, startServer } from './server.mjs';
 
@@ -269,5 +270,54 @@ describe('the npm package API', () => {
     await s.delete(v1._id, { rev: v2._rev });
     await rejectsWith(s.get(v1._id), 'not_found', 1202);
     await rejectsWith(s.delete(v1._id, { rev: v2._rev }), 'not_found', 1202);
+  });
+  // What a shared store's host does (host.js) with a tab's collection write
+  // and with the same write sent again by the tab when that host went away
+  // before answering: the second is answered from the write's receipt, the
+  // same answer whatever was written since, and not made again (a save,
+  // remove or create made twice would fail).
+  test('a collection write sent again with its receipt is answered as it was, and made once', async () => {
+    const s = await fresh();
+    let seq = 0;
+    const sent = (op, payload, options) => {
+      const n = ++seq;
+      const args = ['receipted', payload === undefined ? undefined : JSON.stringify(payload), options === undefined ? undefined : JSON.stringify(options)];
+      return { m: '_collectionOp', args: [op, ...args], receipt: { key: `hilodb-tab:t/link/${n % 64}`, seq: n } };
+    };
+    // write makes msg, runs between (writes made after it), and sends msg again.
+    const write = async (msg, between = async () => {}) => {
+      const first = await receiptedCall(s, msg);
+      await between();
+      const again = await receiptedCall(s, { ...msg, resend: true });
+      assert.deepEqual(again, first, `${msg.args[0]} ${msg.args[2]} ${msg.args[3]} answered again`);
+      return first;
+    };
+    const col = s.collection('receipted');
+    const both = { returnNew: true, returnOld: true };
+
+    assert.deepEqual(await write(sent('create', {})), { name: 'receipted' });
+    const a = await write(sent('save', { _key: 'a', n: 1 }, { returnNew: true }), () => col.update('a', { n: 9 }));
+    assert.equal(a.new.n, 1);
+    assert.deepEqual(await write(sent('save', { _key: 's' }, { silent: true })), {});
+    const many = await write(sent('saveAll', [{ _key: 'b' }, { _key: 'a' }], { returnNew: true }));
+    assert.equal(many[0]._key, 'b');
+    assert.equal(many[1].errorNum, 1210);
+    const r = await write(sent('replace', { _key: 'a', n: 2 }, both), () => col.update('a', { n: 3 }));
+    assert.deepEqual([r.old.n, r.new.n, r._oldRev !== undefined], [9, 2, true]);
+    const u = await write(sent('update', { _key: 'b', m: 1 }, both), () => col.remove('b'));
+    assert.equal(u.new.m, 1);
+    await col.save({ _key: 'b', m: 2 });
+    await write(sent('replaceAll', [{ _key: 'b', m: 3 }, { _key: 'none' }], { returnOld: true }));
+    await write(sent('updateAll', [{ _key: 'a', m: 4 }, { _key: 'b', m: 4 }], { silent: true }));
+    const gone = await write(sent('remove', 'a', { returnOld: true }));
+    assert.equal(gone.old.m, 4);
+    const removed = await write(sent('removeAll', ['b', 'none']));
+    assert.deepEqual([removed[0]._key, removed[1].errorNum], ['b', 1202]);
+    assert.deepEqual(await col.count(), { count: 1 }); // s
+
+    // A write that failed stored no receipt: sent again, it is made again.
+    const stale = sent('replace', { _key: 's' }, { ifMatch: '_stale' });
+    await rejectsWith(receiptedCall(s, stale), 'conflict', 1200);
+    await rejectsWith(receiptedCall(s, { ...stale, resend: true }), 'conflict', 1200);
   });
 });
