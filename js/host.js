@@ -87,6 +87,7 @@ export class Host {
         if (!s) return fail(msg.rid, { code: 'closed', num: 1902, message: 'store is closed' });
         if (!methods.has(msg.m)) return fail(msg.rid, { code: 'bad_request', num: 400, message: `unknown method ${msg.m}` });
         try {
+          if (msg.m === '_collectionOp') msg.args = unsilenced(msg.args);
           const withReceipt = msg.receipt && isReceipted(msg.m, msg.args);
           const hold = withReceipt ? this.#hold : null;
           if (hold) {
@@ -100,7 +101,7 @@ export class Host {
           let value = withReceipt ? await receiptedCall(s.entry.store, msg) : await s.entry.store[msg.m](...(msg.args ?? []));
           if (msg.m === 'putMany') value = value.map((r) => (r instanceof Error ? { __hiloError: plainError(r) } : r));
           reply(msg.rid, value);
-          if (writes.has(msg.m)) this.#tellOthers(msg.sid, s.entry, msg.m, msg.args, value);
+          if (writes.has(msg.m) || (msg.m === '_collectionOp' && collectionWrites.has(msg.args?.[0]))) this.#tellOthers(msg.sid, s.entry, msg.m, msg.args, value);
         } catch (err) {
           fail(msg.rid, err);
         }
@@ -170,7 +171,16 @@ export class Host {
   #tellOthers(from, entry, m, args, value) {
     if (entry.sessions.size < 2) return; // nobody else to tell
     let docs;
-    if (m === '_saveBatch') {
+    if (m === '_collectionOp') {
+      // ArangoDB-style results: {_id, _rev, …} for each document written
+      // (an array for the *All operations), an error object for one that
+      // failed; removals are deletions. create writes no document.
+      const [op] = args;
+      const removed = op === 'remove' || op === 'removeAll';
+      docs = (Array.isArray(value) ? value : [value])
+        .filter((r) => r && !r.error && typeof r._id === 'string')
+        .map((r) => (removed ? { id: r._id, rev: '', deleted: true } : r));
+    } else if (m === '_saveBatch') {
       const items = JSON.parse(args[0]);
       docs = value.map((d, i) => (items[i]?.delete ? { id: d?._id ?? items[i].id, rev: '', deleted: true } : d)).filter((d) => d);
     } else {
@@ -214,6 +224,23 @@ const receiptedMethods = {
   delete: '_deleteReceipted',
   _collectionOp: '_collectionOpReceipted',
 };
+
+// unsilenced returns a collection operation's arguments [op, name, payload,
+// options] with a write's silent option dropped: the host needs the ids it
+// wrote to tell the other tabs, and the tab's Collection answers a silent
+// write with nothing whatever the host returns.
+function unsilenced(args) {
+  if (!Array.isArray(args) || !collectionWrites.has(args[0]) || typeof args[3] !== 'string' || !args[3].includes('silent')) return args;
+  let options;
+  try {
+    options = JSON.parse(args[3]);
+  } catch {
+    return args; // refused by the store as it is
+  }
+  if (options === null || typeof options !== 'object' || options.silent !== true) return args;
+  delete options.silent;
+  return [args[0], args[1], args[2], JSON.stringify(options), ...args.slice(4)];
+}
 
 // isReceipted reports whether the call of method m with args is a write
 // sent with a receipt.

@@ -383,6 +383,57 @@ describe('hilodb in Chromium', () => {
     }
   });
 
+  test('collection writes through a shared store fire change in the other tab, silent ones too', async () => {
+    const database = `colchange${Date.now()}`;
+    const context = await browser.newContext();
+    const page = await newPage(context);
+    const other = await newPage(context);
+    try {
+      const open = (p) =>
+        p.evaluate(async (database) => {
+          const { openStore } = await import('/index.js');
+          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+          window.changes = [];
+          window.store.on('change', (e) => window.changes.push(...e.changes));
+        }, database);
+      await open(page);
+      await open(other);
+      const wrote = await page.evaluate(async () => {
+        const col = await window.store.createCollection('users');
+        const a = await col.save({ _key: 'a', n: 1 });
+        const many = await col.saveAll([{ _key: 'b' }, { _key: 'bad key!' }, { _key: 'c' }]);
+        const silent = await col.update('a', { n: 2 }, { silent: true });
+        const updated = await window.store.get('users/a');
+        await col.remove('b');
+        return { a, many, silent, updated };
+      });
+      assert.equal(wrote.silent, undefined, 'a silent write resolves to nothing');
+      assert.equal(wrote.updated.n, 2);
+      assert.equal(wrote.many[1].error, true);
+      const want = [
+        { id: 'users/a', rev: wrote.a._rev, deleted: false },
+        { id: 'users/b', rev: wrote.many[0]._rev, deleted: false },
+        { id: 'users/c', rev: wrote.many[2]._rev, deleted: false },
+        { id: 'users/a', rev: wrote.updated._rev, deleted: false },
+        { id: 'users/b', rev: '', deleted: true },
+      ];
+      const seen = await other.evaluate(async (n) => {
+        const deadline = Date.now() + 5000;
+        while (window.changes.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        return { changes: window.changes, a: await window.store.get('users/a') };
+      }, want.length);
+      assert.deepEqual(seen.changes, want);
+      assert.equal(seen.a.n, 2);
+      // The tab that wrote is not told of its own writes.
+      assert.deepEqual(await page.evaluate(() => window.changes), []);
+      await page.evaluate(() => window.store.close());
+      await other.evaluate(() => window.store.close());
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('a store in IndexedDB whose snapshot is in format 1 (the version before wrote it) opens, and is written back in format 2', async () => {
     // database/testdata/format1: a snapshot in buntdb's file format and a
     // log after it, laid out in IndexedDB as that version kept them.
