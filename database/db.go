@@ -206,9 +206,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.client = cl
 	if rj != nil {
 		// Kept for the next session rather than given back on close.
-		db.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: rj, JournalStep: journalStep, Reserve: cfg.Reserve})
+		db.gen = idgen.NewGeneratorWith(leaseOnly{cl}, idgen.Options{Journal: rj, JournalStep: journalStep, JournalAhead: true, Prefetch: prefetch, Reserve: cfg.Reserve})
 	} else {
-		db.gen = idgen.NewGeneratorWith(cl, idgen.Options{Reserve: cfg.Reserve})
+		db.gen = idgen.NewGeneratorWith(cl, idgen.Options{Prefetch: prefetch, Reserve: cfg.Reserve})
 	}
 	src.gen, src.client = db.gen, cl
 	if cfg.Observe != nil {
@@ -241,9 +241,18 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 
 // journalStep is how many HiLo numbers one range journal write covers when
 // ids are taken now and then (idgen.Options.JournalStep; under a steady
-// demand the step doubles per write, up to a quarter of the range). A crash
-// skips at most one step.
+// demand the step doubles per write, up to a quarter of the range). The
+// next step is journaled in the background half-way through the last
+// (idgen.Options.JournalAhead), so a put rarely waits for the journal; a
+// crash skips at most two steps.
 const journalStep = 8
+
+// prefetch is how much of a HiLo range is left when the next is leased in
+// the background (idgen.Options.Prefetch): while online, a put never waits
+// for a lease once the first range is in. A persisted store keeps the
+// leased range in its journal for the next session; one without
+// persistence gives it back on close.
+const prefetch = 0.25
 
 // setNode records the node tag the server gave this client. The client
 // calls it while holding its own lock: it must not call back into it.

@@ -10,3 +10,7 @@ func SetReserveRetry(d time.Duration) (restore func()) {
 	reserveRetry = d
 	return func() { reserveRetry = old }
 }
+
+// WaitBackground waits for the generator's background work under way: a
+// lease for the reserve, or a journal write ahead (JournalAhead).
+func (h *HiLo) WaitBackground() { h.wg.Wait() }

@@ -94,6 +94,12 @@ type Options struct {
 	// A crash loses at most one step of numbers (they are skipped, never
 	// reused).
 	JournalStep int64
+	// JournalAhead writes the next journal step in the background once
+	// half of the current one is taken, so that a caller taking numbers
+	// one after another rarely waits for the journal (and a NoWait caller
+	// rarely meets ErrWouldWait). A crash then skips at most the rest of
+	// the current step and the whole next one; nothing is ever reused.
+	JournalAhead bool
 }
 
 // NewHiLo returns a generator for tag (the collection's id prefix, e.g.
@@ -174,6 +180,9 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 						return nil, 0, err
 					}
 				}
+				if at := w.aheadAt.Load(); n >= at && w.aheadAt.CompareAndSwap(at, noAhead) {
+					h.journalAhead(w)
+				}
 				return w, n, nil
 			}
 		}
@@ -219,9 +228,33 @@ func (h *HiLo) journal(w *window, n, want int64) error {
 		return err
 	}
 	cur.mark.Store(mark)
+	if h.opts.JournalAhead && cur == w && mark < w.r.High {
+		// Half-way through what this write covers, the next is written in
+		// the background.
+		w.aheadAt.Store(n + (mark-n+1)/2)
+	}
 	h.jcur = cur
 	h.jstep, h.jat = step, time.Now()
 	return nil
+}
+
+// noAhead is a window's aheadAt when no background journal write is due.
+const noAhead = int64(1<<63 - 1)
+
+// journalAhead writes w's next journal step in a background goroutine
+// (JournalAhead), which Close waits for. Its failure is left for the caller
+// that reaches the mark to meet: that caller writes the step itself.
+func (h *HiLo) journalAhead(w *window) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		_ = h.journal(w, w.mark.Load()+1, 0)
+	}()
 }
 
 // busyWithin is how soon after the last journal write the next one must

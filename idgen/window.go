@@ -14,6 +14,7 @@ type window struct {
 	next       atomic.Int64 // last number taken
 	mark       atomic.Int64 // numbers up to mark are journaled (with a Journal); written under HiLo.jmu
 	prefetchAt int64        // taking this number starts the next lease; 0: never
+	aheadAt    atomic.Int64 // taking this number starts the next journal write in the background (JournalAhead); noAhead: none due
 	suffix     string       // "-" + server tag
 	arena      atomic.Pointer[arena]
 }
@@ -22,6 +23,7 @@ func newWindow(r Range, resumeAfter int64, prefetch float64) *window {
 	w := &window{r: r, suffix: "-" + r.ServerTag}
 	w.next.Store(resumeAfter)
 	w.mark.Store(resumeAfter)
+	w.aheadAt.Store(noAhead)
 	if prefetch > 0 {
 		left := int64(float64(r.High-r.Low+1) * prefetch)
 		if left < 1 {
