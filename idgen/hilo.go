@@ -380,9 +380,9 @@ func (h *HiLo) Reserved() []Range {
 // left in the current range may be handed out by calls already under way.
 //
 // With a Journal, Close keeps every range for the next session: it journals
-// the current range (at its journaled mark, or at the last number taken if
-// a caller is still waiting to journal it) and the reserve, and returns
-// nothing to the source, since the journal still holds those numbers.
+// the current range at the last number taken (the next session goes on
+// right after it) and the reserve, and returns nothing to the source, since
+// the journal still holds those numbers.
 //
 // Without one, when the source can take them back, Close returns the
 // reserved ranges, newest first, then the numbers of the current range
@@ -447,10 +447,13 @@ func (h *HiLo) closeJournaled(spares []*window, restored bool) error {
 	if w != nil {
 		// Push next past High so no caller can take another number from w.
 		// Numbers up to last may be handed out, none after it; a caller
-		// still waiting to journal its number is covered as well. The mark
-		// is never lowered: the next session starts after it.
+		// still waiting to journal its number is covered as well. So the
+		// mark comes down to last: the next session goes on right after the
+		// last number taken, skipping none of those journaled ahead. (Should
+		// this write fail, the record before it, with the higher mark,
+		// stays: safe too.)
 		last := min(w.next.Swap(w.r.High+1), w.r.High)
-		rs.Current, rs.Mark = w.r, max(w.mark.Load(), last)
+		rs.Current, rs.Mark = w.r, last
 	}
 	for _, s := range spares {
 		rs.Reserve = append(rs.Reserve, s.r)
