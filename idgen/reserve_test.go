@@ -222,7 +222,7 @@ func TestReserveReload(t *testing.T) {
 		first int // the first number after the reload
 	}{
 		{"crash", false, 7}, // journal step 2 (a quarter of 10): marks 2, 4, 6
-		{"close", true, 6}, // closed at the last number taken, 5
+		{"close", true, 6},  // closed at the last number taken, 5
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
