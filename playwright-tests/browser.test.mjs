@@ -320,21 +320,45 @@ describe('hilodb in Chromium', () => {
     }
   });
 
-  test('putMany through a shared store: results in order, a failed document as a HiloError, the other tab told', async () => {
-    const database = `many${Date.now()}`;
+  // twoTabs opens the persisted store database in two pages of one new
+  // context (so one store shared by both), each recording the change
+  // events it hears in window.changes; run gets both pages and closes
+  // their stores and the context after it.
+  async function twoTabs(database, run) {
     const context = await browser.newContext();
-    const page = await newPage(context);
-    const other = await newPage(context);
     try {
-      const open = (p) =>
-        p.evaluate(async (database) => {
+      const pages = [await newPage(context), await newPage(context)];
+      for (const p of pages) {
+        await p.evaluate(async (database) => {
           const { openStore } = await import('/index.js');
           window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
-          window.changed = [];
-          window.store.on('change', (e) => window.changed.push(...e.changes.map((c) => c.id)));
+          window.changes = [];
+          window.store.on('change', (e) => window.changes.push(...e.changes));
         }, database);
-      await open(page);
-      await open(other);
+      }
+      await run(...pages);
+      for (const p of pages) await p.evaluate(() => window.store.close());
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await context.close();
+    }
+  }
+
+  // heard waits in page for n change events, then returns them and the
+  // revisions of ids as page reads them.
+  const heard = (page, n, ids) =>
+    page.evaluate(
+      async ([n, ids]) => {
+        const deadline = Date.now() + 5000;
+        while (window.changes.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const docs = await Promise.all(ids.map((id) => window.store.get(id)));
+        return { changes: window.changes, docs };
+      },
+      [n, ids],
+    );
+
+  test('putMany through a shared store: results in order, a failed document as a HiloError, the other tab told', async () => {
+    await twoTabs(`many${Date.now()}`, async (page, other) => {
       const got = await page.evaluate(async () => {
         const docs = Array.from({ length: 500 }, (_, i) => ({ i, name: `Zoë ${i}` }));
         docs[3] = { _key: 'bad key!' }; // refused, the others stored
@@ -367,37 +391,14 @@ describe('hilodb in Chromium', () => {
       assert.equal(got.cyclic?.code, 'bad_json');
       assert.match(got.cyclic.message, /document 1/);
       // The other tab reads them and was told of each as a change.
-      const seen = await other.evaluate(async (ids) => {
-        const deadline = Date.now() + 5000;
-        while (window.changed.length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-        const docs = await Promise.all(ids.map((id) => window.store.get(id)));
-        return { changed: window.changed, revs: docs.map((d) => d._rev) };
-      }, stored.map((r) => r._id));
-      assert.deepEqual(seen.revs, stored.map((r) => r._rev));
-      assert.deepEqual([...seen.changed].sort(), stored.map((r) => r._id).sort());
-      await page.evaluate(() => window.store.close());
-      await other.evaluate(() => window.store.close());
-      assert.deepEqual(pageErrors, []);
-    } finally {
-      await context.close();
-    }
+      const seen = await heard(other, stored.length, stored.map((r) => r._id));
+      assert.deepEqual(seen.docs.map((d) => d._rev), stored.map((r) => r._rev));
+      assert.deepEqual(seen.changes.map((c) => c.id).sort(), stored.map((r) => r._id).sort());
+    });
   });
 
   test('collection writes through a shared store fire change in the other tab, silent ones too', async () => {
-    const database = `colchange${Date.now()}`;
-    const context = await browser.newContext();
-    const page = await newPage(context);
-    const other = await newPage(context);
-    try {
-      const open = (p) =>
-        p.evaluate(async (database) => {
-          const { openStore } = await import('/index.js');
-          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
-          window.changes = [];
-          window.store.on('change', (e) => window.changes.push(...e.changes));
-        }, database);
-      await open(page);
-      await open(other);
+    await twoTabs(`colchange${Date.now()}`, async (page, other) => {
       const wrote = await page.evaluate(async () => {
         const col = await window.store.createCollection('users');
         const a = await col.save({ _key: 'a', n: 1 });
@@ -417,21 +418,12 @@ describe('hilodb in Chromium', () => {
         { id: 'users/a', rev: wrote.updated._rev, deleted: false },
         { id: 'users/b', rev: '', deleted: true },
       ];
-      const seen = await other.evaluate(async (n) => {
-        const deadline = Date.now() + 5000;
-        while (window.changes.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-        return { changes: window.changes, a: await window.store.get('users/a') };
-      }, want.length);
+      const seen = await heard(other, want.length, ['users/a']);
       assert.deepEqual(seen.changes, want);
-      assert.equal(seen.a.n, 2);
+      assert.equal(seen.docs[0].n, 2);
       // The tab that wrote is not told of its own writes.
       assert.deepEqual(await page.evaluate(() => window.changes), []);
-      await page.evaluate(() => window.store.close());
-      await other.evaluate(() => window.store.close());
-      assert.deepEqual(pageErrors, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('a store in IndexedDB whose snapshot is in format 1 (the version before wrote it) opens, and is written back in format 2', async () => {

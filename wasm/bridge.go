@@ -32,6 +32,25 @@ func async(fn func(args []js.Value) (func() (any, error), error)) js.Func {
 	})
 }
 
+// direct wraps fn as a store function that answers at once, without a
+// Promise: fn gets the store's number (the bound first argument) and the
+// arguments, and its answer goes to JavaScript as it is. A panic becomes an
+// Error returned, as does a call without a store number.
+func direct(fn func(id int, args []js.Value) any) js.Func {
+	return js.FuncOf(func(_ js.Value, args []js.Value) (ret any) {
+		defer func() {
+			if r := recover(); r != nil {
+				ret = toJSError(&panicError{r})
+			}
+		}()
+		id, err := storeNumber(args)
+		if err != nil {
+			return toJSError(err)
+		}
+		return fn(id, args)
+	})
+}
+
 // immediate wraps fn as a JavaScript function returning a Promise, like
 // async, but runs the work at once on the event loop and returns a Promise
 // already settled: no goroutine, no executor, one entry into Go per call.

@@ -110,16 +110,7 @@ func (a *api) getArgs(args []js.Value) (func() (any, error), error) {
 // the fast one (fastget.go): the document it reads enters the store's
 // mirror, and the output buffer grows to fit it, so the next read of it can
 // take the fast path.
-func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
-	defer func() {
-		if r := recover(); r != nil {
-			ret = toJSError(&panicError{r})
-		}
-	}()
-	id, err := storeNumber(args)
-	if err != nil {
-		return toJSError(err)
-	}
+func (a *api) getTextCall(id int, args []js.Value) any {
 	docID, err := stringArg(args, 1, "get: id")
 	if err != nil {
 		return toJSError(err)
@@ -148,16 +139,7 @@ func (a *api) getTextCall(_ js.Value, args []js.Value) (ret any) {
 // identity, the journal): index.js then calls put, which does. Nothing is
 // stored in that case. A put committed while the log is being compacted is
 // stored and returns a Promise of the text, settled once it is durable.
-func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
-	defer func() {
-		if r := recover(); r != nil {
-			ret = toJSError(&panicError{r})
-		}
-	}()
-	id, err := storeNumber(args)
-	if err != nil {
-		return toJSError(err)
-	}
+func (a *api) putTextCall(id int, args []js.Value) any {
 	coll, err := stringArg(args, 1, "put: collection")
 	if err != nil {
 		return toJSError(err)
@@ -185,16 +167,7 @@ func (a *api) putTextCall(_ js.Value, args []js.Value) (ret any) {
 // fit the output buffer. It takes no JavaScript string or reference in and
 // hands none back: each of those costs a call across the boundary and a
 // finalizer.
-func (a *api) putInCall(_ js.Value, args []js.Value) (ret any) {
-	defer func() {
-		if r := recover(); r != nil {
-			ret = toJSError(&panicError{r})
-		}
-	}()
-	id, err := storeNumber(args)
-	if err != nil {
-		return toJSError(err)
-	}
+func (a *api) putInCall(id int, args []js.Value) any {
 	coll, text, key, err := writes.take()
 	if err != nil {
 		return toJSError(err)

@@ -81,16 +81,7 @@ func (a *api) generateIDArgs(args []js.Value) (func() (any, error), error) {
 // "collection" → the collection of a class name (pluralized), "prefix" →
 // the id prefix of a collection, "separator" → the identity parts
 // separator. It returns the string, or an Error.
-func (a *api) namesCall(_ js.Value, args []js.Value) (ret any) {
-	defer func() {
-		if r := recover(); r != nil {
-			ret = toJSError(&panicError{r})
-		}
-	}()
-	id, err := storeNumber(args)
-	if err != nil {
-		return toJSError(err)
-	}
+func (a *api) namesCall(id int, args []js.Value) any {
 	kind, err := stringArg(args, 1, "conventions: kind")
 	if err != nil {
 		return toJSError(err)
