@@ -398,9 +398,11 @@ describe('persist in Node', () => {
     for (const d of docs) assert.deepEqual(await again.get(d._id), d);
     assert.equal(await again.pending(), 5);
     assert.equal((await again.info()).node, node);
-    // The range goes on past the journal's mark, without a new lease.
+    // After a clean close the range goes on right after the last id handed
+    // out (the journal was written ahead; close brings its mark back), and
+    // without a new lease.
     const next = await again.put('orders', { i: 5 });
-    assert.match(next._id, /^orders\/(9|1\d|2\d|3[0-2])-A$/);
+    assert.equal(next._id, 'orders/6-A');
     assert.equal(await rangesLeased(), leased, 'a new range was leased');
     assert.deepEqual(await again.sync(), { pushed: 6, pulled: 0 });
 
