@@ -3,8 +3,10 @@ package idgen_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hilodb/hilodb/idgen"
 )
@@ -19,16 +21,22 @@ func TestJournalAhead(t *testing.T) {
 		name      string
 		ahead     bool
 		rangeSize int64
+		prefetch  float64
+		reserve   int
 		take      int
 		maxWaits  int // ErrWouldWait met by NoWait takes after the first number
 	}{
-		{"ahead, one large range", true, 1 << 20, 2000, 0},
-		{"ahead, a small range: its quarter steps", true, 64, 60, 0},
-		{"without it, every step waits", false, 1 << 20, 2000, 1 << 20},
+		{"ahead, one large range", true, 1 << 20, 0, 0, 2000, 0},
+		{"ahead, a small range: its quarter steps", true, 64, 0, 0, 60, 0},
+		// The range after the current one is journaled as current before
+		// the swap, so a swap waits for nothing either.
+		{"ahead, 31 ranges, prefetched", true, 64, 0.25, 0, 2000, 0},
+		{"ahead, 31 ranges, a reserve of 2", true, 64, 0, 2, 2000, 0},
+		{"without it, every step waits", false, 1 << 20, 0, 0, 2000, 1 << 20},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			j := newMemJournal()
-			h := idgen.NewHiLoWith("orders", newMemSource(tt.rangeSize), idgen.Options{Journal: j, JournalStep: 8, JournalAhead: tt.ahead})
+			h := idgen.NewHiLoWith("orders", newMemSource(tt.rangeSize), idgen.Options{Journal: j, JournalStep: 8, JournalAhead: tt.ahead, Prefetch: tt.prefetch, Reserve: tt.reserve})
 			defer h.Close(context.Background())
 			if _, err := h.NextID(context.Background()); err != nil {
 				t.Fatal(err)
@@ -46,8 +54,8 @@ func TestJournalAhead(t *testing.T) {
 				} else if err != nil {
 					t.Fatal(err)
 				}
-				if rs, _ := j.get("orders"); n > rs.Mark {
-					t.Fatalf("number %d handed out above the journal's mark %d", n, rs.Mark)
+				if rs, _ := j.get("orders"); !covered(rs, n) {
+					t.Fatalf("number %d handed out that the journal does not cover: %+v", n, rs)
 				}
 			}
 			if tt.ahead && waits > tt.maxWaits {
@@ -60,14 +68,38 @@ func TestJournalAhead(t *testing.T) {
 	}
 }
 
+// covered reports whether a reload from rs would never hand out n again:
+// n is in the current range at or below the mark, or in no range rs holds
+// (a range the journal no longer names is never resumed).
+func covered(rs idgen.Ranges, n int64) bool {
+	if n >= rs.Current.Low && n <= rs.Current.High {
+		return n <= rs.Mark
+	}
+	for _, r := range rs.Reserve {
+		if n >= r.Low && n <= r.High {
+			return false
+		}
+	}
+	return true
+}
+
 // TestJournalAheadConcurrentUnique: goroutines taking numbers while the
 // background journal writes land (and fail now and then) get distinct
 // numbers, each covered by the journal when handed out; a generator made
 // from the journal afterwards (a crash, no Close) reuses none.
 func TestJournalAheadConcurrentUnique(t *testing.T) {
-	src := newMemSource(256)
+	for _, opts := range []idgen.Options{
+		{JournalStep: 4, JournalAhead: true, Prefetch: 0.25},
+		{JournalStep: 4, JournalAhead: true, Reserve: 2},
+	} {
+		t.Run(fmt.Sprintf("prefetch %v reserve %d", opts.Prefetch, opts.Reserve), func(t *testing.T) { testJournalAheadConcurrentUnique(t, opts) })
+	}
+}
+
+func testJournalAheadConcurrentUnique(t *testing.T, opts idgen.Options) {
+	src := newMemSource(64)
 	j := newMemJournal()
-	opts := idgen.Options{Journal: j, JournalStep: 4, JournalAhead: true, Prefetch: 0.25}
+	opts.Journal = j
 	h := idgen.NewHiLoWith("orders", src, opts)
 	var (
 		mu   sync.Mutex
@@ -116,6 +148,112 @@ func TestJournalAheadConcurrentUnique(t *testing.T) {
 		}
 		if seen[id] {
 			t.Fatalf("after the crash, %s handed out again", id)
+		}
+	}
+}
+
+// heldLeaseSource leases ranges of size from 1 up; each lease after the
+// first free ones waits for a token on release.
+type heldLeaseSource struct {
+	mu      sync.Mutex
+	size    int64
+	next    int64
+	leases  int
+	free    int
+	release chan struct{}
+}
+
+func (s *heldLeaseSource) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	s.mu.Lock()
+	s.leases++
+	n := s.leases
+	s.mu.Unlock()
+	if n > s.free {
+		<-s.release
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := idgen.Range{Prefix: tag + "/", Low: s.next + 1, High: s.next + s.size, LastSize: s.size, ServerTag: "A"}
+	s.next += s.size
+	return r, nil
+}
+
+// TestJournalSuccessorThenReserve: the journal names the range after the
+// current one as current before the swap (JournalAhead); a range leased
+// for the reserve after that must not name the current one again, or a
+// reload would hand out the successor's numbers a second time.
+func TestJournalSuccessorThenReserve(t *testing.T) {
+	src := &heldLeaseSource{size: 16, free: 2, release: make(chan struct{}, 8)}
+	j := newMemJournal()
+	opts := idgen.Options{Journal: j, JournalStep: 4, JournalAhead: true, Reserve: 2}
+	h := idgen.NewHiLoWith("orders", src, opts)
+	ctx := context.Background()
+	take := func() int64 {
+		t.Helper()
+		n, _, err := h.NextNumber(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitJournal := func(what string, ok func(idgen.Ranges) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if rs, _ := j.get("orders"); ok(rs) {
+				return
+			}
+		}
+		rs, _ := j.get("orders")
+		t.Fatalf("journal %+v: never %s", rs, what)
+	}
+	// Range 1…16 in use, 17…32 reserved; the lease of 33…48 waits.
+	take()
+	waitJournal("holds the reserve 17…32", func(rs idgen.Ranges) bool { return len(rs.Reserve) == 1 })
+	var handed []int64
+	for len(handed) < 14 {
+		handed = append(handed, take())
+	}
+	waitJournal("names 17…32 as current", func(rs idgen.Ranges) bool { return rs.Current.Low == 17 })
+	// Now the reserve lease lands and is journaled; the next one waits.
+	src.release <- struct{}{}
+	waitJournal("holds 33…48", func(rs idgen.Ranges) bool {
+		for _, r := range rs.Reserve {
+			if r.Low == 33 {
+				return true
+			}
+		}
+		return rs.Current.Low == 33
+	})
+	// 16 spends the first range; 17, 18 come from the successor without a
+	// journal write of their own.
+	for range 3 {
+		handed = append(handed, take())
+	}
+	// A crash, with the lease that topped the reserve up still under way:
+	// the next generator starts from the journal as it is now.
+	rs, _ := j.get("orders")
+	j2 := newMemJournal()
+	if err := j2.SaveRanges("orders", rs); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for range 8 {
+			src.release <- struct{}{}
+		}
+		h.Close(ctx)
+	}()
+	src2 := &heldLeaseSource{size: 16, free: 1 << 30, next: 1000}
+	h2 := idgen.NewHiLoWith("orders", src2, idgen.Options{Journal: j2, JournalStep: 4})
+	defer h2.Close(ctx)
+	for range 40 {
+		n, _, err := h2.NextNumber(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range handed {
+			if n == m {
+				t.Fatalf("after the crash, %d handed out again (journal %+v)", n, rs)
+			}
 		}
 	}
 }

@@ -155,12 +155,19 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 	for {
 		w := h.cur.Load()
 		if quick {
-			// Only a number the current range holds, already journaled.
+			// Only a number the current range (or the reserved range that
+			// takes its place) holds, already journaled.
 			if w == nil {
 				return nil, 0, ErrWouldWait
 			}
 			next := w.next.Load() + 1
-			if next > w.r.High || h.opts.Journal != nil && next > w.mark.Load() {
+			if next > w.r.High {
+				if !h.swapSpare(w) {
+					return nil, 0, ErrWouldWait
+				}
+				continue
+			}
+			if h.opts.Journal != nil && next > w.mark.Load() {
 				return nil, 0, ErrWouldWait
 			}
 		}
@@ -187,7 +194,10 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 			}
 		}
 		if quick {
-			return nil, 0, ErrWouldWait
+			if !h.swapSpare(w) {
+				return nil, 0, ErrWouldWait
+			}
+			continue
 		}
 		if err := h.refill(ctx, w); err != nil {
 			return nil, 0, err
@@ -207,9 +217,16 @@ func (h *HiLo) journal(w *window, n, want int64) error {
 	h.mu.Lock()
 	cur := h.cur.Load()
 	reserve := h.reserveLocked()
+	// The journal names the range after cur as current already
+	// (journalSuccessor): past every number of cur and of the ranges
+	// before it.
+	ahead := h.jcur != nil && h.jcur != cur && len(h.spares) > 0 && h.jcur == h.spares[0]
 	h.mu.Unlock()
 	if cur == nil {
 		return ErrClosed
+	}
+	if ahead {
+		return nil
 	}
 	mark := cur.mark.Load()
 	step := h.jstep
@@ -228,9 +245,10 @@ func (h *HiLo) journal(w *window, n, want int64) error {
 		return err
 	}
 	cur.mark.Store(mark)
-	if h.opts.JournalAhead && cur == w && mark < w.r.High {
+	if h.opts.JournalAhead && cur == w {
 		// Half-way through what this write covers, the next is written in
-		// the background.
+		// the background: the next step of w, or, once w is journaled to
+		// its end, the range that follows it (journalSuccessor).
 		w.aheadAt.Store(n + (mark-n+1)/2)
 	}
 	h.jcur = cur
@@ -253,8 +271,42 @@ func (h *HiLo) journalAhead(w *window) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		_ = h.journal(w, w.mark.Load()+1, 0)
+		if w.mark.Load() < w.r.High {
+			_ = h.journal(w, w.mark.Load()+1, 0)
+		} else {
+			h.journalSuccessor(w)
+		}
 	}()
+}
+
+// journalSuccessor journals the first reserved range as current, with a
+// first step, while w, journaled to its end, is still in use: when w is
+// spent and that range swapped in, its first numbers need no journal write.
+// From then on the journal no longer names w: a reload goes on in the
+// successor, past every number w handed out. Nothing is done when the
+// journal does not name w as current or no range is reserved yet (the swap
+// journals it then, as without JournalAhead). A failed write changes
+// nothing. Called in the background (journalAhead).
+func (h *HiLo) journalSuccessor(w *window) {
+	h.jmu.Lock()
+	defer h.jmu.Unlock()
+	h.mu.Lock()
+	if h.cur.Load() != w || h.jcur != w || w.mark.Load() < w.r.High || len(h.spares) == 0 {
+		h.mu.Unlock()
+		return
+	}
+	next := h.spares[0]
+	rest := h.reserveLocked()[1:]
+	h.mu.Unlock()
+	step := h.nextStep(time.Now(), next.r.High-next.r.Low+1)
+	mark := min(next.r.Low-1+step, next.r.High)
+	if h.save(Ranges{Current: next.r, Mark: mark, Reserve: rest}) != nil {
+		return
+	}
+	next.mark.Store(mark)
+	next.aheadAt.Store(next.r.Low + (mark-next.r.Low+1)/2)
+	h.jcur = next
+	h.jstep, h.jat = step, time.Now()
 }
 
 // busyWithin is how soon after the last journal write the next one must

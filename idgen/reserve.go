@@ -57,6 +57,31 @@ func (h *HiLo) installLocked(w *window) {
 	}
 }
 
+// swapSpare replaces the spent window old with the first reserved range,
+// for a NoWait caller: true when it did, or when another caller already
+// replaced old (take again); false when that would mean waiting (no range
+// reserved, the lock held, or the generator closed).
+func (h *HiLo) swapSpare(old *window) bool {
+	if !h.mu.TryLock() {
+		return false
+	}
+	defer h.mu.Unlock()
+	if h.closed || !h.restored {
+		return false
+	}
+	if h.cur.Load() != old {
+		return true
+	}
+	if len(h.spares) == 0 {
+		return false
+	}
+	w := h.spares[0]
+	h.spares[0] = nil
+	h.spares = h.spares[1:]
+	h.installLocked(w)
+	return true
+}
+
 // prefetch starts the background lease that Prefetch asks for when w, the
 // current window, reaches its threshold.
 func (h *HiLo) prefetch(w *window) {
@@ -145,10 +170,17 @@ func (h *HiLo) reserve(nw *window) {
 	if h.opts.Journal != nil {
 		h.mu.Lock()
 		cur := h.cur.Load()
+		named := cur // the range the journal is to name as current
 		reserve := append(h.reserveLocked(), nw.r)
+		if cur != nil && h.jcur != cur && len(h.spares) > 0 && h.jcur == h.spares[0] {
+			// The journal names the first reserved range as current
+			// already (journalSuccessor): it must go on doing so, or a
+			// reload could hand out its numbers again.
+			named, reserve = h.jcur, reserve[1:]
+		}
 		h.mu.Unlock()
-		if cur != nil && h.save(Ranges{Current: cur.r, Mark: cur.mark.Load(), Reserve: reserve}) == nil {
-			h.jcur = cur
+		if named != nil && h.save(Ranges{Current: named.r, Mark: named.mark.Load(), Reserve: reserve}) == nil {
+			h.jcur = named
 		}
 	}
 	h.mu.Lock()
