@@ -19,8 +19,9 @@ type receiptKey struct{}
 
 // receipt is what WithReceipt asks a write to store.
 type receipt struct {
-	key string
-	seq int64
+	key  string
+	seq  int64
+	docs bool // keep each result's New and Old (WithAnswerReceipt)
 }
 
 // Receipt is what a write made under WithReceipt stored: its sequence and,
@@ -31,8 +32,9 @@ type Receipt struct {
 }
 
 // ReceiptItem is one document's outcome in a Receipt: its Result without
-// the error (ID, Key, Rev, OldRev, and New and Old when the write was asked
-// to return them), or the Code, Num, Message, Key and Rev of its error.
+// the error (ID, Key, Rev, OldRev, and, under WithAnswerReceipt, New and
+// Old when the write was asked to return them), or the Code, Num, Message,
+// Key and Rev of its error.
 // They are what a collection write's answer is rebuilt from (js/host.js):
 // the stored document may have changed since, and the old one is gone.
 type ReceiptItem struct {
@@ -57,8 +59,21 @@ type ReceiptItem struct {
 // only if ReceiptOf(key) holds seq. A later write under the same key
 // replaces the receipt. Receipts are local: never pushed, never in the
 // change feed.
+//
+// The receipt keeps each document's id, key and revisions, not the
+// document: Put and InsertMany under ReturnNew (the wasm bridge's put and
+// putMany) answer again by reading the store. WithAnswerReceipt keeps the
+// documents too.
 func WithReceipt(ctx context.Context, key string, seq int64) context.Context {
 	return context.WithValue(ctx, receiptKey{}, &receipt{key: key, seq: seq})
+}
+
+// WithAnswerReceipt is WithReceipt for a write whose answer must be rebuilt
+// from its receipt alone: the receipt also keeps each result's New and Old
+// (when the write was asked to return them), the documents as they were
+// written and as they were before it, which the store may no longer hold.
+func WithAnswerReceipt(ctx context.Context, key string, seq int64) context.Context {
+	return context.WithValue(ctx, receiptKey{}, &receipt{key: key, seq: seq, docs: true})
 }
 
 // storeReceipt writes ctx's receipt, if any, for results in tx.
@@ -84,10 +99,13 @@ func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
 			text = appendField(text, "key", res.Key)
 			text = appendField(text, "rev", res.Rev)
 			text = appendField(text, "oldRev", res.OldRev)
-			// Only there when the write was asked to return them: the old
-			// document cannot be read again once it is replaced.
-			text = appendRaw(text, "new", res.New)
-			text = appendRaw(text, "old", res.Old)
+			// Only there when the write was asked to return them and its
+			// answer is rebuilt from the receipt: the old document cannot be
+			// read again once it is replaced.
+			if rc.docs {
+				text = appendRaw(text, "new", res.New)
+				text = appendRaw(text, "old", res.Old)
+			}
 			text = append(text, '}')
 			continue
 		}

@@ -30,6 +30,11 @@ func TestReceipts(t *testing.T) {
 	if err != nil || !ok || r.Seq != 7 || len(r.Items) != 1 || r.Items[0].ID != id {
 		t.Fatalf("receipt after a put of %s: %+v %v %v", id, r, ok, err)
 	}
+	// Put answers with the stored document (ReturnNew), but its receipt
+	// does not keep it: the answer is read from the store again.
+	if it := r.Items[0]; len(it.New) != 0 || len(it.Old) != 0 || it.Rev == "" {
+		t.Errorf("a put's receipt item %+v: want its revision and no document", it)
+	}
 	last := rec.txs[len(rec.txs)-1]
 	var withDoc, withReceipt bool
 	for _, c := range last {
@@ -211,7 +216,7 @@ func TestCollectionWriteReceipts(t *testing.T) {
 				t.Fatal(err)
 			}
 			commits := len(rec.txs)
-			rs, err := tc.write(core.WithReceipt(ctx, "tab/l/1", seq))
+			rs, err := tc.write(core.WithAnswerReceipt(ctx, "tab/l/1", seq))
 			after, ok, rerr := st.ReceiptOf("tab/l/1")
 			if rerr != nil {
 				t.Fatal(rerr)

@@ -60,7 +60,7 @@ func (a *api) collectionArgs(args []js.Value) (func() (any, error), error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var out []byte
 			err := withCause(h.ctx, func(ctx context.Context) (err error) {
-				out, err = runCollectionOp(rcpt.on(ctx), h.store, op, name, payload, opts)
+				out, err = runCollectionOp(rcpt.onAnswer(ctx), h.store, op, name, payload, opts)
 				return err
 			})
 			if err != nil {

@@ -41,6 +41,15 @@ func (r *receiptArg) on(ctx context.Context) context.Context {
 	return core.WithReceipt(ctx, r.key, r.seq)
 }
 
+// onAnswer is on for a collection write, whose answer (with the new and old
+// documents it was asked to return) is rebuilt from its receipt alone.
+func (r *receiptArg) onAnswer(ctx context.Context) context.Context {
+	if r == nil {
+		return ctx
+	}
+	return core.WithAnswerReceipt(ctx, r.key, r.seq)
+}
+
 // receiptArgs: receipt(key) resolves to the JSON text of the receipt stored
 // under key ({seq, items: [{id, key, rev, oldRev?, new?, old?} | {code,
 // num, message, key?, rev?}]}, core.Receipt), or undefined.
