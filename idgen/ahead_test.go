@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hilodb/hilodb/idgen"
 )
@@ -152,12 +151,11 @@ func testJournalAheadConcurrentUnique(t *testing.T, opts idgen.Options) {
 	}
 }
 
-// heldLeaseSource leases ranges of size from 1 up; each lease after the
-// first free ones waits for a token on release.
+// heldLeaseSource is a memSource whose leases after the first free ones
+// each wait for a token on release.
 type heldLeaseSource struct {
+	*memSource
 	mu      sync.Mutex
-	size    int64
-	next    int64
 	leases  int
 	free    int
 	release chan struct{}
@@ -166,16 +164,12 @@ type heldLeaseSource struct {
 func (s *heldLeaseSource) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
 	s.mu.Lock()
 	s.leases++
-	n := s.leases
+	held := s.leases > s.free
 	s.mu.Unlock()
-	if n > s.free {
+	if held {
 		<-s.release
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := idgen.Range{Prefix: tag + "/", Low: s.next + 1, High: s.next + s.size, LastSize: s.size, ServerTag: "A"}
-	s.next += s.size
-	return r, nil
+	return s.memSource.NextRange(ctx, tag, last)
 }
 
 // TestJournalSuccessorThenReserve: the journal names the range after the
@@ -183,7 +177,7 @@ func (s *heldLeaseSource) NextRange(ctx context.Context, tag string, last idgen.
 // for the reserve after that must not name the current one again, or a
 // reload would hand out the successor's numbers a second time.
 func TestJournalSuccessorThenReserve(t *testing.T) {
-	src := &heldLeaseSource{size: 16, free: 2, release: make(chan struct{}, 8)}
+	src := &heldLeaseSource{memSource: newMemSource(16), free: 2, release: make(chan struct{}, 8)}
 	j := newMemJournal()
 	opts := idgen.Options{Journal: j, JournalStep: 4, JournalAhead: true, Reserve: 2}
 	h := idgen.NewHiLoWith("orders", src, opts)
@@ -198,13 +192,7 @@ func TestJournalSuccessorThenReserve(t *testing.T) {
 	}
 	waitJournal := func(what string, ok func(idgen.Ranges) bool) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if rs, _ := j.get("orders"); ok(rs) {
-				return
-			}
-		}
-		rs, _ := j.get("orders")
-		t.Fatalf("journal %+v: never %s", rs, what)
+		waitFor(t, "the journal "+what, func() bool { rs, _ := j.get("orders"); return ok(rs) })
 	}
 	// Range 1…16 in use, 17…32 reserved; the lease of 33…48 waits.
 	take()
@@ -242,7 +230,8 @@ func TestJournalSuccessorThenReserve(t *testing.T) {
 		}
 		h.Close(ctx)
 	}()
-	src2 := &heldLeaseSource{size: 16, free: 1 << 30, next: 1000}
+	src2 := newMemSource(16)
+	src2.max["orders"] = 1000
 	h2 := idgen.NewHiLoWith("orders", src2, idgen.Options{Journal: j2, JournalStep: 4})
 	defer h2.Close(ctx)
 	for range 40 {

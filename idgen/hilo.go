@@ -217,10 +217,9 @@ func (h *HiLo) journal(w *window, n, want int64) error {
 	h.mu.Lock()
 	cur := h.cur.Load()
 	reserve := h.reserveLocked()
-	// The journal names the range after cur as current already
-	// (journalSuccessor): past every number of cur and of the ranges
-	// before it.
-	ahead := h.jcur != nil && h.jcur != cur && len(h.spares) > 0 && h.jcur == h.spares[0]
+	// The journal names the range after cur as current already: past
+	// every number of cur and of the ranges before it.
+	ahead := h.successorJournaledLocked(cur)
 	h.mu.Unlock()
 	if cur == nil {
 		return ErrClosed
@@ -277,6 +276,13 @@ func (h *HiLo) journalAhead(w *window) {
 			h.journalSuccessor(w)
 		}
 	}()
+}
+
+// successorJournaledLocked reports whether the journal names the first
+// reserved range as current while cur is still in use (journalSuccessor).
+// Called with h.jmu and h.mu held.
+func (h *HiLo) successorJournaledLocked(cur *window) bool {
+	return cur != nil && h.jcur != nil && h.jcur != cur && len(h.spares) > 0 && h.jcur == h.spares[0]
 }
 
 // journalSuccessor journals the first reserved range as current, with a

@@ -172,10 +172,10 @@ func (h *HiLo) reserve(nw *window) {
 		cur := h.cur.Load()
 		named := cur // the range the journal is to name as current
 		reserve := append(h.reserveLocked(), nw.r)
-		if cur != nil && h.jcur != cur && len(h.spares) > 0 && h.jcur == h.spares[0] {
+		if h.successorJournaledLocked(cur) {
 			// The journal names the first reserved range as current
-			// already (journalSuccessor): it must go on doing so, or a
-			// reload could hand out its numbers again.
+			// already: it must go on doing so, or a reload could hand out
+			// its numbers again.
 			named, reserve = h.jcur, reserve[1:]
 		}
 		h.mu.Unlock()

@@ -123,28 +123,17 @@ class FastReads {
   get(number, id) {
     // Once the Go program has exited, getText reports it.
     if (typeof id !== 'string' || id.length > this.#inSize || this.#go.exited) return undefined;
-    let u8 = this.#u8;
-    if (u8.buffer !== this.#mem.buffer) u8 = this.#u8 = new Uint8Array(this.#mem.buffer); // the memory grew
-    const at = this.#in;
-    const len = id.length;
-    let n = 0;
-    for (; n < len; n++) {
-      const c = id.charCodeAt(n);
-      if (c >= 0x80) break;
-      u8[at + n] = c;
-    }
-    if (n < len) {
-      // Not ASCII: up to 3 bytes a UTF-16 unit; lone surrogates become
-      // U+FFFD, as they do on their way into Go through getText.
-      if (len * 3 > this.#inSize) return undefined;
-      n = this.#enc.encodeInto(id, u8.subarray(at, at + this.#inSize)).written;
-    }
+    // Lone surrogates become U+FFFD, as they do on their way into Go
+    // through getText; an id that does not fit goes to getText.
+    const n = this.#utf8(this.bytes(), this.#in, this.#in + this.#inSize, id);
+    if (n < 0) return undefined;
     const size = this.#x.hilodbGet(number, n);
     if (size < 0) return undefined;
     // Asked each time: getText moves the buffer when it grows it.
     const out = this.#x.hilodbOutput();
-    return this.#dec.decode(u8.subarray(out, out + size));
+    return this.#dec.decode(this.bytes().subarray(out, out + size));
   }
+
 
   static #u32(u8, at, n) {
     u8[at] = n & 0xff;
