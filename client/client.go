@@ -436,13 +436,20 @@ func (c *Client) call(ctx context.Context, build func(id int64) any, out any) er
 // NextRange leases the next HiLo range for tag; last is the previous range
 // (zero for the first), which sizes the next one.
 func (c *Client) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	return c.NextRangeFor(ctx, tag, last, 0)
+}
+
+// NextRangeFor leases the next HiLo range for tag holding at least want
+// numbers (up to the server's largest range, 1,048,576), or sized as
+// NextRange when want is 0. It implements idgen.SizedRangeSource.
+func (c *Client) NextRangeFor(ctx context.Context, tag string, last idgen.Range, want int64) (idgen.Range, error) {
 	var at string
 	if !last.LastRangeAt.IsZero() {
 		at = last.LastRangeAt.UTC().Format(wire.TimeLayout)
 	}
 	var reply wire.HiloNextReply
 	err := c.call(ctx, func(id int64) any {
-		return wire.HiloNext{ID: id, Op: wire.OpHiloNext, Tag: tag, LastSize: last.LastSize, LastMax: last.High, LastRangeAt: at}
+		return wire.HiloNext{ID: id, Op: wire.OpHiloNext, Tag: tag, LastSize: last.LastSize, LastMax: last.High, LastRangeAt: at, Want: max(want, 0)}
 	}, &reply)
 	if err != nil {
 		return idgen.Range{}, fmt.Errorf("hilo.next %s: %w", tag, err)

@@ -100,3 +100,24 @@ func TestGetDocuments(t *testing.T) {
 		t.Fatalf("Get: %+v, %v", docs, err)
 	}
 }
+
+func TestNextRangeFor(t *testing.T) {
+	addr, stop := serve(t, t.TempDir(), "127.0.0.1:0")
+	defer stop()
+	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := c.NextRangeFor(ctx, "orders", idgen.Range{}, 5000)
+	if err != nil || r.Low != 1 || r.High != 5000 || r.LastSize != 5000 {
+		t.Fatalf("first range for 5000: %+v, %v", r, err)
+	}
+	// Without a want the server's growth rule sizes it: twice the last.
+	r2, err := c.NextRangeFor(ctx, "orders", r, 0)
+	if err != nil || r2.Low != 5001 || r2.High != 15000 {
+		t.Fatalf("next range: %+v, %v; want 5001…15000", r2, err)
+	}
+	if _, err := c.NextRangeFor(ctx, "orders", r2, -5); err != nil {
+		t.Fatalf("a negative want is no want: %v", err)
+	}
+}

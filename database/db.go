@@ -404,6 +404,11 @@ func (l leaseOnly) NextRange(ctx context.Context, tag string, last idgen.Range) 
 	return l.cli.NextRange(ctx, tag, last)
 }
 
+// NextRangeFor implements idgen.SizedRangeSource.
+func (l leaseOnly) NextRangeFor(ctx context.Context, tag string, last idgen.Range, want int64) (idgen.Range, error) {
+	return l.cli.NextRangeFor(ctx, tag, last, want)
+}
+
 // sources gives core its HiLo ids and numbers (from the generator) and its
 // identities (from the client). Under idgen.NoWait, identities fail at once
 // with idgen.ErrWouldWait: they need the server.

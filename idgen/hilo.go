@@ -47,6 +47,8 @@ type HiLo struct {
 
 	mu       sync.Mutex
 	pending  *fetch    // the lease under way, foreground or background
+	ask      int64     // numbers the next lease is to hold at least (WithDemand)
+	leasing  int64     // numbers the lease under way was asked to hold at least
 	spares   []*window // the reserve, in lease order
 	closed   bool
 	restored bool // the journal was consulted
@@ -152,6 +154,7 @@ func (h *HiLo) NextNumber(ctx context.Context) (int64, string, error) {
 
 func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 	quick := noWait(ctx)
+	left := demand(ctx) // numbers a bulk write has yet to take, this one included
 	for {
 		w := h.cur.Load()
 		if quick {
@@ -174,7 +177,7 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 		if w != nil {
 			if n := w.next.Add(1); n <= w.r.High {
 				if n == w.prefetchAt {
-					h.prefetch(w)
+					h.prefetch(w, left-1-(w.r.High-n))
 				}
 				if h.retry.Load() {
 					h.retryTopUp()
@@ -183,12 +186,15 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 					if quick {
 						return nil, 0, ErrWouldWait // n is skipped, never reused
 					}
-					if err := h.journal(w, n, demand(ctx)); err != nil {
+					if err := h.journal(w, n, left); err != nil {
 						return nil, 0, err
 					}
 				}
 				if at := w.aheadAt.Load(); n >= at && w.aheadAt.CompareAndSwap(at, noAhead) {
 					h.journalAhead(w)
+				}
+				if left > 0 {
+					tookDemand(ctx)
 				}
 				return w, n, nil
 			}
@@ -199,7 +205,7 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 			}
 			continue
 		}
-		if err := h.refill(ctx, w); err != nil {
+		if err := h.refill(ctx, w, left); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -341,12 +347,18 @@ func (h *HiLo) save(rs Ranges) error {
 
 // lease asks the source for the range after old (nil for the first) and
 // checks it.
-func (h *HiLo) lease(ctx context.Context, old *window) (*window, error) {
+func (h *HiLo) lease(ctx context.Context, old *window, want int64) (*window, error) {
 	var last Range
 	if old != nil {
 		last = old.r
 	}
-	r, err := h.src.NextRange(ctx, h.tag, last)
+	var r Range
+	var err error
+	if s, ok := h.src.(SizedRangeSource); ok && want > 0 {
+		r, err = s.NextRangeFor(ctx, h.tag, last, want)
+	} else {
+		r, err = h.src.NextRange(ctx, h.tag, last)
+	}
 	if err == nil && !r.valid() {
 		err = fmt.Errorf("lease range for %q: server sent an empty range %d…%d", h.tag, r.Low, r.High)
 	}
@@ -360,8 +372,10 @@ func (h *HiLo) lease(ctx context.Context, old *window) (*window, error) {
 }
 
 // refill replaces the spent window old with the next reserved range or a
-// new lease, or waits for the lease already under way.
-func (h *HiLo) refill(ctx context.Context, old *window) error {
+// new lease, or waits for the lease already under way. left is how many
+// numbers the caller has yet to take (WithDemand, 0 without): what the
+// reserve is short of is asked for by the next lease.
+func (h *HiLo) refill(ctx context.Context, old *window, left int64) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -376,6 +390,7 @@ func (h *HiLo) refill(ctx context.Context, old *window) error {
 		h.mu.Unlock()
 		return err
 	}
+	h.askLocked(left - h.spareNumbersLocked())
 	if len(h.spares) > 0 {
 		w := h.spares[0]
 		h.spares[0] = nil
@@ -395,13 +410,16 @@ func (h *HiLo) refill(ctx context.Context, old *window) error {
 	}
 	f := &fetch{done: make(chan struct{})}
 	h.pending = f
+	want := h.takeAskLocked()
 	h.mu.Unlock()
 
-	nw, err := h.lease(ctx, old)
+	// A bulk write (WithDemand) asks for a range that holds the rest of it,
+	// rather than growing range by range, a round trip each.
+	nw, err := h.lease(ctx, old, want)
 
 	h.mu.Lock()
 	f.err = err
-	h.pending = nil
+	h.pending, h.leasing = nil, 0
 	close(f.done)
 	if err == nil && !h.closed {
 		h.installLocked(nw)

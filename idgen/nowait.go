@@ -3,6 +3,7 @@ package idgen
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 )
 
 // ErrWouldWait is returned, under NoWait, by a call that would have to wait
@@ -30,16 +31,36 @@ func IsNoWait(ctx context.Context) bool {
 
 type demandKey struct{}
 
+// demandLeft counts down the numbers a WithDemand context has yet to take.
+type demandLeft struct{ n atomic.Int64 }
+
 // WithDemand returns a context that tells NextID and NextNumber about n
-// more numbers about to be taken in a row (a bulk write): a journal write
-// made on the way covers them all, up to the end of the current range, so
-// the bulk write journals once per range instead of a step at a time.
+// more numbers about to be taken in a row (a bulk write); each take under
+// it counts one off. A journal write made on the way covers what is left,
+// up to the end of the current range, so the bulk write journals once per
+// range instead of a step at a time; and a lease it needs (foreground or
+// the background one that Prefetch and Reserve start) asks a
+// SizedRangeSource for at least what the ranges at hand are short of, so
+// the bulk write leases once instead of growing the range a round trip at
+// a time.
 func WithDemand(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, demandKey{}, int64(n))
+	d := &demandLeft{}
+	d.n.Store(int64(max(n, 0)))
+	return context.WithValue(ctx, demandKey{}, d)
 }
 
-// demand is the count given to WithDemand, or 0.
+// demand is what a WithDemand context has yet to take, counting the take
+// under way, or 0.
 func demand(ctx context.Context) int64 {
-	v, _ := ctx.Value(demandKey{}).(int64)
-	return v
+	if d, _ := ctx.Value(demandKey{}).(*demandLeft); d != nil {
+		return max(d.n.Load(), 0)
+	}
+	return 0
+}
+
+// tookDemand counts one number off ctx's demand.
+func tookDemand(ctx context.Context) {
+	if d, _ := ctx.Value(demandKey{}).(*demandLeft); d != nil {
+		d.n.Add(-1)
+	}
 }

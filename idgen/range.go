@@ -29,6 +29,16 @@ type RangeSource interface {
 	NextRange(ctx context.Context, tag string, last Range) (Range, error)
 }
 
+// SizedRangeSource is implemented by range sources that can be asked for a
+// range of at least want numbers (up to the server's largest range), so a
+// bulk write about to take many numbers leases once instead of growing the
+// range a round trip at a time. A HiLo asks so when a caller that said
+// WithDemand has to wait for a lease.
+type SizedRangeSource interface {
+	RangeSource
+	NextRangeFor(ctx context.Context, tag string, last Range, want int64) (Range, error)
+}
+
 // RangeReturner is implemented by range sources that take back the unused
 // end of a range, so the numbers are not lost when a generator closes.
 type RangeReturner interface {

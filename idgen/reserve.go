@@ -83,13 +83,40 @@ func (h *HiLo) swapSpare(old *window) bool {
 }
 
 // prefetch starts the background lease that Prefetch asks for when w, the
-// current window, reaches its threshold.
-func (h *HiLo) prefetch(w *window) {
+// current window, reaches its threshold. short is how many numbers a bulk
+// write (WithDemand) needs beyond what w has left: that lease asks for what
+// the reserve does not hold of them.
+func (h *HiLo) prefetch(w *window, short int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur.Load() == w {
+		h.askLocked(short - h.spareNumbersLocked())
 		h.topUpLocked()
 	}
+}
+
+// spareNumbersLocked is how many numbers the reserve holds. Called with
+// h.mu held.
+func (h *HiLo) spareNumbersLocked() int64 {
+	var n int64
+	for _, s := range h.spares {
+		n += s.r.High - s.r.Low + 1
+	}
+	return n
+}
+
+// askLocked makes the next lease hold at least n numbers (a SizedRangeSource
+// honours it). Called with h.mu held.
+func (h *HiLo) askLocked(n int64) {
+	h.ask = max(h.ask, n-h.leasing)
+}
+
+// takeAskLocked returns what the next lease is to hold at least, and
+// forgets it: the lease about to start takes it. Called with h.mu held.
+func (h *HiLo) takeAskLocked() int64 {
+	n := h.ask
+	h.ask, h.leasing = 0, n
+	return n
 }
 
 // retryTopUp starts a background lease again once retryDelay has passed
@@ -115,7 +142,7 @@ func (h *HiLo) topUpLocked() {
 	h.pending = f
 	last := h.lastLocked()
 	h.wg.Add(1)
-	go h.fill(f, last)
+	go h.fill(f, last, h.takeAskLocked())
 }
 
 // lastLocked returns the window leased last: the newest reserved range, or
@@ -128,18 +155,20 @@ func (h *HiLo) lastLocked() *window {
 }
 
 // fill leases ranges after last, one at a time, until the reserve is full,
-// Close is called or a lease fails. Each lease is a fetch of its own, so
-// callers waiting for a range go on as soon as one arrives.
-func (h *HiLo) fill(f *fetch, last *window) {
+// Close is called or a lease fails; the first holds at least want numbers,
+// each later one what was asked for meanwhile (askLocked). Each lease is a
+// fetch of its own, so callers waiting for a range go on as soon as one
+// arrives.
+func (h *HiLo) fill(f *fetch, last *window, want int64) {
 	defer h.wg.Done()
 	for {
-		nw, err := h.lease(h.ctx, last)
+		nw, err := h.lease(h.ctx, last, want)
 		if err == nil {
 			h.reserve(nw)
 		}
 		h.mu.Lock()
 		f.err = err
-		h.pending = nil
+		h.pending, h.leasing = nil, 0
 		close(f.done)
 		if err != nil {
 			if !h.closed {
@@ -156,6 +185,7 @@ func (h *HiLo) fill(f *fetch, last *window) {
 		f = &fetch{done: make(chan struct{})}
 		h.pending = f
 		last = h.lastLocked()
+		want = h.takeAskLocked()
 		h.mu.Unlock()
 	}
 }

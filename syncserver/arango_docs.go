@@ -55,7 +55,7 @@ func (s *Server) nextNumber(ctx context.Context, db, tag string) (int64, error) 
 		if r != nil {
 			lastSize, at = r.size, r.at
 		}
-		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastSize, 0, at)
+		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastLease{size: lastSize, at: at})
 		if err != nil {
 			return 0, err
 		}

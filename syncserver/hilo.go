@@ -63,12 +63,24 @@ type leasedRange struct {
 	At              time.Time
 }
 
+// lastLease is what a client says of its previous range of a tag when it
+// asks for the next: its size, its high end, when it was leased (zero for
+// none), and how many numbers the client is about to take (0: no more than
+// usual).
+type lastLease struct {
+	size, max int64
+	at        time.Time
+	want      int64
+}
+
 // nextRange leases the next range for tag in db to node and returns it once
-// durable. lastMax, the end of the client's previous range, can raise the
+// durable. last.max, the end of the client's previous range, can raise the
 // start but can be no higher than what the server ever handed out: a client
 // only reports numbers it was given, and a higher one would use up the tag.
-func (s *Server) nextRange(ctx context.Context, db, tag, node string, lastSize, lastMax int64, lastRangeAt time.Time) (leasedRange, error) {
-	if lastSize < 0 || lastMax < 0 || lastMax > maxSafeNumber {
+// The range holds at least last.want numbers, up to maxRange.
+func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastLease) (leasedRange, error) {
+	lastSize, lastMax, lastRangeAt := last.size, last.max, last.at
+	if lastSize < 0 || lastMax < 0 || lastMax > maxSafeNumber || last.want < 0 {
 		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(maxSafeNumber))
 	}
 	var out leasedRange
@@ -81,7 +93,7 @@ func (s *Server) nextRange(ctx context.Context, db, tag, node string, lastSize, 
 			return badRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, quote(tag), doc.top())
 		}
 		now := s.now().UTC()
-		size := capacity(lastSize, lastRangeAt, now)
+		size := max(capacity(lastSize, lastRangeAt, now), min(last.want, maxRange))
 		oldMax := max(doc.Max, lastMax)
 		if oldMax > maxSafeNumber-size {
 			return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}

@@ -447,3 +447,38 @@ func TestBufferedBytesBound(t *testing.T) {
 		t.Errorf("server_busy counted %v", m)
 	}
 }
+
+func TestHiloNextWant(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	for _, tc := range []struct {
+		name, req string
+		low, high float64
+		code      string
+	}{
+		{"no want: the growth rule alone", `{"id":2,"op":"hilo.next","tag":"a","lastSize":0,"lastMax":0,"lastRangeAt":""}`, 1, 32, ""},
+		{"want below the rule changes nothing", `{"id":3,"op":"hilo.next","tag":"a","lastSize":0,"lastMax":32,"lastRangeAt":"","want":10}`, 33, 64, ""},
+		{"want above the rule sizes the range", `{"id":4,"op":"hilo.next","tag":"a","lastSize":32,"lastMax":64,"lastRangeAt":"","want":10000}`, 65, 10064, ""},
+		{"want past the largest range is capped", `{"id":5,"op":"hilo.next","tag":"b","lastSize":0,"lastMax":0,"lastRangeAt":"","want":9007199254740000}`, 1, 1 << 20, ""},
+		{"negative want", `{"id":6,"op":"hilo.next","tag":"a","lastSize":0,"lastMax":0,"lastRangeAt":"","want":-1}`, 0, 0, "bad_request"},
+		{"want past 2^53-1", `{"id":7,"op":"hilo.next","tag":"a","lastSize":0,"lastMax":0,"lastRangeAt":"","want":9007199254740992}`, 0, 0, "bad_request"},
+		{"want not a number", `{"id":8,"op":"hilo.next","tag":"a","lastSize":0,"lastMax":0,"lastRangeAt":"","want":"many"}`, 0, 0, "bad_request"},
+	} {
+		got := r.call(tc.req)
+		if tc.code != "" {
+			if errCode(got) != tc.code {
+				t.Errorf("%s: %v, want %s", tc.name, got, tc.code)
+			}
+			continue
+		}
+		if got["low"] != tc.low || got["high"] != tc.high {
+			t.Errorf("%s: %v, want %v…%v", tc.name, got, tc.low, tc.high)
+		}
+	}
+	// A refused request changed nothing: the next range of a starts after
+	// the last one handed out.
+	if got := r.call(`{"id":9,"op":"hilo.next","tag":"a","lastSize":0,"lastMax":0,"lastRangeAt":""}`); got["low"] != 10065.0 {
+		t.Errorf("after the refused requests: %v, want low 10065", got)
+	}
+}

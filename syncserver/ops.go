@@ -70,7 +70,10 @@ func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error)
 		}
 		at = t
 	}
-	r, err := c.srv.nextRange(ctx, c.db, req.Tag, c.node, req.LastSize, req.LastMax, at)
+	if req.Want < 0 || req.Want > maxSafeNumber {
+		return nil, badRequest("want must be between 0 and %d", int64(maxSafeNumber))
+	}
+	r, err := c.srv.nextRange(ctx, c.db, req.Tag, c.node, lastLease{size: req.LastSize, max: req.LastMax, at: at, want: req.Want})
 	if err != nil {
 		return nil, err
 	}

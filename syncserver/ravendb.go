@@ -153,7 +153,7 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, badRequest("hilo/next: %v", err))
 		return
 	}
-	rg, err := s.nextRange(r.Context(), r.db, tag, ravenLeaseNode(r.Request), lastSize, lastMax, at)
+	rg, err := s.nextRange(r.Context(), r.db, tag, ravenLeaseNode(r.Request), lastLease{size: lastSize, max: lastMax, at: at})
 	if err != nil {
 		s.ravenFail(w, err)
 		return

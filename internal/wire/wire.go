@@ -81,6 +81,10 @@ type HiloNext struct {
 	LastSize    int64  `json:"lastSize"`
 	LastMax     int64  `json:"lastMax"`
 	LastRangeAt string `json:"lastRangeAt"`
+	// Want asks for a range of at least this many numbers (a bulk write
+	// about to take them), up to the largest range; 0 leaves the size to
+	// the server's growth rule alone.
+	Want int64 `json:"want,omitempty"`
 }
 
 // HiloNextReply carries a leased range.
