@@ -128,6 +128,7 @@ import (
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/database"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/internal/gcfloor"
 	"github.com/hilodb/hilodb/wasm/mirror"
 )
 
@@ -183,7 +184,15 @@ var (
 	jsObject  = js.Global().Get("Object")
 )
 
+// gcHeadroom is the least a heap may grow between two collections
+// (gcfloor): a small store's bulk write or pull then runs through a few
+// collections instead of dozens, each of which falls on the one thread
+// WebAssembly has. It is also what the module's memory, which never
+// shrinks, may hold beyond the largest live heap.
+const gcHeadroom = 32 << 20
+
 func main() {
+	gcfloor.Start(gcHeadroom)
 	api := newAPI()
 	js.Global().Set(globalName, api.value)
 	if hook := js.Global().Get(readyHook); hook.Type() == js.TypeFunction {
