@@ -5,11 +5,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"syscall/js"
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
-	"github.com/tidwall/gjson"
+	"github.com/hilodb/hilodb/internal/jsontext"
 )
 
 // maxPutMany bounds the documents of one putMany call.
@@ -84,24 +85,15 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 // sends: one string crosses into Go, not one per document) or an array.
 func docsArg(v js.Value) ([][]byte, error) {
 	if v.Type() == js.TypeString {
-		text := v.String()
-		if !gjson.Valid(text) || !gjson.Parse(text).IsArray() {
-			return nil, &argError{"putMany: docs must be an array"}
-		}
 		// One copy of the text for all documents: each is a slice of it
-		// (core never writes to a document it is given).
-		buf := []byte(text)
-		var docs [][]byte
-		gjson.Parse(text).ForEach(func(_, d gjson.Result) bool {
-			if end := d.Index + len(d.Raw); d.Index > 0 && end <= len(text) && text[d.Index:end] == d.Raw {
-				docs = append(docs, buf[d.Index:end:end])
-			} else {
-				docs = append(docs, []byte(d.Raw))
-			}
-			return len(docs) <= maxPutMany
-		})
-		if len(docs) > maxPutMany {
+		// (core never writes to a document it is given). The split checks
+		// the array's syntax; core validates each document as it reads it.
+		docs, err := jsontext.SplitArray([]byte(v.String()), maxPutMany)
+		switch {
+		case errors.Is(err, jsontext.ErrTooMany):
 			return nil, &argError{"putMany: at most 100,000 documents per call"}
+		case err != nil:
+			return nil, &argError{"putMany: docs must be an array"}
 		}
 		return docs, nil
 	}

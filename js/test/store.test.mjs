@@ -178,6 +178,21 @@ describe('against a server without tokens', () => {
     await rejectsWith(store.putMany('bad name!', [{}]), 'illegal_name', 1208);
   });
 
+  test('putMany as one JSON text (what a tab sends its host): the array is checked whole, each document as it is read', async () => {
+    for (const text of ['', '{}', '[', '[{}', '[{},]', '[,{}]', '[{} {}]', '[{}]x', '[{"a":[1}]', '["abc]']) {
+      await rejectsWith(store._putManyText('orders', text), 'bad_request', 400);
+    }
+    const res = JSON.parse(await store._putManyText('orders', ' [ {"_key":"txt-1","v":1} , {"_key":"txt-2","v":tru}, 5, {"_key":"txt-3","s":"],\\"["} ] '));
+    assert.equal(res.length, 4);
+    assert.equal(res[0]._id, 'orders/txt-1');
+    assert.equal(res[1].__hiloError.code, 'bad_json');
+    assert.ok(res[2].__hiloError, 'a number is not a document');
+    assert.equal(res[3].s, '],"[');
+    await rejectsWith(store.get('orders/txt-2'), 'not_found', 1202);
+    assert.equal((await store.get('orders/txt-3')).s, '],"[');
+    assert.deepEqual(JSON.parse(await store._putManyText('orders', '[]')), []);
+  });
+
   test('ArangoDB-style collections: save, document, replace, update, remove, the *All calls and count', async () => {
     const users = await store.createCollection('users', { keyOptions: { type: 'autoincrement', increment: 5, offset: 10, allowUserKeys: false } });
     await rejectsWith(store.createCollection('users'), 'duplicate_name', 1207);
