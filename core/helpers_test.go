@@ -139,3 +139,24 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// sizedRanges is memRanges that also leases a range of a requested size
+// (idgen.SizedRangeSource), counting its leases.
+type sizedRanges struct {
+	*memRanges
+	leases int
+}
+
+func (s *sizedRanges) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	return s.NextRangeFor(ctx, tag, last, 0)
+}
+
+func (s *sizedRanges) NextRangeFor(ctx context.Context, tag string, last idgen.Range, want int64) (idgen.Range, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leases++
+	size := max(s.size, want)
+	low := s.max[tag] + 1
+	s.max[tag] += size
+	return idgen.Range{Prefix: tag + "/", Low: low, High: s.max[tag], LastSize: size, ServerTag: s.tag, LastRangeAt: time.Now()}, nil
+}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/hilodb/hilodb/idgen"
 )
 
 // OverwriteMode says what an insert does when the document exists already.
@@ -389,12 +391,16 @@ func (s *Store) Insert(ctx context.Context, collection string, doc []byte, opts 
 // document, in order; a document that fails gets an inline error and does
 // not stop the others. All ids ending in "|" are allocated in one call to
 // the identity source; when that fails (offline), InsertMany returns the
-// error and stores nothing.
+// error and stores nothing. An idgen HiLo behind the store learns how many
+// numbers the batch may take (idgen.WithDemand): it journals them in one
+// write per range and leases a range that holds them, not one range after
+// another.
 func (s *Store) InsertMany(ctx context.Context, collection string, docs [][]byte, opts *WriteOptions) ([]Result, error) {
 	g, err := s.collectionGen(collection)
 	if err != nil {
 		return nil, err
 	}
+	ctx = idgen.WithDemand(ctx, len(docs))
 	if _, err := opts.overwrite(); err != nil {
 		return nil, err
 	}

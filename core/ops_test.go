@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/idgen"
 )
 
 func TestKeyOptionsValidation(t *testing.T) {
@@ -565,5 +566,43 @@ func TestIsNodeTag(t *testing.T) {
 	}
 	if core.NewClock("").HasNodeTag() {
 		t.Error("the local stand-in passes as a node tag")
+	}
+}
+
+// TestInsertManyLeasesForTheBatch: a batch of generated ids asks its HiLo
+// for one range that holds it, rather than one small range after another.
+func TestInsertManyLeasesForTheBatch(t *testing.T) {
+	src := &sizedRanges{memRanges: newMemRanges(32)}
+	gen := idgen.NewGenerator(src)
+	s, err := core.Open(":memory:", core.Options{Node: "C", IDs: gen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close(context.Background())
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Insert(ctx, "orders", []byte(`{"n":0}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	docs := make([][]byte, 5000)
+	for i := range docs {
+		docs[i] = []byte(fmt.Sprintf(`{"n":%d}`, i+1))
+	}
+	rs, err := s.InsertMany(ctx, "orders", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, r := range rs {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		ids[r.ID] = true
+	}
+	if len(ids) != len(docs) {
+		t.Fatalf("%d distinct ids for %d documents", len(ids), len(docs))
+	}
+	if src.leases != 2 {
+		t.Errorf("%d leases for one insert and a batch of %d, want 2", src.leases, len(docs))
 	}
 }

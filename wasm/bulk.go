@@ -9,7 +9,6 @@ import (
 	"syscall/js"
 
 	"github.com/hilodb/hilodb/core"
-	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/jsontext"
 )
 
@@ -47,9 +46,9 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 	return func() (any, error) {
 		return a.call(id, func(h *handle) (any, error) {
 			var rs []core.Result
-			// Journal the HiLo numbers the batch may take in one write per
-			// range, not a step at a time.
-			err := withCause(idgen.WithDemand(rcpt.on(h.ctx), len(docs)), func(ctx context.Context) (err error) {
+			// core.InsertMany tells the HiLo how many numbers the batch may
+			// take: one journal write and one lease per range it needs.
+			err := withCause(rcpt.on(h.ctx), func(ctx context.Context) (err error) {
 				// A _rev in a document is a precondition, as in put.
 				honour := false
 				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true, IgnoreRevs: &honour})
