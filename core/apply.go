@@ -105,7 +105,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 			return res, newError(ErrInternal, key, "", "remove %q: %v", w.id, err)
 		}
 		// The deletion travels to the server as a tombstone with a new _rev.
-		if err := trackWrite(tx, w.id, cur.Rev, s.clock.NextRev(), true); err != nil {
+		if err := trackWrite(tx, w.id, cur.Rev, s.nextRev(tx), true); err != nil {
 			return res, newError(ErrInternal, key, "", "track removal of %q: %v", w.id, err)
 		}
 		res.Rev = cur.Rev
@@ -130,7 +130,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		}
 		body, plain = merged, false
 	}
-	rev := s.clock.NextRev()
+	rev := s.nextRev(tx)
 	out, e := encodeDoc(body, plain, w.id, key, rev, w.coll, w.meta)
 	if e != nil {
 		return res, e
@@ -158,7 +158,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 // and done reports false: apply then takes the general path, which checks
 // everything against the existing document.
 func (s *Store) applyFresh(tx *txn, w *write, key, docKey string) (res Result, e *Error, done bool) {
-	rev := s.clock.NextRev()
+	rev := s.nextRev(tx)
 	out, e := encodeDoc(w.body, w.plain, w.id, key, rev, w.coll, w.meta)
 	if e != nil {
 		return Result{}, nil, false // the general path reports it, after its checks

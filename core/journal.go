@@ -37,6 +37,7 @@ type txn struct {
 	*buntdb.Tx
 	record  bool
 	changes []Change
+	wallMs  int64 // the wall clock for the transaction's revisions, once read (Store.nextRev)
 }
 
 // Set sets key and records the change. A set of the key the last change

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -604,5 +605,58 @@ func TestInsertManyLeasesForTheBatch(t *testing.T) {
 	}
 	if src.leases != 2 {
 		t.Errorf("%d leases for one insert and a batch of %d, want 2", src.leases, len(docs))
+	}
+}
+
+// TestRevisionsOfABatch: a transaction reads the wall clock once; its
+// revisions still order after each other and after every earlier one, and
+// the next transaction reads the clock again.
+func TestRevisionsOfABatch(t *testing.T) {
+	s := newTestStore(t)
+	var mu sync.Mutex
+	reads := 0
+	wall := time.UnixMilli(1_800_000_000_000)
+	core.SetClockNow(s.Clock(), func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		return wall
+	})
+	ctx := context.Background()
+	docs := make([][]byte, 1000)
+	for i := range docs {
+		docs[i] = []byte(fmt.Sprintf(`{"n":%d}`, i))
+	}
+	rs, err := s.InsertMany(ctx, "orders", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 {
+		t.Errorf("the wall clock was read %d times for one batch, want once", reads)
+	}
+	var last uint64
+	for i, r := range rs {
+		v, _, err := core.DecodeRev(r.Rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v <= last {
+			t.Fatalf("revision %d (%s) does not order after the one before", i, r.Rev)
+		}
+		last = v
+	}
+	if got := last >> 20; got != uint64(wall.UnixMilli()) {
+		t.Errorf("the batch's revisions carry %d ms, want the wall clock %d", got, wall.UnixMilli())
+	}
+	mu.Lock()
+	wall = wall.Add(time.Second)
+	mu.Unlock()
+	r, err := s.Insert(ctx, "orders", []byte(`{"n":-1}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, _ := core.DecodeRev(r.Rev)
+	if v>>20 != uint64(wall.UnixMilli()) || v <= last {
+		t.Errorf("the next transaction's revision %s: want the new wall clock, after the batch's", r.Rev)
 	}
 }

@@ -83,10 +83,16 @@ func IsNodeTag(tag string) bool {
 // Tick returns the next clock value, greater than every value this clock
 // returned or observed before.
 func (c *Clock) Tick() uint64 {
+	return c.tickAt(c.now().UnixMilli())
+}
+
+// tickAt is Tick with the wall clock read as ms (Unix milliseconds) by the
+// caller: a transaction reads it once for all the revisions it makes.
+func (c *Clock) tickAt(ms int64) uint64 {
 	for {
 		old := c.last.Load()
 		next := old + 1
-		if wall := uint64(c.now().UnixMilli()) << 20; wall > old {
+		if wall := uint64(ms) << 20; wall > old {
 			next = wall
 		}
 		if c.last.CompareAndSwap(old, next) {
@@ -110,6 +116,11 @@ func (c *Clock) Observe(v uint64) {
 // node tag. It makes one allocation.
 func (c *Clock) NextRev() string {
 	return EncodeRev(c.Tick(), c.Node())
+}
+
+// nextRevAt is NextRev with the wall clock read as ms by the caller.
+func (c *Clock) nextRevAt(ms int64) string {
+	return EncodeRev(c.tickAt(ms), c.Node())
 }
 
 // EncodeRev returns the revision for clock value v made on node.

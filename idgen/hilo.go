@@ -154,7 +154,8 @@ func (h *HiLo) NextNumber(ctx context.Context) (int64, string, error) {
 
 func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 	quick := noWait(ctx)
-	left := demand(ctx) // numbers a bulk write has yet to take, this one included
+	d := demandOf(ctx)
+	left := d.left() // numbers a bulk write has yet to take, this one included
 	for {
 		w := h.cur.Load()
 		if quick {
@@ -193,9 +194,7 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 				if at := w.aheadAt.Load(); n >= at && w.aheadAt.CompareAndSwap(at, noAhead) {
 					h.journalAhead(w)
 				}
-				if left > 0 {
-					tookDemand(ctx)
-				}
+				d.took()
 				return w, n, nil
 			}
 		}

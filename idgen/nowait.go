@@ -49,18 +49,23 @@ func WithDemand(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, demandKey{}, d)
 }
 
-// demand is what a WithDemand context has yet to take, counting the take
-// under way, or 0.
-func demand(ctx context.Context) int64 {
-	if d, _ := ctx.Value(demandKey{}).(*demandLeft); d != nil {
-		return max(d.n.Load(), 0)
-	}
-	return 0
+// demandOf is ctx's WithDemand count, or nil.
+func demandOf(ctx context.Context) *demandLeft {
+	d, _ := ctx.Value(demandKey{}).(*demandLeft)
+	return d
 }
 
-// tookDemand counts one number off ctx's demand.
-func tookDemand(ctx context.Context) {
-	if d, _ := ctx.Value(demandKey{}).(*demandLeft); d != nil {
+// left is what is yet to be taken, counting the take under way; 0 for nil.
+func (d *demandLeft) left() int64 {
+	if d == nil {
+		return 0
+	}
+	return max(d.n.Load(), 0)
+}
+
+// took counts one number off (nil: nothing to count).
+func (d *demandLeft) took() {
+	if d != nil {
 		d.n.Add(-1)
 	}
 }
