@@ -19,7 +19,7 @@ export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 export HILODB_TESTCLUSTER_BIN := $(CURDIR)/$(TESTCLUSTER)
 
 .PHONY: run test build server testcluster wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser bench-sync \
+        test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser profile-browser bench-sync \
         bench-edge bench-cluster load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
@@ -112,6 +112,10 @@ bench-bridge: wasm
 ## bench-browser: hilodb's browser store against PouchDB 9 (idb, indexeddb) in Chromium, side by side
 bench-browser: deps-apt server web
 	cd bench/browser && npm ci --no-audit --no-fund && node run.mjs
+
+## profile-browser: CPU profiles of the store's worker and the page during a scenario (SCENARIO=bulk|sequential, N), Go names included
+profile-browser: deps-apt server web
+	cd bench/browser && npm ci --no-audit --no-fund && node profile.mjs
 
 ## bench-edge: the edge worker (local read, HiLo write) beside a plain JS worker in one workerd; cold start
 bench-edge: server edge

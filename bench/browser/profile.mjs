@@ -1,0 +1,222 @@
+// make profile-browser: where the time of a browser scenario goes, inside
+// the store's worker and the page, with Go's function names.
+//
+// It builds the browser build once more without stripping its symbols (the
+// wasm's name section gives the Go names), serves it from the real
+// hilodb-server on 127.0.0.1, opens a persisted store in a Chromium page
+// (the store then runs in the tab's host worker), attaches to that worker
+// through the DevTools protocol and takes a CPU profile of the worker and
+// the page while the scenario runs:
+//
+//   sequential  N puts, each awaited (default 3000)
+//   bulk        one putMany of N documents (default 10000)
+//
+// It writes host.cpuprofile and page.cpuprofile to OUT (default a new
+// temporary directory; Chrome DevTools opens them) and prints, for the
+// worker, the functions that took most time (self and with callees) and a
+// timeline in 10 ms steps of what ran: how idle the worker was, and in
+// which phase. Usage: SCENARIO=bulk N=10000 OUT=dir node profile.mjs
+
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+import { buildServer, repoRoot, startServer } from '../../js/test/server.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const run = promisify(execFile);
+const SCENARIO = process.env.SCENARIO || 'bulk';
+const N = Number(process.env.N || (SCENARIO === 'bulk' ? 10000 : 3000));
+if (!['sequential', 'bulk'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential or bulk, not ${SCENARIO}`);
+const OUT = process.env.OUT || (await mkdtemp(join(tmpdir(), 'hilodb-profile-')));
+await mkdir(OUT, { recursive: true });
+
+// wasmNames reads the function names of a wasm module's name section:
+// function index → name.
+export function wasmNames(b) {
+  const names = new Map();
+  let p = 8;
+  const uleb = () => {
+    let r = 0;
+    let s = 0;
+    let x;
+    do {
+      x = b[p++];
+      r += (x & 0x7f) * 2 ** s;
+      s += 7;
+    } while (x & 0x80);
+    return r;
+  };
+  while (p < b.length) {
+    const id = b[p++];
+    const size = uleb();
+    const end = p + size;
+    if (id === 0) {
+      const nameLen = uleb();
+      const section = b.subarray(p, p + nameLen).toString();
+      p += nameLen;
+      if (section === 'name') {
+        while (p < end) {
+          const sub = b[p++];
+          const subEnd = uleb() + p;
+          if (sub === 1) {
+            for (let i = 0, n = uleb(); i < n; i++) {
+              const idx = uleb();
+              const len = uleb();
+              names.set(idx, b.subarray(p, p + len).toString());
+              p += len;
+            }
+          }
+          p = subEnd;
+        }
+      }
+    }
+    p = end;
+  }
+  return names;
+}
+
+// summarize prints the heaviest functions of a CPU profile and its
+// timeline; phases are name fragments, the outermost match names a sample.
+function summarize(title, prof, names, phases) {
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children || []) parent.set(c, n.id);
+  const label = (n) => {
+    const f = n.callFrame.functionName || '(anonymous)';
+    const m = /^wasm-function\[(\d+)\]$/.exec(f);
+    if (m) return names.get(Number(m[1])) || f;
+    return n.callFrame.url ? `${f} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}` : f;
+  };
+  const self = new Map();
+  const total = new Map();
+  const steps = [];
+  let t = 0;
+  let all = 0;
+  for (let i = 0; i < prof.samples.length; i++) {
+    const dt = prof.timeDeltas[i] || 0;
+    t += dt;
+    all += dt;
+    const leaf = prof.samples[i];
+    const k = label(byId.get(leaf));
+    self.set(k, (self.get(k) || 0) + dt);
+    const seen = new Set();
+    let phase = k === '(idle)' ? '(idle)' : 'other';
+    for (let c = leaf; c !== undefined; c = parent.get(c)) {
+      const kk = label(byId.get(c));
+      if (!seen.has(kk)) {
+        seen.add(kk);
+        total.set(kk, (total.get(kk) || 0) + dt);
+      }
+      const hit = phases.find((p) => kk.includes(p));
+      if (hit) phase = hit;
+    }
+    const step = (steps[Math.floor(t / 10000)] ??= new Map());
+    step.set(phase, (step.get(phase) || 0) + dt);
+  }
+  const pct = (v) => `${((100 * v) / all).toFixed(1).padStart(5)}%`;
+  const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
+  console.log(`\n== ${title}: ${(all / 1000).toFixed(0)} ms profiled`);
+  console.log('-- self');
+  for (const [k, v] of top(self, 25)) console.log(pct(v), k);
+  console.log('-- with callees');
+  for (const [k, v] of top(total, 40)) console.log(pct(v), k);
+  console.log('-- timeline, 10 ms steps: ms of each phase');
+  steps.forEach((m, i) => {
+    if (m) console.log(`${String(i * 10).padStart(6)} ms  ${top(m, 5).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ')}`);
+  });
+}
+
+const built = await buildServer();
+const web = await mkdtemp(join(tmpdir(), 'hilodb-profile-web-'));
+const chromeProfile = await mkdtemp(join(tmpdir(), 'hilodb-profile-chromium-'));
+await run('bash', [join(repoRoot, 'js', 'build-web.sh'), web], { maxBuffer: 16 << 20 });
+// The same program with its symbols: the name section names Go's functions.
+await run('go', ['build', '-trimpath', '-o', join(web, 'dist', 'hilodb.wasm'), './wasm'], {
+  cwd: repoRoot,
+  env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
+  maxBuffer: 16 << 20,
+});
+const names = wasmNames(await readFile(join(web, 'dist', 'hilodb.wasm')));
+await copyFile(join(here, 'bench.html'), join(web, 'bench.html'));
+await writeFile(join(web, 'bench.js'), ''); // the page needs only index.js
+const server = await startServer(built.bin, ['-static', web]);
+const context = await chromium.launchPersistentContext(chromeProfile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+try {
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  // The page's workers, attached without flattening: their protocol
+  // messages travel inside Target.sendMessageToTarget.
+  const workers = new Map();
+  const waiting = new Map();
+  let nextID = 0;
+  cdp.on('Target.attachedToTarget', (e) => workers.set(e.sessionId, e.targetInfo));
+  cdp.on('Target.receivedMessageFromTarget', (e) => {
+    const m = JSON.parse(e.message);
+    if (m.id && waiting.has(m.id)) {
+      waiting.get(m.id)(m);
+      waiting.delete(m.id);
+    }
+  });
+  const inWorker = (sessionId, method, params = {}) =>
+    new Promise((ok, fail) => {
+      const id = ++nextID;
+      waiting.set(id, (m) => (m.error ? fail(new Error(`${method}: ${m.error.message}`)) : ok(m.result)));
+      cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) }).catch(fail);
+    });
+  await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
+  await page.goto(`${server.base}/bench.html`);
+  await page.evaluate(async () => {
+    const { openStore } = await import('/index.js');
+    window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'profile', persist: 'profile' });
+    await window.store.put('orders', { warm: true }); // the first lease, the worker started
+  });
+  let host;
+  for (let i = 0; i < 50 && !host; i++) {
+    host = [...workers].find(([, t]) => t.type === 'worker' && (t.title || '').includes('hilodb-host'))?.[0];
+    if (!host) await new Promise((ok) => setTimeout(ok, 100));
+  }
+  if (!host) throw new Error(`no hilodb-host worker among ${JSON.stringify([...workers.values()])}`);
+  for (const send of [(m, p) => inWorker(host, m, p), (m, p) => cdp.send(m, p)]) {
+    await send('Profiler.enable');
+    await send('Profiler.setSamplingInterval', { interval: 50 });
+    await send('Profiler.start');
+  }
+  const usPerDoc = await page.evaluate(
+    async ([scenario, n]) => {
+      const doc = (i) => ({ total: i, item: 'widget', qty: i % 7, note: 'a small order' });
+      const t0 = performance.now();
+      if (scenario === 'bulk') {
+        const res = await window.store.putMany('orders', Array.from({ length: n }, (_, i) => doc(i)));
+        if (res.some((r) => r instanceof Error)) throw new Error('putMany failed');
+      } else {
+        for (let i = 0; i < n; i++) await window.store.put('orders', doc(i));
+      }
+      return ((performance.now() - t0) * 1000) / n;
+    },
+    [SCENARIO, N],
+  );
+  const hostProfile = (await inWorker(host, 'Profiler.stop')).profile;
+  const pageProfile = (await cdp.send('Profiler.stop')).profile;
+  await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));
+  await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
+  await page.evaluate(() => window.store.close());
+  console.log(`${SCENARIO}: ${N} documents, ${usPerDoc.toFixed(1)} µs a document (with the profiler on); profiles in ${OUT}`);
+  const phases = ['putMany', 'SaveRanges', 'InsertMany', 'appendNow', 'Journal_.Commit', 'docsArg', 'quickPut', 'gcBgMarkWorker', 'reply'];
+  summarize('the store worker (hilodb-host)', hostProfile, names, phases);
+  summarize('the page', pageProfile, names, []);
+} finally {
+  await context.close();
+  await server.stop();
+  await rm(web, { recursive: true, force: true });
+  await rm(chromeProfile, { recursive: true, force: true });
+}
