@@ -326,7 +326,7 @@ func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
 	}
 	ws := make([]docWrite, len(items))
 	for i, it := range items {
-		ws[i] = s.arangoInsert(r.Context(), r.db, coll, def, it, o)
+		ws[i] = s.arangoInsert(r.Context(), r.db, coll, def, it, o, len(items)-i)
 	}
 	s.arangoWrite(w, r, ws, many, o, http.StatusCreated)
 }

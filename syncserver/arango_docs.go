@@ -41,8 +41,11 @@ type serverRange struct {
 
 const serverLeaseNode = "@server"
 
-// nextNumber returns the next number of db's HiLo tag for the server.
-func (s *Server) nextNumber(ctx context.Context, db, tag string) (int64, error) {
+// nextNumber returns the next number of db's HiLo tag for the server. want
+// is how many numbers the caller may still take (the rest of a batch): a
+// lease it needs holds at least that many, so a batch leases once instead
+// of growing the range a lease and an fsync at a time.
+func (s *Server) nextNumber(ctx context.Context, db, tag string, want int) (int64, error) {
 	s.numbers.mu.Lock()
 	defer s.numbers.mu.Unlock()
 	if s.numbers.ranges == nil {
@@ -55,7 +58,7 @@ func (s *Server) nextNumber(ctx context.Context, db, tag string) (int64, error) 
 		if r != nil {
 			lastSize, at = r.size, r.at
 		}
-		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastLease{size: lastSize, at: at})
+		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastLease{size: lastSize, at: at, want: int64(want)})
 		if err != nil {
 			return 0, err
 		}
@@ -67,13 +70,14 @@ func (s *Server) nextNumber(ctx context.Context, db, tag string) (int64, error) 
 	return n, nil
 }
 
-// arangoKey makes a key for a new document of coll by its definition.
-func (s *Server) arangoKey(ctx context.Context, db, coll string, def CollectionDef) (string, error) {
+// arangoKey makes a key for a new document of coll by its definition;
+// want is how many keys the batch may still need, this one included.
+func (s *Server) arangoKey(ctx context.Context, db, coll string, def CollectionDef, want int) (string, error) {
 	ko := def.KeyOptions
 	if ko.Type == core.KeyGenUUID {
 		return core.NewUUID(), nil
 	}
-	n, err := s.nextNumber(ctx, db, coll)
+	n, err := s.nextNumber(ctx, db, coll, want)
 	if err != nil {
 		return "", err
 	}
@@ -170,8 +174,9 @@ func checkRev(want string, cur *storedDoc) error {
 	return nil
 }
 
-// arangoInsert is a create of body in coll.
-func (s *Server) arangoInsert(ctx context.Context, db, coll string, def CollectionDef, raw json.RawMessage, o arangoOpts) docWrite {
+// arangoInsert is a create of body in coll; left is how many documents
+// of the batch are left, this one included (the most keys it may need).
+func (s *Server) arangoInsert(ctx context.Context, db, coll string, def CollectionDef, raw json.RawMessage, o arangoOpts, left int) docWrite {
 	b := parseArangoBody(raw)
 	if b.bad != nil {
 		return failedWrite(b.bad)
@@ -185,7 +190,7 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 			return failedWrite(&docError{code: errcode.UnexpectedKey, msg: "must not specify _key for this collection"})
 		}
 	} else {
-		k, err := s.arangoKey(ctx, db, coll, def)
+		k, err := s.arangoKey(ctx, db, coll, def, left)
 		if err != nil {
 			if de, ok := err.(*docError); ok {
 				return failedWrite(de)

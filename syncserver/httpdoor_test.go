@@ -275,3 +275,35 @@ func TestArangoDefaultDatabase(t *testing.T) {
 		t.Errorf("a missing document: %d %v", status, b)
 	}
 }
+
+// TestArangoBatchLeasesOnce: keys the server makes for a batch come from
+// one range that holds the batch, not from ranges grown one lease (and one
+// fsync) at a time.
+func TestArangoBatchLeasesOnce(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	base := ts.hs.URL
+	leased := func() float64 { return metric(t, mustGet(t, base+"/metrics"), "hilodb_ranges_leased_total") }
+	before := leased()
+	docs := "[" + strings.TrimSuffix(strings.Repeat(`{"n":1},`, 1000), ",") + "]"
+	res, err := http.Post(base+"/_db/shop/_api/document/orders", "application/json", strings.NewReader(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	res.Body.Close()
+	if res.StatusCode != 201 && res.StatusCode != 202 || len(out) != 1000 {
+		t.Fatalf("POST of 1,000 documents: status %d, %d results", res.StatusCode, len(out))
+	}
+	keys := map[string]bool{}
+	for _, d := range out {
+		k, _ := d["_key"].(string)
+		if k == "" || keys[k] {
+			t.Fatalf("result %v: a missing or repeated key", d)
+		}
+		keys[k] = true
+	}
+	if got := leased() - before; got != 1 {
+		t.Errorf("%v ranges leased for a batch of 1,000 keys, want 1", got)
+	}
+}
