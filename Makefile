@@ -141,6 +141,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzDecodePush -fuzztime=60s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenSnapshot -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenLog -fuzztime=60s ./database/
+	$(GO) test -run '^$$' -fuzz=FuzzSplitArray -fuzztime=60s ./internal/jsontext/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:
