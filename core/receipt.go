@@ -129,10 +129,7 @@ func appendField(text []byte, name, value string) []byte {
 	if value == "" {
 		return text
 	}
-	text = append(text, ',', '"')
-	text = append(text, name...)
-	text = append(text, '"', ':')
-	return appendString(text, value)
+	return appendString(appendName(text, name), value)
 }
 
 // appendRaw appends ,"name":raw to text, nothing for an empty raw (JSON
@@ -141,10 +138,14 @@ func appendRaw(text []byte, name string, raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return text
 	}
+	return append(appendName(text, name), raw...)
+}
+
+// appendName appends ,"name": to text.
+func appendName(text []byte, name string) []byte {
 	text = append(text, ',', '"')
 	text = append(text, name...)
-	text = append(text, '"', ':')
-	return append(text, raw...)
+	return append(text, '"', ':')
 }
 
 // ReceiptOf returns the receipt stored under key; ok is false when there is

@@ -153,8 +153,8 @@ func (h *HiLo) NextNumber(ctx context.Context) (int64, string, error) {
 }
 
 func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
-	quick := noWait(ctx)
-	d := demandOf(ctx)
+	o := takeOptsOf(ctx) // one look-up of the context per take
+	quick, d := o.noWait, o.demand
 	left := d.left() // numbers a bulk write has yet to take, this one included
 	for {
 		w := h.cur.Load()

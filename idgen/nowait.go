@@ -11,25 +11,33 @@ import (
 // NoWait.
 var ErrWouldWait = errors.New("would wait for a lease or the journal")
 
-type noWaitKey struct{}
+// takeOpts is what NoWait and WithDemand tell a take, kept under one
+// context key so that a take looks the context up once.
+type takeOpts struct {
+	noWait bool
+	demand *demandLeft
+}
+
+type takeKey struct{}
+
+// takeOptsOf returns what ctx tells a take (the zero value: nothing).
+func takeOptsOf(ctx context.Context) takeOpts {
+	o, _ := ctx.Value(takeKey{}).(takeOpts)
+	return o
+}
 
 // NoWait returns a context under which NextID and NextNumber answer only
 // from numbers at hand and fail with ErrWouldWait otherwise, never waiting:
 // for callers that must not block (a JavaScript event loop).
 func NoWait(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noWaitKey{}, true)
+	o := takeOptsOf(ctx)
+	o.noWait = true
+	return context.WithValue(ctx, takeKey{}, o)
 }
-
-func noWait(ctx context.Context) bool { return IsNoWait(ctx) }
 
 // IsNoWait reports whether ctx was made by NoWait, for other sources of
 // numbers that must honour it.
-func IsNoWait(ctx context.Context) bool {
-	v, _ := ctx.Value(noWaitKey{}).(bool)
-	return v
-}
-
-type demandKey struct{}
+func IsNoWait(ctx context.Context) bool { return takeOptsOf(ctx).noWait }
 
 // demandLeft counts down the numbers a WithDemand context has yet to take.
 type demandLeft struct{ n atomic.Int64 }
@@ -44,15 +52,10 @@ type demandLeft struct{ n atomic.Int64 }
 // the bulk write leases once instead of growing the range a round trip at
 // a time.
 func WithDemand(ctx context.Context, n int) context.Context {
-	d := &demandLeft{}
-	d.n.Store(int64(max(n, 0)))
-	return context.WithValue(ctx, demandKey{}, d)
-}
-
-// demandOf is ctx's WithDemand count, or nil.
-func demandOf(ctx context.Context) *demandLeft {
-	d, _ := ctx.Value(demandKey{}).(*demandLeft)
-	return d
+	o := takeOptsOf(ctx)
+	o.demand = &demandLeft{}
+	o.demand.n.Store(int64(max(n, 0)))
+	return context.WithValue(ctx, takeKey{}, o)
 }
 
 // left is what is yet to be taken, counting the take under way; 0 for nil.

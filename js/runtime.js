@@ -134,7 +134,6 @@ class FastReads {
     return this.#dec.decode(this.bytes().subarray(out, out + size));
   }
 
-
   static #u32(u8, at, n) {
     u8[at] = n & 0xff;
     u8[at + 1] = (n >>> 8) & 0xff;

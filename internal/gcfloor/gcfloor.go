@@ -22,7 +22,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 // maxPercent bounds the percentage Start sets, whatever the floor: a heap of
@@ -38,7 +37,7 @@ func Start(floor uint64) (stop func()) {
 	mu.Lock()
 	defer mu.Unlock()
 	if current != nil {
-		current.stop()
+		current.stop() // replaced: current is t below
 	}
 	base := debug.SetGCPercent(100)
 	debug.SetGCPercent(base)
@@ -62,10 +61,9 @@ var (
 
 // tuner is one Start in force.
 type tuner struct {
-	floor   uint64
-	base    int // the percentage before Start; negative: collection off
-	stopped atomic.Bool
-	sample  [1]metrics.Sample
+	floor  uint64
+	base   int // the percentage before Start; negative: collection off
+	sample [1]metrics.Sample
 }
 
 // sentinel is garbage made for each cycle: its finalizer runs once the
@@ -77,8 +75,9 @@ func (t *tuner) arm() {
 	runtime.SetFinalizer(s, func(s *sentinel) { s.t.cycle() })
 }
 
+// stop restores the percentage; the caller makes t no longer current, so
+// its next cycle does nothing.
 func (t *tuner) stop() {
-	t.stopped.Store(true)
 	debug.SetGCPercent(t.base)
 }
 
@@ -87,7 +86,7 @@ func (t *tuner) stop() {
 func (t *tuner) cycle() {
 	mu.Lock()
 	defer mu.Unlock()
-	if t.stopped.Load() || current != t {
+	if current != t { // stopped, or replaced by a later Start
 		return
 	}
 	debug.SetGCPercent(Percent(t.liveHeap(), t.floor, t.base))
