@@ -113,7 +113,7 @@ bench-bridge: wasm
 bench-browser: deps-apt server web
 	cd bench/browser && npm ci --no-audit --no-fund && node run.mjs
 
-## profile-browser: CPU profiles of the store's worker and the page during a scenario (SCENARIO=bulk|sequential, N), Go names included
+## profile-browser: CPU profiles of the store's worker and the page during a scenario (SCENARIO=bulk|sequential, N, WARM=1 after a warm-up), Go names included
 profile-browser: deps-apt server web
 	cd bench/browser && npm ci --no-audit --no-fund && node profile.mjs
 

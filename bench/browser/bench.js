@@ -81,6 +81,20 @@ window.bench = {
     await close(system, db);
     return t;
   },
+  // The two above again, each after a warm-up of the same size into
+  // another store in the same page: what an app that writes again sees.
+  // A new page runs both systems' code in a baseline tier at first (V8
+  // compiles WebAssembly with Liftoff and optimizes a function once it has
+  // run a while; JavaScript likewise), so the first write of a page is
+  // also a measure of that.
+  async sequentialWarm(system, name, n) {
+    await this.sequential(system, `${name}-warmup`, n);
+    return this.sequential(system, name, n);
+  },
+  async bulkWarm(system, name, n) {
+    await this.bulk(system, `${name}-warmup`, n);
+    return this.bulk(system, name, n);
+  },
   // Every document of a store of n, read back: ms.
   async list(system, name, n) {
     const db = await open(system, name);

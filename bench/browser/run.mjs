@@ -5,8 +5,10 @@
 // the same round), then the median is printed. Sizes: SEQ (sequential
 // durable puts, default 1000), BULK (bulk write and list, default 10000), BIG
 // (the big store, default 100000), ROUNDS (default 3). SCENARIOS picks
-// some of sequential,bulk,list,big,pull (default all); SYSTEMS some of
-// hilodb,pouch-idb,pouch-indexeddb (default all). BASE, the web root of
+// some of sequential,sequential-warm,bulk,bulk-warm,list,big,pull (default
+// all; the -warm ones measure again after a warm-up of the same size in the
+// same page); SYSTEMS some of hilodb,pouch-idb,pouch-indexeddb (default
+// all). CHROMIUM_ARGS adds command-line switches to Chromium's. BASE, the web root of
 // another hilodb build (js/build-web.sh), adds it as system hilodb-base,
 // served under /base/ and measured beside this one in the same rounds.
 
@@ -27,7 +29,7 @@ const SEQ = Number(process.env.SEQ || 1000);
 const BULK = Number(process.env.BULK || 10000);
 const BIG = Number(process.env.BIG || 100000);
 const ROUNDS = Number(process.env.ROUNDS || 3);
-const SCENARIOS = (process.env.SCENARIOS || 'sequential,bulk,list,big,pull').split(',');
+const SCENARIOS = (process.env.SCENARIOS || 'sequential,sequential-warm,bulk,bulk-warm,list,big,pull').split(',');
 const BASE = process.env.BASE || '';
 const systems = (process.env.SYSTEMS || 'hilodb,pouch-idb,pouch-indexeddb').split(',');
 if (BASE) systems.splice(1, 0, 'hilodb-base');
@@ -44,7 +46,7 @@ const server = await startServer(built.bin, ['-static', web]);
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
-  args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...(process.env.CHROMIUM_ARGS || '').split(' ').filter(Boolean)],
 });
 
 let seq = 0;
@@ -67,7 +69,9 @@ try {
       const r = { round, system };
       const want = (s) => SCENARIOS.includes(s);
       if (want('sequential')) r.sequentialDocsPerSec = (SEQ / (await inPage(([s, n, c]) => window.bench.sequential(s, n, c), system, name(), SEQ))) * 1000;
+      if (want('sequential-warm')) r.sequentialWarmDocsPerSec = (SEQ / (await inPage(([s, n, c]) => window.bench.sequentialWarm(s, n, c), system, name(), SEQ))) * 1000;
       if (want('bulk')) r.bulkDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.bulk(s, n, c), system, name(), BULK))) * 1000;
+      if (want('bulk-warm')) r.bulkWarmDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.bulkWarm(s, n, c), system, name(), BULK))) * 1000;
       if (want('list')) r.listDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.list(s, n, c), system, name(), BULK))) * 1000;
       if (want('big')) Object.assign(r, await inPage(([s, n, c, k]) => window.bench.big(s, n, c, k), system, name(), BIG, 20));
       if (want('pull') && system === 'hilodb') Object.assign(r, await inPage(([n, c]) => window.bench.pull(n, c), name(), BULK));
@@ -84,7 +88,7 @@ try {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const higher = ['sequentialDocsPerSec', 'bulkDocsPerSec', 'listDocsPerSec'];
+const higher = ['sequentialDocsPerSec', 'sequentialWarmDocsPerSec', 'bulkDocsPerSec', 'bulkWarmDocsPerSec', 'listDocsPerSec'];
 const lower = ['fullPutMs', 'reopenMs'];
 const measured = [...higher, ...lower].filter((m) => rows.some((r) => r[m] !== undefined));
 const per = (s, m) => median(rows.filter((r) => r.system === s).map((r) => r[m])).toFixed(1);
