@@ -142,6 +142,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzOpenSnapshot -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenLog -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzSplitArray -fuzztime=60s ./internal/jsontext/
+	$(GO) test -run '^$$' -fuzz=FuzzPlainRun -fuzztime=60s ./internal/jsontext/
+	$(GO) test -run '^$$' -fuzz='^FuzzScanBody$$' -fuzztime=60s ./core/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:

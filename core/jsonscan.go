@@ -1,6 +1,10 @@
 package core
 
-import "github.com/tidwall/gjson"
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/hilodb/hilodb/internal/jsontext"
+)
 
 // The write path reads a caller's document once, with the scanner below,
 // instead of checking it with encoding/json and walking it twice more with
@@ -124,12 +128,15 @@ func scanString(b []byte, i int) (end int, esc, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, false, false
 	}
-	for i++; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '"':
+	for i++; ; {
+		// Plain bytes a word at a time; then the byte that stopped it.
+		if i = jsontext.PlainRun(b, i); i >= len(b) {
+			return 0, false, false
+		}
+		switch b[i] {
+		case '"':
 			return i + 1, esc, true
-		case c == '\\':
+		case '\\':
 			esc = true
 			if i+1 >= len(b) {
 				return 0, false, false
@@ -145,13 +152,10 @@ func scanString(b []byte, i int) (end int, esc, ok bool) {
 			default:
 				return 0, false, false
 			}
-		case c < 0x20:
+		default: // a control byte
 			return 0, false, false
-		default:
-			i++
 		}
 	}
-	return 0, false, false
 }
 
 func isHex(c byte) bool {

@@ -213,3 +213,22 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkScanBody reads a small document and one with longer strings, as
+// a write does once per document.
+func BenchmarkScanBody(b *testing.B) {
+	for _, bc := range []struct{ name, doc string }{
+		{"small", `{"total":12345,"item":"widget","qty":3,"note":"a small order"}`},
+		{"strings", `{"name":"Alice Johnson","email":"alice.johnson@example.com","address":"1234 Elm Street, Springfield, IL 62704","note":"Prefers delivery in the morning; leave the parcel with the neighbour at number 12 if nobody answers the door.","tags":["priority","wholesale"]}`},
+	} {
+		doc := []byte(bc.doc)
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if _, err := scanBody(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -176,7 +176,10 @@ func skipElement(b []byte, i int) (end int, ok bool) {
 // skipString returns where the string starting at the quote at i ends,
 // after its closing quote.
 func skipString(b []byte, i int) (end int, ok bool) {
-	for i++; i < len(b); i++ {
+	for i++; ; i++ {
+		if i = PlainRun(b, i); i >= len(b) {
+			return i, false
+		}
 		switch b[i] {
 		case '\\':
 			i++
@@ -184,5 +187,4 @@ func skipString(b []byte, i int) (end int, ok bool) {
 			return i + 1, true
 		}
 	}
-	return i, false
 }

@@ -117,3 +117,53 @@ func FuzzSplitArray(f *testing.F) {
 		t.Fatalf("SplitArray(%q) split an invalid text into valid elements %q", text, got)
 	})
 }
+
+// plainRunBytewise is PlainRun's definition, a byte at a time.
+func plainRunBytewise(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
+}
+
+func TestPlainRun(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		start int
+		want  int
+	}{
+		{"", 0, 0},
+		{"abc", 0, 3},
+		{`abc"`, 0, 3},
+		{`abcdefgh"`, 0, 8},
+		{`abcdefghijklmnop\`, 0, 16},
+		{"abcdefg\x1f", 0, 7},
+		{"abcdefgh\x00", 0, 8},
+		{"\x7f\x80\xff\xfe!#[]", 0, 8},
+		{`"abcdefghij"`, 1, 11},
+		{"é€😀 plain text, then\n", 0, 26},
+		// A flag's borrow marks the byte above it: the first one wins.
+		{"ab\x00\"cdefgh", 0, 2},
+		{"ab\x21\x1f\x22", 0, 3},
+	} {
+		if got := jsontext.PlainRun([]byte(tc.in), tc.start); got != tc.want {
+			t.Errorf("PlainRun(%q, %d) = %d, want %d", tc.in, tc.start, got, tc.want)
+		}
+	}
+}
+
+func FuzzPlainRun(f *testing.F) {
+	for _, s := range []string{"", "plain", `a"b`, "a\\b", "abcdefgh\x01", "\x20\x21\x22\x5b\x5c\x5d\x1f\x00"} {
+		f.Add([]byte(s), 0)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, i int) {
+		if i < 0 || i > len(b) {
+			return
+		}
+		if got, want := jsontext.PlainRun(b, i), plainRunBytewise(b, i); got != want {
+			t.Fatalf("PlainRun(%q, %d) = %d, bytewise %d", b, i, got, want)
+		}
+	})
+}
