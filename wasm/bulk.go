@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/internal/jsontext"
@@ -57,7 +58,11 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 			if err != nil {
 				return nil, err
 			}
-			out := make([]byte, 0, 64*len(rs))
+			size := 2
+			for _, r := range rs {
+				size += len(r.New) + 1
+			}
+			out := make([]byte, 0, size) // the errors' few bytes aside, the size it ends at
 			out = append(out, '[')
 			for i, r := range rs {
 				if i > 0 {
@@ -73,7 +78,8 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 			}
 			out = append(out, ']')
 			if asText {
-				return string(out), nil
+				// JavaScript gets a copy of the text; out is not kept.
+				return unsafe.String(unsafe.SliceData(out), len(out)), nil
 			}
 			return parseJSON(out), nil
 		})
@@ -84,10 +90,12 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 // sends: one string crosses into Go, not one per document) or an array.
 func docsArg(v js.Value) ([][]byte, error) {
 	if v.Type() == js.TypeString {
-		// One copy of the text for all documents: each is a slice of it
-		// (core never writes to a document it is given). The split checks
+		// One copy of the text for all documents: each is a slice of it,
+		// read in place (core never writes to a document it is given, so
+		// the string's bytes are never written). The split checks
 		// the array's syntax; core validates each document as it reads it.
-		docs, err := jsontext.SplitArray([]byte(v.String()), maxPutMany)
+		text := v.String()
+		docs, err := jsontext.SplitArray(unsafe.Slice(unsafe.StringData(text), len(text)), maxPutMany)
 		switch {
 		case errors.Is(err, jsontext.ErrTooMany):
 			return nil, &argError{"putMany: at most 100,000 documents per call"}
