@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
@@ -262,7 +263,9 @@ func object(kv ...any) js.Value {
 }
 
 // parseJSON turns JSON text from the store into a JavaScript value with the
-// host's JSON.parse.
+// host's JSON.parse. The text crosses as a string made over b's bytes, not
+// a copy of them: JavaScript copies it before the call returns, and nothing
+// keeps it.
 func parseJSON(b []byte) js.Value {
-	return jsJSON.Call("parse", string(b))
+	return jsJSON.Call("parse", unsafe.String(unsafe.SliceData(b), len(b)))
 }
