@@ -72,7 +72,11 @@ func (d *Docs) Fill(gen uint64, id, text string) {
 // put sets id's text: always when id is held already (it must not stay
 // behind the store), else only below MaxDocs.
 func (d *Docs) put(id, text string) {
-	if _, held := d.docs[id]; held || len(d.docs) < MaxDocs {
+	if len(d.docs) < MaxDocs {
+		d.docs[id] = text // one hash of id: a bulk write puts thousands
+		return
+	}
+	if _, held := d.docs[id]; held {
 		d.docs[id] = text
 	}
 }
