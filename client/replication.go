@@ -80,7 +80,7 @@ func (r *pushReply) decodeReply(data []byte) error {
 
 // Pull returns up to limit changes after sequence since (0 for all).
 func (c *Client) Pull(ctx context.Context, since int64, limit int) (PullReply, error) {
-	var reply pullReply
+	reply := pullReply{expect: min(max(limit, 0), maxExpected)}
 	err := c.call(ctx, func(id int64) any {
 		return wire.Pull{ID: id, Op: wire.OpPull, Since: since, Limit: limit}
 	}, &reply)
@@ -91,8 +91,21 @@ func (c *Client) Pull(ctx context.Context, since int64, limit int) (PullReply, e
 }
 
 // pullReply decodes a pull reply with gjson, keeping each document as the
-// bytes it came in.
-type pullReply struct{ wire.PullReply }
+// bytes it came in. expect is how many changes it may hold (the limit
+// asked for): room for them is made at once, instead of growing the slice
+// (and moving every change) a doubling at a time.
+type pullReply struct {
+	wire.PullReply
+	expect int
+}
+
+// maxExpected bounds the changes a pull reply makes room for before it
+// has read them.
+const maxExpected = 10000
+
+// minChangeLen is the fewest bytes a change takes in a reply's array:
+// {"seq":1,"id":"x","rev":"y"} and a comma.
+const minChangeLen = 30
 
 func (r *pullReply) decodeReply(data []byte) error {
 	// One walk over the reply: asking gjson for each field in turn walked
@@ -121,7 +134,7 @@ func (r *pullReply) decodeReply(data []byte) error {
 	r.Last = last.Int()
 	r.More = more.Bool()
 	r.PurgedSeq = purged.Int()
-	r.Changes = decodeChanges(changes)
+	r.Changes = decodeChanges(changes, r.expect)
 	return nil
 }
 
@@ -132,9 +145,12 @@ func first(dst *gjson.Result, v gjson.Result) {
 	}
 }
 
-// decodeChanges reads a JSON array of changes, walking each change once.
-func decodeChanges(arr gjson.Result) []Change {
-	var out []Change
+// decodeChanges reads a JSON array of changes, walking each change once,
+// into a slice with room for up to expect of them: as many as the array's
+// text could hold (a change takes at least minChangeLen bytes), so a
+// small reply makes small room.
+func decodeChanges(arr gjson.Result, expect int) []Change {
+	out := make([]Change, 0, min(expect, len(arr.Raw)/minChangeLen))
 	arr.ForEach(func(_, v gjson.Result) bool {
 		var seq, id, rev, deleted, doc gjson.Result
 		v.ForEach(func(k, f gjson.Result) bool {
@@ -214,7 +230,7 @@ func (c *Client) dispatchServerMessage(data []byte) {
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	sub.fn(decodeChanges(changes), msg.Get("last").Int())
+	sub.fn(decodeChanges(changes, 0), msg.Get("last").Int())
 }
 
 // Get returns the server's current version of each document, in the order
@@ -257,6 +273,6 @@ func (r *getReply) decodeReply(data []byte) error {
 	if !docs.IsArray() {
 		return fmt.Errorf("no docs in %.200s", data)
 	}
-	r.docs = decodeChanges(docs)
+	r.docs = decodeChanges(docs, 0)
 	return nil
 }

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
@@ -107,5 +108,27 @@ func BenchmarkGet(b *testing.B) {
 		if _, err := s.Get(id); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkApplyRemote1000 applies pulls of 1,000 documents new to the
+// store, as a pull into a new store does; ns/op is per document.
+func BenchmarkApplyRemote1000(b *testing.B) {
+	s := newTestStore(b)
+	batch := make([]core.RemoteChange, 1000)
+	n, seq := 0, int64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if n%len(batch) == 0 {
+			for i := range batch {
+				seq++
+				id := "orders/" + strconv.FormatInt(seq, 10) + "-B"
+				batch[i] = core.RemoteChange{Seq: seq, Version: core.Version{ID: id, Rev: "r1", Doc: []byte(`{"_id":"` + id + `","_rev":"r1","total":19,"status":"new"}`)}}
+			}
+			if _, err := s.ApplyRemote(batch, seq, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n++
 	}
 }

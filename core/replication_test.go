@@ -88,6 +88,15 @@ func TestApplyRemote(t *testing.T) {
 	if ck, _ := s.Checkpoint(); ck != 11 {
 		t.Fatalf("checkpoint went back to %d", ck)
 	}
+	// A version that is here already (sent again, as a resync does) is no
+	// change, and leaves the stored document as it was (the body differs
+	// here only to show which one stayed).
+	if res, err := s.ApplyRemote([]core.RemoteChange{remote("notes/a", "r2", 0, `{"_id":"notes/a","_rev":"r2","v":99}`)}, 11, nil); err != nil || len(res.Changed) != 0 {
+		t.Errorf("a version here already reported as a change: %+v %v", res, err)
+	}
+	if got := decode(t, must(s.Get("notes/a")))["v"]; got != 2.0 {
+		t.Fatalf("a version here already replaced the stored one: v=%v", got)
+	}
 	// A remote tombstone deletes; nothing becomes pending.
 	if res, _ := s.ApplyRemote([]core.RemoteChange{remote("notes/b", "r2", 12, "")}, 12, nil); len(res.Changed) != 1 {
 		t.Errorf("remote delete not reported: %+v", res)
