@@ -47,11 +47,10 @@ func (m syncMeta) encode() string {
 
 // decodeMeta reads what encode wrote (or the JSON of earlier versions).
 func decodeMeta(v string) (syncMeta, error) {
-	var m syncMeta
 	if strings.HasPrefix(v, "{") {
-		err := json.Unmarshal([]byte(v), &m)
-		return m, err
+		return decodeMetaJSON(v)
 	}
+	var m syncMeta // on the stack: decodeMetaJSON's m escapes, this one does not
 	if len(v) < 3 || v[0] < '0' || v[0] > '3' {
 		return m, errors.New("malformed sync state")
 	}
@@ -68,6 +67,13 @@ func decodeMeta(v string) (syncMeta, error) {
 	m.Base = v[colon+1 : colon+1+n]
 	m.Rev = v[colon+1+n:]
 	return m, nil
+}
+
+// decodeMetaJSON reads the sync state as earlier versions wrote it.
+func decodeMetaJSON(v string) (syncMeta, error) {
+	var m syncMeta
+	err := json.Unmarshal([]byte(v), &m)
+	return m, err
 }
 
 // getMeta returns id's replication state: from its dirty key while a local
