@@ -290,16 +290,16 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 }
 
 // writeSetCommand writes one set in buntdb's file format, which Load reads.
-// The command's framing is put together on the stack: a snapshot writes one
-// per key, and the lengths formatted apart cost two allocations each.
+// The command's framing is put together in the writer's own buffer
+// (AvailableBuffer): a snapshot writes one per key, and the lengths
+// formatted apart cost two allocations each.
 func writeSetCommand(w *bufio.Writer, key, value string) error {
-	var buf [48]byte
-	b := append(buf[:0], "*3\r\n$3\r\nset\r\n$"...)
+	b := append(w.AvailableBuffer(), "*3\r\n$3\r\nset\r\n$"...)
 	b = strconv.AppendInt(b, int64(len(key)), 10)
 	b = append(b, "\r\n"...)
 	w.Write(b)
 	w.WriteString(key)
-	b = append(buf[:0], "\r\n$"...)
+	b = append(w.AvailableBuffer(), "\r\n$"...)
 	b = strconv.AppendInt(b, int64(len(value)), 10)
 	b = append(b, "\r\n"...)
 	w.Write(b)
