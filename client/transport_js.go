@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall/js"
 	"time"
+	"unsafe"
 )
 
 // closeWait bounds how long Close waits for the host's close event. workerd
@@ -158,7 +159,10 @@ func (c *jsConn) received(data js.Value) {
 	n := int64(jsObject.Invoke(data).Length())
 	var msg []byte
 	if n <= c.limit {
-		msg = []byte(data.String())
+		// The string's own bytes, not a copy of them: a message is only
+		// read (decoders slice it, and copy what they keep).
+		s := data.String()
+		msg = unsafe.Slice(unsafe.StringData(s), len(s))
 		n = int64(len(msg))
 	}
 	if n > c.limit {
@@ -261,7 +265,9 @@ func (c *jsConn) WriteText(ctx context.Context, msg []byte) error {
 	if state := c.ws.Get("readyState").Int(); state != readyOpen {
 		return fmt.Errorf("websocket: not open (readyState %d)", state)
 	}
-	if err := catch(func() { c.ws.Call("send", string(msg)) }); err != nil {
+	// JavaScript copies the text during the call: a string over msg's own
+	// bytes spares a Go copy of a push of megabytes.
+	if err := catch(func() { c.ws.Call("send", unsafe.String(unsafe.SliceData(msg), len(msg))) }); err != nil {
 		return fmt.Errorf("websocket: send: %w", err)
 	}
 	return nil
