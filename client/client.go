@@ -161,7 +161,23 @@ func (c *Client) Node() string {
 func (c *Client) Connected() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sess != nil && !c.sess.dead.Load()
+	return c.sess.live()
+}
+
+// live reports whether s can carry a call: it was not given up on, and its
+// reader has not ended. The reader wakes waiting calls before it forgets
+// the session, so a caller woken by a cut connection may ask again before
+// c.sess is cleared: ended is checked, not only c.sess.
+func (s *session) live() bool {
+	if s == nil || s.dead.Load() {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // connect returns the live session, dialing and saying hello if there is none.
@@ -171,7 +187,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
-	if c.sess != nil && !c.sess.dead.Load() {
+	if c.sess.live() {
 		return c.sess, nil
 	}
 	c.sess = nil
