@@ -106,7 +106,7 @@ type session struct {
 	err     error
 
 	refusal  *wire.Error  // the server's reason for closing, if it gave one
-	dead     atomic.Bool  // dropped for not answering; done follows
+	dead     atomic.Bool  // given up on (no reply, or a failed write); done follows
 	lastRecv atomic.Int64 // unix nanoseconds of the last message received
 	up       atomic.Bool  // hello answered: OnStatus(true) was called
 	downOnce sync.Once
@@ -272,14 +272,22 @@ func (c *Client) heartbeat(s *session) {
 // drop gives up on s, which stopped answering: later calls dial again, and
 // its outstanding calls fail.
 func (c *Client) drop(s *session) {
-	if s.dead.Swap(true) {
-		return
+	if c.giveUp(s, "no reply") {
+		// A server that stopped answering is tried last next time.
+		c.cur.CompareAndSwap(int64(s.url), int64((s.url+1)%len(c.urls)))
 	}
-	// A server that stopped answering is tried last next time.
-	c.cur.CompareAndSwap(int64(s.url), int64((s.url+1)%len(c.urls)))
+}
+
+// giveUp marks s dead, reports it lost and closes it, once: it reports
+// whether this call did.
+func (c *Client) giveUp(s *session, reason string) bool {
+	if s.dead.Swap(true) {
+		return false
+	}
 	c.down(s)
 	// In the background: closing waits for a handshake the peer won't do.
-	go s.conn.Close("no reply")
+	go s.conn.Close(reason)
+	return true
 }
 
 // down reports s lost, once, if it had been reported up.
@@ -400,6 +408,11 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 		if ctx.Err() == nil && wctx.Err() != nil {
 			c.drop(s)
 			return ErrNoReply
+		}
+		if ctx.Err() == nil {
+			// The connection failed: the next call dials again instead of
+			// writing to it, whether or not the reader has noticed yet.
+			c.giveUp(s, "write failed")
 		}
 		return fmt.Errorf("send: %w: %w", ErrDisconnected, err)
 	}

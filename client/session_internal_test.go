@@ -1,6 +1,13 @@
 package client
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hilodb/hilodb/internal/wire"
+)
 
 // TestSessionLive: a session whose reader has ended is not used for a
 // call, even before the reader has cleared it from the client: a call woken
@@ -29,5 +36,49 @@ func TestSessionLive(t *testing.T) {
 		if got := c.Connected(); got != tc.want {
 			t.Errorf("%s: Connected() = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// failingConn is a connection whose writes fail, as a cut one's do before
+// its reader notices.
+type failingConn struct{ closed chan string }
+
+func (f *failingConn) ReadText(context.Context) ([]byte, error) { select {} }
+func (f *failingConn) WriteText(context.Context, []byte) error  { return errors.New("broken pipe") }
+func (f *failingConn) Close(reason string) error {
+	f.closed <- reason
+	return nil
+}
+
+// TestFailedWriteGivesUpTheSession: a call whose write fails leaves no
+// session for the next call to write to; it is closed, so its reader ends.
+func TestFailedWriteGivesUpTheSession(t *testing.T) {
+	fc := &failingConn{closed: make(chan string, 1)}
+	s := &session{conn: fc, pending: map[int64]chan []byte{}, done: make(chan struct{})}
+	c := &Client{sess: s, urls: []string{"ws://127.0.0.1:1/v1/sync"}}
+	err := c.roundTrip(context.Background(), s, 1, wire.Ping{ID: 1, Op: wire.OpPing}, nil)
+	if !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("roundTrip = %v, want ErrDisconnected", err)
+	}
+	if c.Connected() {
+		t.Error("Connected() after a failed write")
+	}
+	select {
+	case reason := <-fc.closed:
+		if reason != "write failed" {
+			t.Errorf("closed with %q", reason)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the session was not closed")
+	}
+	// A write that failed because the caller gave up says nothing of the
+	// connection: the session stays.
+	s2 := &session{conn: fc, pending: map[int64]chan []byte{}, done: make(chan struct{})}
+	c.sess = s2
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = c.roundTrip(ctx, s2, 2, wire.Ping{ID: 2, Op: wire.OpPing}, nil)
+	if !c.Connected() {
+		t.Error("a cancelled call gave up a session")
 	}
 }
