@@ -277,6 +277,9 @@ export async function receiptedCall(store, msg) {
 async function answerFromReceipt(store, m, r, args) {
   if (m === 'delete') return undefined;
   if (m === '_collectionOp') return collectionAnswer(r, args);
+  // A session's batch answered {_id, _key, _rev} per item (all or nothing:
+  // one that failed stored no receipt).
+  if (m === '_saveBatch') return r.items.map((it) => arangoResult(it, false));
   const item = async (it) => {
     if (failed(it)) return { __hiloError: { code: it.code || 'internal', num: it.num ?? 4, message: it.message ?? '' } };
     try {
@@ -305,26 +308,31 @@ const failed = (it) => Boolean(it.code || it.num);
 function collectionAnswer(r, [op, name, , options]) {
   if (op === 'create') return { name };
   const silent = typeof options === 'string' && JSON.parse(options)?.silent === true;
-  const result = (it) => {
-    if (failed(it)) {
-      const e = { error: true, errorNum: it.num ?? 4, errorMessage: it.message ?? '' };
-      if (it.code) e.errorCode = it.code;
-      if (it.key) e._key = it.key;
-      if (it.rev) e._rev = it.rev;
-      return e;
-    }
-    if (silent) return {};
-    const out = { _id: it.id ?? '', _key: it.key ?? '', _rev: it.rev ?? '' };
-    if (it.oldRev) out._oldRev = it.oldRev;
-    if (it.new !== undefined) out.new = it.new;
-    if (it.old !== undefined) out.old = it.old;
-    return out;
-  };
+  const result = (it) => arangoResult(it, silent);
   if (op.endsWith('All')) return r.items.map(result);
   // A single-document write that failed stored no receipt: this one was made.
   const it = r.items[0];
   if (!it || failed(it)) throw { code: it?.code || 'internal', num: it?.num ?? 4, message: it?.message ?? `${op}: its receipt holds no result` };
   return result(it);
+}
+
+// arangoResult is one receipt item as core's Result marshals it:
+// {_id, _key, _rev, _oldRev?, new?, old?}, {} when silent, {error: true, …}
+// for one that failed.
+function arangoResult(it, silent) {
+  if (failed(it)) {
+    const e = { error: true, errorNum: it.num ?? 4, errorMessage: it.message ?? '' };
+    if (it.code) e.errorCode = it.code;
+    if (it.key) e._key = it.key;
+    if (it.rev) e._rev = it.rev;
+    return e;
+  }
+  if (silent) return {};
+  const out = { _id: it.id ?? '', _key: it.key ?? '', _rev: it.rev ?? '' };
+  if (it.oldRev) out._oldRev = it.oldRev;
+  if (it.new !== undefined) out.new = it.new;
+  if (it.old !== undefined) out.old = it.old;
+  return out;
 }
 
 // dropDeadTabsReceipts drops the receipts of tabs that are gone (their Web

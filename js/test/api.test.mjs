@@ -320,4 +320,58 @@ describe('the npm package API', () => {
     await rejectsWith(receiptedCall(s, stale), 'conflict', 1200);
     await rejectsWith(receiptedCall(s, { ...stale, resend: true }), 'conflict', 1200);
   });
+
+  // The same for the other writes a tab sends with a receipt: a put, a
+  // putMany (as documents and as one JSON text, as a tab sends it), a delete
+  // and a session's saveChanges batch. Sent again, each is answered from its
+  // receipt and not made a second time: a put or putMany with HiLo ids made
+  // again would store more documents, a delete made again would fail with
+  // not_found and a batch's must-be-new document with conflict.
+  test('a put, putMany, delete or saveChanges sent again with its receipt is answered from it, and made once', async () => {
+    const s = await fresh();
+    let seq = 0;
+    const sent = (m, ...args) => {
+      const n = ++seq;
+      return { m, args, receipt: { key: `hilodb-tab:t/link/${n % 64}`, seq: n } };
+    };
+    const twice = async (msg) => [await receiptedCall(s, msg), await receiptedCall(s, { ...msg, resend: true })];
+    const count = async () => (await s.list('orders', { limit: 100 })).docs.length;
+
+    const [put, putAgain] = await twice(sent('put', 'orders', { n: 1 }));
+    assert.match(put._id, /^orders\/\d+-/);
+    assert.deepEqual(putAgain, put);
+    assert.equal(await count(), 1);
+
+    const [many, manyAgain] = await twice(sent('putMany', 'orders', [{ n: 2 }, { _key: 'k' }]));
+    assert.equal(many.length, 2);
+    assert.deepEqual(manyAgain, many);
+    assert.equal(await count(), 3);
+
+    const [text, textAgain] = await twice(sent('_putManyText', 'orders', JSON.stringify([{ n: 3 }])));
+    assert.equal(typeof text, 'string');
+    assert.deepEqual(textAgain, JSON.parse(text));
+    assert.equal(await count(), 4);
+
+    const [gone, goneAgain] = await twice(sent('delete', put._id));
+    assert.equal(gone, undefined);
+    assert.equal(goneAgain, undefined);
+    assert.equal(await count(), 3);
+
+    const batch = JSON.stringify([{ id: 'orders/s1', collection: 'orders', body: { n: 4 }, typeName: '', mustBeNew: true }]);
+    const [saved, savedAgain] = await twice(sent('_saveBatch', batch));
+    assert.equal(saved[0]._id, 'orders/s1');
+    assert.deepEqual(savedAgain, saved);
+    assert.equal(await count(), 4);
+    // A batch that deletes one document and replaces another on its _rev.
+    const k = many[1];
+    const next = JSON.stringify([
+      { delete: true, id: 'orders/s1' },
+      { id: k._id, collection: 'orders', body: { n: 5 }, typeName: '', ifRev: k._rev },
+    ]);
+    const [changed, changedAgain] = await twice(sent('_saveBatch', next));
+    assert.equal(changed[1]._id, k._id);
+    assert.deepEqual(changedAgain, changed);
+    assert.equal(await count(), 3);
+    assert.equal((await s.get(k._id)).n, 5);
+  });
 });
