@@ -17,5 +17,8 @@
 // # Concurrency
 //
 // A Client is safe for concurrent use. It connects lazily and redials after
-// a lost connection on the next call, so it can be created while offline.
+// a lost connection on the next call, so it can be created while offline. A
+// connection counts as lost once its reader ends, a write to it fails, or a
+// request on it gets no reply within Options.RequestTimeout; the call that
+// finds it so fails with ErrDisconnected (or ErrNoReply), and the next dials.
 package client
