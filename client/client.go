@@ -88,6 +88,7 @@ type Client struct {
 	closed    bool
 	serverTag string
 	node      string
+	pipeline  bool // the server in use takes pushes pipelined (wire.HelloReply)
 	sub       *subscriber
 }
 
@@ -147,6 +148,16 @@ func (c *Client) ServerTag() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.serverTag
+}
+
+// PipelinesPushes reports whether the server last connected to takes a
+// push sent before the previous one is answered without losing the
+// checkpoint's chain (see wire.HelloReply.Pipeline); false before the first
+// connect.
+func (c *Client) PipelinesPushes() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pipeline
 }
 
 // Node returns this client's node tag, empty before the first connect unless
@@ -233,7 +244,7 @@ func (c *Client) connectTo(ctx context.Context, idx int) (*session, error) {
 		go cn.Close("hello failed")
 		return nil, fmt.Errorf("hello: %w", err)
 	}
-	c.serverTag, c.node = reply.ServerTag, reply.Node
+	c.serverTag, c.node, c.pipeline = reply.ServerTag, reply.Node, reply.Pipeline
 	c.sess = s
 	if c.opts.OnNode != nil {
 		c.opts.OnNode(reply.Node)

@@ -48,7 +48,7 @@ func (c *Client) PushSince(ctx context.Context, since int64, items []PushItem) (
 		}
 		size += len(it.Doc) + len(it.ID) + len(it.BaseRev) + len(it.Rev) + 48
 	}
-	var reply pushReply
+	reply := pushReply{n: len(items)}
 	err := c.call(ctx, func(id int64) any { return appendPush(make([]byte, 0, size), id, since, items) }, &reply)
 	if err != nil {
 		return PushOutcome{}, fmt.Errorf("push: %w", err)
@@ -56,21 +56,30 @@ func (c *Client) PushSince(ctx context.Context, since int64, items []PushItem) (
 	if len(reply.Results) != len(items) {
 		return PushOutcome{}, fmt.Errorf("push: %d results for %d items", len(reply.Results), len(items))
 	}
+	for i := range reply.Results {
+		if r := &reply.Results[i]; r.ID == "" {
+			r.ID = items[i].ID // accepted, in a brief reply
+		}
+	}
 	return reply.PushOutcome, nil
 }
 
-// appendPush encodes a push request (wire.AppendPush: the documents are
-// copied as they are, not decoded and encoded again).
+// appendPush encodes a push request (wire.AppendPushBrief: the documents
+// are copied as they are, not decoded and encoded again; a server that
+// knows brief replies lists only the items it did not accept).
 func appendPush(b []byte, id, since int64, items []PushItem) rawFrame {
-	return wire.AppendPushSince(b, id, since, items)
+	return wire.AppendPushBrief(b, id, since, items)
 }
 
-// pushReply decodes a push reply, keeping each "current" document as the
-// bytes it came in.
-type pushReply struct{ PushOutcome }
+// pushReply decodes a push reply of n items in either form, keeping each
+// "current" document as the bytes it came in.
+type pushReply struct {
+	PushOutcome
+	n int
+}
 
 func (r *pushReply) decodeReply(data []byte) error {
-	res, prev, last, err := wire.DecodePushReply(data)
+	res, prev, last, err := wire.DecodePushReplyN(data, r.n)
 	if err != nil {
 		return err
 	}

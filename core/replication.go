@@ -69,12 +69,26 @@ type Conflict struct {
 }
 
 // PendingWrites returns up to limit local writes the server has not
-// acknowledged.
+// acknowledged, in id order.
 func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
+	return s.PendingWritesAfter("", limit)
+}
+
+// PendingWritesAfter returns up to limit local writes the server has not
+// acknowledged whose ids sort after after, in id order: the next batch of
+// a push that already sent those up to after and has not yet heard back.
+func (s *Store) PendingWritesAfter(after string, limit int) ([]PendingWrite, error) {
 	var out []PendingWrite
+	from := dirtyPrefix + after + "\x00" // the least key after dirtyPrefix+after
+	if after == "" {
+		from = dirtyPrefix
+	}
 	err := s.view(func(tx *txn) error {
 		var derr error
-		err := ascendPrefix(tx, dirtyPrefix, func(k, v string) bool {
+		err := tx.AscendGreaterOrEqual("", from, func(k, v string) bool {
+			if !strings.HasPrefix(k, dirtyPrefix) {
+				return false
+			}
 			id := k[len(dirtyPrefix):]
 			m, err := decodeMeta(v)
 			if err != nil {

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -113,104 +114,178 @@ var ErrRejected = errors.New("server rejected a write")
 // Push sends every pending local write, in batches, and returns how many the
 // server accepted. Conflicts are settled on the way; writes that result from
 // a settlement are pushed in the same call.
+//
+// When the server takes pushes pipelined (client.PipelinesPushes), the next
+// batch is read and sent while the server works on the last one, so that
+// the server's transaction overlaps the client's reading and recording of
+// acknowledgements; replies are settled in the order sent, and a batch
+// never holds a document an unsettled batch holds (each pass over the
+// pending writes goes on after the last id sent).
 func (r *Replicator) Push(ctx context.Context) (int, error) {
 	r.pushMu.Lock()
 	defer r.pushMu.Unlock()
 	if err := r.pushCollections(ctx); err != nil {
 		return 0, err
 	}
+	depth := 1
+	if r.cli.PipelinesPushes() {
+		depth = 2
+	}
 	total := 0
+	var sent []*flight // in the order sent
+	after := ""        // the last id sent in this pass over the pending writes
+	passDone := false
 	for rounds := 0; ; rounds++ {
-		pend, err := r.store.PendingWrites(r.opts.PushBatch)
-		if err != nil {
-			return total, err
-		}
-		if len(pend) == 0 {
-			return total, nil
-		}
-		if r.opts.BeforePush != nil {
-			if err := r.opts.BeforePush(ctx); err != nil {
-				return total, fmt.Errorf("push: %w", err)
-			}
-		}
-		items := make([]client.PushItem, 0, len(pend))
-		size := 0
-		for _, p := range pend {
-			n := len(p.Doc) + len(p.ID) + len(p.BaseRev) + len(p.Rev) + 64
-			if len(items) > 0 && size+n > r.opts.PushBytes {
-				break // the rest goes in the next round
-			}
-			size += n
-			items = append(items, client.PushItem{ID: p.ID, BaseRev: p.BaseRev, Rev: p.Rev, Doc: p.Doc, Deleted: p.Deleted})
-		}
-		// The checkpoint now: the reply's PrevSeq equals it only if nothing
-		// but this push changed the database after it.
-		since, err := r.store.Checkpoint()
-		if err != nil {
-			return total, err
-		}
-		out, err := r.cli.PushSince(ctx, since, items)
-		if err != nil {
-			return total, err
-		}
-		results := out.Results
-		acks := make([]core.Ack, 0, len(results))
-		var remote []core.RemoteChange
-		var rejected error
-		for i, res := range results {
-			switch {
-			case res.OK:
-				acks = append(acks, core.Ack{ID: items[i].ID, Rev: items[i].Rev})
-			case res.Error != nil && res.Error.Code == "conflict" && res.CurrentOmitted:
-				// The reply left the server's version out (sent with an
-				// earlier result, or past the reply bound): ask for it.
-				cur, err := r.cli.Get(ctx, []string{items[i].ID})
-				if err != nil {
-					return total, err
-				}
-				if c := cur[0]; c.Rev == "" {
-					if err := r.store.Rebase(items[i].ID); err != nil {
-						return total, err
-					}
-				} else {
-					remote = append(remote, core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq})
-				}
-			case res.Error != nil && res.Error.Code == "conflict":
-				if len(res.Current) == 0 || string(res.Current) == "null" {
-					if err := r.store.Rebase(items[i].ID); err != nil {
-						return total, err
-					}
-					continue
-				}
-				remote = append(remote, core.RemoteChange{Version: versionOf(items[i].ID, res.Current), Seq: res.Seq})
-			default:
-				rejected = fmt.Errorf("%w: %s: %v", ErrRejected, items[i].ID, res.Error)
-			}
-		}
-		if err := r.store.Acknowledge(acks...); err != nil {
-			return total, err
-		}
-		if r.opts.OnAck != nil && len(acks) > 0 {
-			r.opts.OnAck(acks)
-		}
-		// Nothing but this push happened since the checkpoint: its own
-		// writes need not come back through a pull.
-		if err := r.store.AdvanceCheckpoint(out.PrevSeq, out.Last); err != nil {
-			return total, err
-		}
-		total += len(acks)
-		if len(remote) > 0 {
-			if _, err := r.apply(remote, 0); err != nil {
+		for !passDone && len(sent) < depth {
+			f, err := r.send(ctx, after)
+			if err != nil {
 				return total, err
 			}
+			if f == nil {
+				passDone = true
+				break
+			}
+			after = f.items[len(f.items)-1].ID
+			sent = append(sent, f)
+			// Under WebAssembly the send runs once this goroutine waits:
+			// let it go out before the next batch is read.
+			runtime.Gosched()
 		}
-		if rejected != nil {
-			return total, rejected
+		if len(sent) == 0 {
+			if after == "" {
+				return total, nil // a pass from the start found nothing
+			}
+			// Writes made or settled during this pass, before its cursor,
+			// are still pending: pass again from the start.
+			after, passDone = "", false
+			continue
+		}
+		n, err := r.settle(ctx, sent[0])
+		sent = sent[1:]
+		total += n
+		if err != nil {
+			return total, err
 		}
 		if rounds > 1000 {
 			return total, errors.New("push: no progress after 1000 rounds")
 		}
 	}
+}
+
+// flight is one push sent and not yet settled.
+type flight struct {
+	items []client.PushItem
+	done  chan pushed // buffered: the sender never waits for a reader
+}
+
+// pushed is a push's outcome as the client returned it.
+type pushed struct {
+	out client.PushOutcome
+	err error
+}
+
+// send reads the next batch of pending writes after the id after and sends
+// it; nil when there is none.
+func (r *Replicator) send(ctx context.Context, after string) (*flight, error) {
+	pend, err := r.store.PendingWritesAfter(after, r.opts.PushBatch)
+	if err != nil || len(pend) == 0 {
+		return nil, err
+	}
+	if r.opts.BeforePush != nil {
+		if err := r.opts.BeforePush(ctx); err != nil {
+			return nil, fmt.Errorf("push: %w", err)
+		}
+	}
+	items := make([]client.PushItem, 0, len(pend))
+	size := 0
+	for _, p := range pend {
+		n := len(p.Doc) + len(p.ID) + len(p.BaseRev) + len(p.Rev) + 64
+		if len(items) > 0 && size+n > r.opts.PushBytes {
+			break // the rest goes in the next batch
+		}
+		size += n
+		items = append(items, client.PushItem{ID: p.ID, BaseRev: p.BaseRev, Rev: p.Rev, Doc: p.Doc, Deleted: p.Deleted})
+	}
+	// The checkpoint now: the reply's PrevSeq equals it only if nothing
+	// but this push changed the database after it (or, pipelined, nothing
+	// but this push and those sent before it).
+	since, err := r.store.Checkpoint()
+	if err != nil {
+		return nil, err
+	}
+	f := &flight{items: items, done: make(chan pushed, 1)}
+	go func() {
+		out, err := r.cli.PushSince(ctx, since, items)
+		f.done <- pushed{out, err}
+	}()
+	return f, nil
+}
+
+// settle waits for a push's reply and records it: acknowledgements, the
+// checkpoint, and conflicts settled. It returns how many writes the server
+// accepted.
+func (r *Replicator) settle(ctx context.Context, f *flight) (int, error) {
+	var p pushed
+	select {
+	case p = <-f.done:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	out, items := p.out, f.items
+	results := out.Results
+	acks := make([]core.Ack, 0, len(results))
+	var remote []core.RemoteChange
+	var rejected error
+	for i, res := range results {
+		switch {
+		case res.OK:
+			acks = append(acks, core.Ack{ID: items[i].ID, Rev: items[i].Rev})
+		case res.Error != nil && res.Error.Code == "conflict" && res.CurrentOmitted:
+			// The reply left the server's version out (sent with an
+			// earlier result, or past the reply bound): ask for it.
+			cur, err := r.cli.Get(ctx, []string{items[i].ID})
+			if err != nil {
+				return 0, err
+			}
+			if c := cur[0]; c.Rev == "" {
+				if err := r.store.Rebase(items[i].ID); err != nil {
+					return 0, err
+				}
+			} else {
+				remote = append(remote, core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq})
+			}
+		case res.Error != nil && res.Error.Code == "conflict":
+			if len(res.Current) == 0 || string(res.Current) == "null" {
+				if err := r.store.Rebase(items[i].ID); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			remote = append(remote, core.RemoteChange{Version: versionOf(items[i].ID, res.Current), Seq: res.Seq})
+		default:
+			rejected = fmt.Errorf("%w: %s: %v", ErrRejected, items[i].ID, res.Error)
+		}
+	}
+	if err := r.store.Acknowledge(acks...); err != nil {
+		return 0, err
+	}
+	if r.opts.OnAck != nil && len(acks) > 0 {
+		r.opts.OnAck(acks)
+	}
+	// Nothing but this push happened since the checkpoint: its own
+	// writes need not come back through a pull.
+	if err := r.store.AdvanceCheckpoint(out.PrevSeq, out.Last); err != nil {
+		return len(acks), err
+	}
+	if len(remote) > 0 {
+		if _, err := r.apply(remote, 0); err != nil {
+			return len(acks), err
+		}
+	}
+	return len(acks), rejected
 }
 
 // versionOf reads a document as the server stores it (or its tombstone).

@@ -642,3 +642,85 @@ func TestPushDelayBatches(t *testing.T) {
 		t.Errorf("acknowledged in batches %v, want one of 5", batches)
 	}
 }
+
+// TestPipelinedPush: against a server that takes pushes pipelined, a push
+// of many small batches sends the next before the last is answered. Every
+// write arrives once, the checkpoint still chains past all of them, a
+// write made to a document already sent during the push goes out in a
+// second pass, and a conflict in one batch is settled while another is in
+// flight.
+func TestPipelinedPush(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// A lone push: 50 writes in batches of 7, the checkpoint chained to 50.
+	a := newNode(t, srv.url(), nil)
+	for i := range 50 {
+		a.put(t, fmt.Sprintf(`{"_key":"k%02d","v":1}`, i))
+	}
+	var rounds []string
+	rep := replica.New(a.store, a.cli, replica.Options{PushBatch: 7, BeforePush: func(context.Context) error {
+		rounds = append(rounds, "")
+		return nil
+	}})
+	n, err := rep.Push(ctx)
+	if err != nil || n != 50 {
+		t.Fatalf("push: %d, %v", n, err)
+	}
+	if !a.cli.PipelinesPushes() {
+		t.Fatal("the single server does not say it takes pushes pipelined")
+	}
+	if len(rounds) != 8 {
+		t.Errorf("%d batches sent, want 8", len(rounds))
+	}
+	if ck, _ := a.store.Checkpoint(); ck != 50 {
+		t.Fatalf("checkpoint after a pipelined lone push: %d, want 50", ck)
+	}
+	if p, _ := a.store.PendingCount(); p != 0 {
+		t.Fatalf("%d writes still pending", p)
+	}
+
+	// Another replica: its k20 conflicts with b's, and k03 is written
+	// again while its first version is in flight.
+	b := newNode(t, srv.url(), nil)
+	c := newNode(t, srv.url(), nil)
+	for i := range 30 {
+		c.put(t, fmt.Sprintf(`{"_key":"c%02d","v":1}`, i))
+	}
+	b.put(t, `{"_key":"c20","from":"b"}`)
+	if _, err := b.rep.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sends := 0
+	rep = replica.New(c.store, c.cli, replica.Options{PushBatch: 4, BeforePush: func(context.Context) error {
+		if sends++; sends == 3 {
+			if _, err := c.store.Put(ctx, "notes", []byte(`{"_key":"c03","v":2}`)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	n, err = rep.Push(ctx)
+	if err != nil || n != 30 { // 29 first versions and c03's second; c20 lost to b's
+		t.Fatalf("push with a conflict and a rewrite: %d, %v", n, err)
+	}
+	if p, _ := c.store.PendingCount(); p != 0 {
+		t.Fatalf("%d writes still pending", p)
+	}
+	if d := c.get(t, "notes/c20"); d["from"] != "b" {
+		t.Fatalf("c20 after the conflict: %v", d)
+	}
+	d := newNode(t, srv.url(), nil)
+	d.sync(t)
+	got := snapshot(t, d.store)
+	if len(got) != 50+30 {
+		t.Fatalf("the server holds %d documents, want 80", len(got))
+	}
+	if v := d.get(t, "notes/c03"); v["v"] != 2.0 {
+		t.Fatalf("c03 on the server: %v, want its second version", v)
+	}
+	if v := d.get(t, "notes/c20"); v["from"] != "b" {
+		t.Fatalf("c20 on the server: %v", v)
+	}
+}

@@ -47,7 +47,8 @@ func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 	c.helloDone.Store(true)
 	c.ws.SetReadLimit(c.srv.cfg.MaxMessageBytes)
 	c.srv.log.Debug("hello", "remote", c.remote, "db", req.DB, "node", node)
-	return wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node}, nil
+	_, onEtcd := c.srv.store.(*etcdStore)
+	return wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node, Pipeline: !onEtcd}, nil
 }
 
 func (c *conn) ping(ctx context.Context, id int64, data []byte) (any, error) {

@@ -91,7 +91,16 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply := wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
+	var reply any = wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
+	if gjson.GetBytes(data, "brief").Bool() {
+		failed := []wire.FailedPush{}
+		for i, r := range out.results {
+			if !r.OK {
+				failed = append(failed, wire.FailedPush{I: i, PushResult: r})
+			}
+		}
+		reply = wire.BriefPushReply{ID: id, OK: true, Brief: true, Failed: failed, PrevSeq: out.prevSeq, Last: out.last}
+	}
 	if !out.wrote {
 		return reply, nil // nothing new for subscribers
 	}

@@ -115,6 +115,44 @@ func TestPushPull(t *testing.T) {
 	}
 }
 
+// A push that asks for a brief reply hears of the items not accepted
+// alone, each with its place; hello says whether pushes may be pipelined.
+func TestBriefPushReply(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	r := dialRaw(t, ts)
+	hello := r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	if pipe, _ := hello["pipeline"].(bool); pipe == ts.onEtcd() {
+		t.Fatalf("hello on etcd %v says pipeline %v: %v", ts.onEtcd(), hello["pipeline"], hello)
+	}
+	push := r.call(`{"id":2,"op":"push","brief":true,"changes":[
+		{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}},
+		{"id":"orders/2-A","baseRev":"x","rev":"r1","doc":{"total":2}},
+		{"id":"orders/3-A","baseRev":"","rev":"r1","doc":{"total":3}},
+		{"id":"orders/4-A","baseRev":"","rev":"r1","doc":[1]}]}`)
+	if _, full := push["results"]; full || push["brief"] != true || push["ok"] != true {
+		t.Fatalf("brief push: %v", push)
+	}
+	failed, _ := push["failed"].([]any)
+	if len(failed) != 2 {
+		t.Fatalf("failed: %v", push)
+	}
+	f0, f1 := failed[0].(map[string]any), failed[1].(map[string]any)
+	if f0["i"] != 1.0 || f0["id"] != "orders/2-A" || errCode(f0) != "conflict" || f1["i"] != 3.0 || errCode(f1) != "bad_document" {
+		t.Fatalf("failed: %v", failed)
+	}
+	if last, _ := push["last"].(float64); last <= 0 {
+		t.Fatalf("last: %v", push)
+	}
+	// All accepted: nothing listed.
+	ok := r.call(`{"id":3,"op":"push","brief":true,"changes":[{"id":"orders/5-A","baseRev":"","rev":"r1","doc":{}}]}`)
+	if failed, isList := ok["failed"].([]any); !isList || len(failed) != 0 {
+		t.Fatalf("all accepted: %v", ok)
+	}
+	if p := r.call(`{"id":4,"op":"pull","since":0}`); len(p["changes"].([]any)) != 3 {
+		t.Fatalf("pull after brief pushes: %v", p)
+	}
+}
+
 func TestSubscribe(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
 	w := dialRaw(t, ts)

@@ -23,11 +23,24 @@ func AppendPush(b []byte, id int64, items []PushItem) []byte {
 // AppendPushSince appends the push request with id and items to b, telling
 // the client's checkpoint since (none when it is negative).
 func AppendPushSince(b []byte, id, since int64, items []PushItem) []byte {
+	return appendPush(b, id, since, false, items)
+}
+
+// AppendPushBrief is AppendPushSince asking for a brief reply
+// (BriefPushReply): only the items not accepted are answered one by one.
+func AppendPushBrief(b []byte, id, since int64, items []PushItem) []byte {
+	return appendPush(b, id, since, true, items)
+}
+
+func appendPush(b []byte, id, since int64, brief bool, items []PushItem) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	if since >= 0 {
 		b = append(b, `,"since":`...)
 		b = strconv.AppendInt(b, since, 10)
+	}
+	if brief {
+		b = append(b, `,"brief":true`...)
 	}
 	b = append(b, `,"op":"`+OpPush+`","changes":[`...)
 	for i, it := range items {
@@ -104,17 +117,29 @@ func DecodePush(data []byte) ([]PushItem, error) {
 	return items, nil
 }
 
-// DecodePushReply reads a push reply, keeping each "current" document as
-// the bytes it came in.
+// DecodePushReply reads a push reply (the full form, PushReply), keeping
+// each "current" document as the bytes it came in.
 func DecodePushReply(data []byte) (results []PushResult, prevSeq, last int64, err error) {
+	return DecodePushReplyN(data, -1)
+}
+
+// DecodePushReplyN reads a push reply of n items in either form. A brief
+// reply (BriefPushReply) is expanded to n results: those it lists where it
+// puts them, the others accepted (OK, no ID or Seq). n < 0 takes the full
+// form only.
+func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last int64, err error) {
 	// One walk over the reply and one over each result: gjson's Get per
 	// field walked everything before the field again, and the client
 	// decodes a result per document pushed.
-	var res, prev, lst gjson.Result
+	var res, failed, brief, prev, lst gjson.Result
 	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "results":
 			firstOf(&res, v)
+		case "failed":
+			firstOf(&failed, v)
+		case "brief":
+			firstOf(&brief, v)
 		case "prevSeq":
 			firstOf(&prev, v)
 		case "last":
@@ -122,40 +147,72 @@ func DecodePushReply(data []byte) (results []PushResult, prevSeq, last int64, er
 		}
 		return true
 	})
+	if brief.Bool() && n >= 0 {
+		results = make([]PushResult, n)
+		for i := range results {
+			results[i].OK = true
+		}
+		if failed.Exists() && !failed.IsArray() {
+			return nil, 0, 0, fmt.Errorf("failed is not an array in %.200s", data)
+		}
+		var bad error
+		failed.ForEach(func(_, v gjson.Result) bool {
+			pr, idx := decodePushResult(v)
+			if !idx.Exists() || idx.Type != gjson.Number || idx.Int() < 0 || idx.Int() >= int64(n) || float64(idx.Int()) != idx.Num {
+				bad = fmt.Errorf("failed result without an index below %d: %.200s", n, v.Raw)
+				return false
+			}
+			results[idx.Int()] = pr
+			return true
+		})
+		if bad != nil {
+			return nil, 0, 0, bad
+		}
+		return results, prev.Int(), lst.Int(), nil
+	}
 	if !res.IsArray() {
 		return nil, 0, 0, fmt.Errorf("no results in %.200s", data)
 	}
 	res.ForEach(func(_, v gjson.Result) bool {
-		var id, ok, seq, errv, cur, omitted gjson.Result
-		v.ForEach(func(k, f gjson.Result) bool {
-			switch k.String() {
-			case "id":
-				firstOf(&id, f)
-			case "ok":
-				firstOf(&ok, f)
-			case "seq":
-				firstOf(&seq, f)
-			case "error":
-				firstOf(&errv, f)
-			case "current":
-				firstOf(&cur, f)
-			case "currentOmitted":
-				firstOf(&omitted, f)
-			}
-			return true
-		})
-		pr := PushResult{ID: id.String(), OK: ok.Bool(), Seq: seq.Int()}
-		if errv.Exists() {
-			pr.Error = &Error{Code: errv.Get("code").String(), Num: int(errv.Get("num").Int()), Message: errv.Get("message").String()}
-		}
-		if cur.Exists() {
-			pr.Current = json.RawMessage(cur.Raw)
-		}
-		pr.CurrentOmitted = omitted.Bool()
+		pr, _ := decodePushResult(v)
 		results = append(results, pr)
 		return true
 	})
 	return results, prev.Int(), lst.Int(), nil
+}
+
+// decodePushResult reads one result of a push reply, and its index "i"
+// (a brief reply's).
+func decodePushResult(v gjson.Result) (pr PushResult, idx gjson.Result) {
+	var id, ok, seq, errv, cur, omitted gjson.Result
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.String() {
+		case "id":
+			firstOf(&id, f)
+		case "ok":
+			firstOf(&ok, f)
+		case "seq":
+			firstOf(&seq, f)
+		case "error":
+			firstOf(&errv, f)
+		case "current":
+			firstOf(&cur, f)
+		case "currentOmitted":
+			firstOf(&omitted, f)
+		case "i":
+			firstOf(&idx, f)
+		}
+		return true
+	})
+	pr = PushResult{ID: id.String(), OK: ok.Bool(), Seq: seq.Int()}
+	if errv.Exists() {
+		pr.Error = &Error{Code: errv.Get("code").String(), Num: int(errv.Get("num").Int()), Message: errv.Get("message").String()}
+	}
+	if cur.Exists() {
+		pr.Current = json.RawMessage(cur.Raw)
+	}
+	pr.CurrentOmitted = omitted.Bool()
+	return pr, idx
 }
 
 // firstOf keeps the first value of a member, as gjson's Get finds it.

@@ -72,6 +72,53 @@ func TestDecodePushReply(t *testing.T) {
 	}
 }
 
+func TestDecodeBriefPushReply(t *testing.T) {
+	reply := []byte(`{"id":3,"ok":true,"brief":true,"failed":[
+		{"i":2,"id":"c","ok":false,"error":{"code":"conflict","num":1200,"message":"m"},"current":{"_id":"c"}}],"prevSeq":4,"last":7}`)
+	res, prev, last, err := wire.DecodePushReplyN(reply, 4)
+	if err != nil || prev != 4 || last != 7 || len(res) != 4 {
+		t.Fatalf("DecodePushReplyN = %+v, %d, %d, %v", res, prev, last, err)
+	}
+	for i, r := range res {
+		if want := i != 2; r.OK != want {
+			t.Errorf("result %d: OK %v, want %v", i, r.OK, want)
+		}
+	}
+	if res[2].ID != "c" || res[2].Error.Code != "conflict" || string(res[2].Current) != `{"_id":"c"}` {
+		t.Errorf("failed result %+v", res[2])
+	}
+	// What the server's encoder writes decodes to the same.
+	enc, err := json.Marshal(wire.BriefPushReply{ID: 3, OK: true, Brief: true, PrevSeq: 4, Last: 7,
+		Failed: []wire.FailedPush{{I: 2, PushResult: wire.PushResult{ID: "c", Error: &wire.Error{Code: "conflict", Num: 1200, Message: "m"}, Current: json.RawMessage(`{"_id":"c"}`)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, _, err := wire.DecodePushReplyN(enc, 4)
+	if err != nil || !reflect.DeepEqual(again, res) {
+		t.Errorf("encoded %s decodes to %+v, %v; want %+v", enc, again, err, res)
+	}
+	for _, bad := range []string{
+		`{"brief":true,"failed":[{"i":4,"ok":false}]}`,
+		`{"brief":true,"failed":[{"i":-1,"ok":false}]}`,
+		`{"brief":true,"failed":[{"i":1.5,"ok":false}]}`,
+		`{"brief":true,"failed":[{"ok":false}]}`,
+		`{"brief":true,"failed":{}}`,
+	} {
+		if _, _, _, err := wire.DecodePushReplyN([]byte(bad), 4); err == nil {
+			t.Errorf("%s was taken", bad)
+		}
+	}
+	if _, _, _, err := wire.DecodePushReply(reply); err == nil {
+		t.Error("DecodePushReply took a brief reply without knowing its items")
+	}
+	// A full reply (from a server that does not know brief replies) still
+	// decodes when a brief one was asked for.
+	full := []byte(`{"id":3,"ok":true,"prevSeq":4,"last":6,"results":[{"id":"a","ok":true,"seq":5}]}`)
+	if res, _, _, err := wire.DecodePushReplyN(full, 1); err != nil || len(res) != 1 || res[0].ID != "a" {
+		t.Errorf("full reply: %+v, %v", res, err)
+	}
+}
+
 func FuzzDecodePush(f *testing.F) {
 	f.Add([]byte(`{"id":1,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r","doc":{"x":1}}]}`))
 	f.Add([]byte(`{"changes":[{"id":"a","deleted":true}]}`))
@@ -120,9 +167,14 @@ func FuzzDecodePushReply(f *testing.F) {
 	f.Add([]byte(`{"id":3,"ok":true,"prevSeq":4,"last":6,"results":[{"id":"a","ok":true,"seq":5},{"id":"b","ok":false,"error":{"code":"conflict","num":1200,"message":"m"},"current":{"_id":"b"}}]}`))
 	f.Add([]byte(`{"results":[{"id":"a","id":"b","seq":"7","currentOmitted":true},3,[1],null],"last":9,"last":10}`))
 	f.Add([]byte(`{"results":{}}`))
+	f.Add([]byte(`{"brief":true,"failed":[{"i":1,"id":"b","ok":false,"error":{"code":"conflict"}}],"prevSeq":1,"last":2}`))
+	f.Add([]byte(`{"brief":true,"failed":[{"i":9}],"results":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !gjson.ValidBytes(data) {
 			return // replies come from the server; only valid JSON is compared
+		}
+		if res, _, _, err := wire.DecodePushReplyN(data, 3); err == nil && gjson.GetBytes(data, "brief").Bool() && len(res) != 3 {
+			t.Fatalf("brief reply %q decoded to %d results, want 3", data, len(res))
 		}
 		got, gp, gl, gerr := wire.DecodePushReply(data)
 		want, wp, wl, werr := refDecodePushReply(data)

@@ -36,9 +36,11 @@ type PushItem struct {
 // checkpoint: a server whose sequence has gaps (on etcd) answers PrevSeq
 // equal to it only when it proved nothing else changed after it.
 type Push struct {
-	ID      int64      `json:"id"`
-	Op      string     `json:"op"`
-	Since   *int64     `json:"since,omitempty"`
+	ID    int64  `json:"id"`
+	Op    string `json:"op"`
+	Since *int64 `json:"since,omitempty"`
+	// Brief asks for a BriefPushReply instead of a PushReply.
+	Brief   bool       `json:"brief,omitempty"`
 	Changes []PushItem `json:"changes"`
 }
 
@@ -68,6 +70,26 @@ type PushReply struct {
 	Results []PushResult `json:"results"`
 	PrevSeq int64        `json:"prevSeq"`
 	Last    int64        `json:"last"`
+}
+
+// BriefPushReply answers a Push that asked for it ("brief": true): Failed
+// holds the results of the items not accepted, each with its place in the
+// request; every other item was accepted. A push of many documents that
+// all go through is answered in a few bytes instead of a result each.
+type BriefPushReply struct {
+	ID      int64        `json:"id"`
+	OK      bool         `json:"ok"`
+	Brief   bool         `json:"brief"`
+	Failed  []FailedPush `json:"failed"`
+	PrevSeq int64        `json:"prevSeq"`
+	Last    int64        `json:"last"`
+}
+
+// FailedPush is the result of an item a push did not accept, at index I of
+// the request's changes.
+type FailedPush struct {
+	I int `json:"i"`
+	PushResult
 }
 
 // Pull asks for changes after sequence Since.

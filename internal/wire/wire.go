@@ -71,6 +71,12 @@ type HelloReply struct {
 	OK        bool   `json:"ok"`
 	ServerTag string `json:"serverTag"`
 	Node      string `json:"node"`
+	// Pipeline says that a push's prevSeq is exact whatever its since (the
+	// server's change sequence counts each write, and it answers a
+	// connection's requests in order), so a client may send its next push
+	// before the last is answered and still chain its checkpoint. A server
+	// on etcd proves prevSeq from since and leaves it false.
+	Pipeline bool `json:"pipeline,omitempty"`
 }
 
 // HiloNext asks for the next range of a HiLo tag.
