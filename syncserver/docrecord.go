@@ -142,21 +142,54 @@ func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) 
 	}
 	// Readers disagree on a repeated member (the first wins here, the last
 	// in JavaScript), so a document could say two things at once.
-	var dup string
-	repeated := false
-	seen := map[string]struct{}{}
-	gjson.ParseBytes(doc).ForEach(func(k, _ gjson.Result) bool {
-		if _, ok := seen[k.Str]; ok {
-			dup, repeated = k.Str, true
-			return false
+	// One walk finds a repeated member and reads _id and _rev; the names
+	// seen are kept in a short list (most documents have few members) and
+	// in a map past it.
+	var (
+		dup, docID, docRev string
+		repeated           bool
+		few                [16]string
+		nfew               int
+		many               map[string]struct{}
+	)
+	gjson.ParseBytes(doc).ForEach(func(k, v gjson.Result) bool {
+		name := k.Str
+		if many != nil {
+			if _, ok := many[name]; ok {
+				dup, repeated = name, true
+				return false
+			}
+			many[name] = struct{}{}
+		} else {
+			for _, n := range few[:nfew] {
+				if n == name {
+					dup, repeated = name, true
+					return false
+				}
+			}
+			if nfew < len(few) {
+				few[nfew] = name
+				nfew++
+			} else {
+				many = make(map[string]struct{}, 2*len(few))
+				for _, n := range few {
+					many[n] = struct{}{}
+				}
+				many[name] = struct{}{}
+			}
 		}
-		seen[k.Str] = struct{}{}
+		switch name {
+		case "_id":
+			docID = v.String()
+		case "_rev":
+			docRev = v.String()
+		}
 		return true
 	})
 	if repeated {
 		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
 	}
-	if gjson.GetBytes(doc, "_id").String() == id && gjson.GetBytes(doc, "_rev").String() == rev {
+	if docID == id && docRev == rev {
 		// Stored compact: the data file's records must not hold raw
 		// newlines, and the feed should not carry the client's spacing.
 		if !bytes.ContainsAny(doc, " \t\r\n") {

@@ -70,43 +70,71 @@ func appendPush(b []byte, id, since int64, brief bool, items []PushItem) []byte 
 
 // DecodePush reads the items of a push request, keeping each document as
 // the bytes it came in. Fields of the wrong type are an error, as
-// encoding/json would make them; data must be valid JSON.
+// encoding/json would make them; data must be valid JSON. A member given
+// twice counts as first given, as gjson's Get reads it.
 func DecodePush(data []byte) ([]PushItem, error) {
-	changes := gjson.GetBytes(data, "changes")
+	var changes gjson.Result
+	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
+		if k.String() == "changes" {
+			changes = v
+			return false
+		}
+		return true
+	})
 	if changes.Exists() && !changes.IsArray() && changes.Type != gjson.Null {
 		return nil, errors.New("changes must be an array")
 	}
-	items := make([]PushItem, 0, int(changes.Get("#").Int()))
+	// One walk over the array and one over each change: a Get per field
+	// walked the change again each time, past its document for a field
+	// after it or absent ("deleted").
+	items := make([]PushItem, 0, min(len(changes.Raw)/64+1, 1<<14))
 	var bad error
 	changes.ForEach(func(_, v gjson.Result) bool {
 		if !v.IsObject() {
 			bad = errors.New("each change must be an object")
 			return false
 		}
+		var id, baseRev, rev, deleted, doc gjson.Result
+		v.ForEach(func(k, f gjson.Result) bool {
+			switch k.String() {
+			case "id":
+				firstOf(&id, f)
+			case "baseRev":
+				firstOf(&baseRev, f)
+			case "rev":
+				firstOf(&rev, f)
+			case "deleted":
+				firstOf(&deleted, f)
+			case "doc":
+				firstOf(&doc, f)
+			}
+			return true
+		})
 		var it PushItem
 		for _, f := range []struct {
 			name string
+			v    gjson.Result
 			dst  *string
-		}{{"id", &it.ID}, {"baseRev", &it.BaseRev}, {"rev", &it.Rev}} {
-			switch x := v.Get(f.name); x.Type {
+		}{{"id", id, &it.ID}, {"baseRev", baseRev, &it.BaseRev}, {"rev", rev, &it.Rev}} {
+			switch f.v.Type {
 			case gjson.String:
-				*f.dst = x.Str
+				*f.dst = f.v.Str
 			case gjson.Null:
 			default:
 				bad = fmt.Errorf("%s must be a string", f.name)
 				return false
 			}
 		}
-		switch x := v.Get("deleted"); x.Type {
+		switch deleted.Type {
 		case gjson.True, gjson.False:
-			it.Deleted = x.Bool()
+			it.Deleted = deleted.Bool()
 		case gjson.Null:
 		default:
 			bad = errors.New("deleted must be true or false")
 			return false
 		}
-		if d := v.Get("doc"); d.Exists() && d.Type != gjson.Null {
-			it.Doc = json.RawMessage(d.Raw)
+		if doc.Exists() && doc.Type != gjson.Null {
+			it.Doc = json.RawMessage(doc.Raw)
 		}
 		items = append(items, it)
 		return true

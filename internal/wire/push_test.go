@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -119,11 +120,67 @@ func TestDecodeBriefPushReply(t *testing.T) {
 	}
 }
 
+// refDecodePush is DecodePush as first written, with a gjson Get per
+// field: the one-walk decoder must agree with it on any valid JSON.
+func refDecodePush(data []byte) ([]wire.PushItem, error) {
+	changes := gjson.GetBytes(data, "changes")
+	if changes.Exists() && !changes.IsArray() && changes.Type != gjson.Null {
+		return nil, errors.New("changes must be an array")
+	}
+	items := make([]wire.PushItem, 0, int(changes.Get("#").Int()))
+	var bad error
+	changes.ForEach(func(_, v gjson.Result) bool {
+		if !v.IsObject() {
+			bad = errors.New("each change must be an object")
+			return false
+		}
+		var it wire.PushItem
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"id", &it.ID}, {"baseRev", &it.BaseRev}, {"rev", &it.Rev}} {
+			switch x := v.Get(f.name); x.Type {
+			case gjson.String:
+				*f.dst = x.Str
+			case gjson.Null:
+			default:
+				bad = fmt.Errorf("%s must be a string", f.name)
+				return false
+			}
+		}
+		switch x := v.Get("deleted"); x.Type {
+		case gjson.True, gjson.False:
+			it.Deleted = x.Bool()
+		case gjson.Null:
+		default:
+			bad = errors.New("deleted must be true or false")
+			return false
+		}
+		if d := v.Get("doc"); d.Exists() && d.Type != gjson.Null {
+			it.Doc = json.RawMessage(d.Raw)
+		}
+		items = append(items, it)
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return items, nil
+}
+
 func FuzzDecodePush(f *testing.F) {
 	f.Add([]byte(`{"id":1,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r","doc":{"x":1}}]}`))
 	f.Add([]byte(`{"changes":[{"id":"a","deleted":true}]}`))
+	f.Add([]byte(`{"changes":[{"id":"a","id":"b","deleted":false,"deleted":1,"doc":null,"doc":{}},{"rev":7}]}`))
+	f.Add([]byte(`{"changes":{},"changes":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		items, err := wire.DecodePush(data)
+		if gjson.ValidBytes(data) {
+			want, werr := refDecodePush(data)
+			if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(items, want) && len(items)+len(want) > 0 {
+				t.Fatalf("DecodePush(%q) = %+v, %v; want %+v, %v", data, items, err, want, werr)
+			}
+		}
 		if err != nil || !json.Valid(data) {
 			return
 		}
