@@ -359,8 +359,11 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, sin
 		defer func() { lastSeq = seq }()
 		// Records read or written by this batch, so two items for one id
 		// see each other and a document is read once.
-		batch := map[string]*docRecord{}
-		written := map[string]bool{}
+		batch := make(map[string]*docRecord, len(items))
+		var written map[string]bool // etcd only
+		if byRev {
+			written = make(map[string]bool, len(items))
+		}
 		// A current version goes out once per document, and not past the
 		// reply bound: a push of many conflicting items must not make a
 		// reply (and the server's memory) many times its own size.
