@@ -138,7 +138,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzHandle -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
-	$(GO) test -run '^$$' -fuzz=FuzzDecodePush -fuzztime=60s ./internal/wire/
+	$(GO) test -run '^$$' -fuzz='^FuzzDecodePush$$' -fuzztime=60s ./internal/wire/
+	$(GO) test -run '^$$' -fuzz='^FuzzDecodePushReply$$' -fuzztime=30s ./internal/wire/
+	$(GO) test -run '^$$' -fuzz='^FuzzPullReplyAppendJSON$$' -fuzztime=30s ./internal/wire/
+	$(GO) test -run '^$$' -fuzz='^FuzzDecodeRecord$$' -fuzztime=30s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenSnapshot -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenLog -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzSplitArray -fuzztime=60s ./internal/jsontext/

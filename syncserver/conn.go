@@ -502,14 +502,26 @@ func (c *conn) replyError(ctx context.Context, id int64, pe *protoError) {
 	c.send(ctx, wire.ErrorReply{ID: id, OK: false, Error: &wire.Error{Code: pe.code, Num: pe.num, Message: pe.msg}})
 }
 
+// jsonAppender is a reply that writes its own JSON (wire.PullReply and
+// wire.ChangesMsg: their documents are copied as stored, not compacted
+// again by encoding/json).
+type jsonAppender interface {
+	AppendJSON(b []byte) []byte
+}
+
 // send writes one message. It is safe to call from other goroutines than the
 // connection's (for server-initiated messages). A client that does not read
 // within 10 seconds is disconnected.
 func (c *conn) send(ctx context.Context, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		c.srv.log.Error("encode reply", "err", err)
-		return err
+	var b []byte
+	if a, ok := v.(jsonAppender); ok {
+		b = a.AppendJSON(nil)
+	} else {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			c.srv.log.Error("encode reply", "err", err)
+			return err
+		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -72,20 +72,46 @@ func getRecord(tx kvTx, db, id string) (rec docRecord, found bool, err error) {
 	if !gjson.Valid(v) {
 		return rec, false, fmt.Errorf("decode stored %s: not JSON", docKey(db, id))
 	}
-	m := gjson.Parse(v)
-	rec.Rev = m.Get("rev").String()
-	rec.Seq = m.Get("seq").Int()
-	rec.Deleted = m.Get("deleted").Bool()
-	rec.At = m.Get("at").Int()
-	if d := m.Get("doc"); d.Exists() {
-		rec.Doc = json.RawMessage(d.Raw)
-	}
+	rec = decodeRecord(v)
 	if rt, ok := tx.(revTx); ok {
 		// On etcd the sequence is the key's mod revision (0 for a record
 		// this transaction wrote: its revision comes with the commit).
 		rec.Seq = rt.modRev(docKey(db, id))
 	}
 	return rec, true, nil
+}
+
+// decodeRecord reads a stored record (valid JSON) in one walk; a member
+// given twice counts as first given, as gjson's Get reads it.
+func decodeRecord(v string) (rec docRecord) {
+	var rev, seq, deleted, at, doc gjson.Result
+	gjson.Parse(v).ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "rev":
+			firstOf(&rev, f)
+		case "seq":
+			firstOf(&seq, f)
+		case "deleted":
+			firstOf(&deleted, f)
+		case "at":
+			firstOf(&at, f)
+		case "doc":
+			firstOf(&doc, f)
+		}
+		return true
+	})
+	rec = docRecord{Rev: rev.String(), Seq: seq.Int(), Deleted: deleted.Bool(), At: at.Int()}
+	if doc.Exists() {
+		rec.Doc = json.RawMessage(doc.Raw)
+	}
+	return rec
+}
+
+// firstOf keeps the first value of a member.
+func firstOf(dst *gjson.Result, v gjson.Result) {
+	if !dst.Exists() {
+		*dst = v
+	}
 }
 
 // current renders a record as the conflict reply's "current": the stored
