@@ -341,12 +341,28 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 	defer r.pullMu.Unlock()
 	total := 0
 	var seen map[string]bool // ids seen during a resync
+	// ahead is the next page, asked for before this one is applied, so
+	// that the server reads and sends it meanwhile; taken when the
+	// checkpoint after applying is where it was asked from.
+	var ahead chan pulled
+	var aheadSince int64
 	for {
 		since, err := r.store.Checkpoint()
 		if err != nil {
 			return total, err
 		}
-		reply, err := r.cli.Pull(ctx, since, r.opts.PullLimit)
+		var reply client.PullReply
+		if ahead != nil && aheadSince == since {
+			select {
+			case p := <-ahead:
+				reply, err = p.reply, p.err
+			case <-ctx.Done():
+				return total, ctx.Err()
+			}
+		} else {
+			reply, err = r.cli.Pull(ctx, since, r.opts.PullLimit)
+		}
+		ahead = nil
 		if err != nil {
 			return total, err
 		}
@@ -356,6 +372,16 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 			}
 			seen = map[string]bool{}
 			continue
+		}
+		if reply.More && reply.Last > since {
+			ahead, aheadSince = make(chan pulled, 1), reply.Last
+			go func(since int64, ch chan<- pulled) {
+				reply, err := r.cli.Pull(ctx, since, r.opts.PullLimit)
+				ch <- pulled{reply, err}
+			}(reply.Last, ahead)
+			// Under WebAssembly the request goes out once this goroutine
+			// waits: let it go before the page is applied.
+			runtime.Gosched()
 		}
 		for _, c := range reply.Changes {
 			if seen != nil && !c.Deleted {
@@ -380,6 +406,12 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 			return total, r.pullCollections(ctx)
 		}
 	}
+}
+
+// pulled is a pull's reply as the client returned it.
+type pulled struct {
+	reply client.PullReply
+	err   error
 }
 
 // Sync pushes, then pulls. Both carry collection definitions too.

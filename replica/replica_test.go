@@ -724,3 +724,43 @@ func TestPipelinedPush(t *testing.T) {
 		t.Fatalf("c20 on the server: %v", v)
 	}
 }
+
+// TestPullPagesAhead: a pull of many pages asks for the next page before
+// it applies the last; every document arrives once, in order, and a write
+// made on the server between pages arrives too.
+func TestPullPagesAhead(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := newNode(t, srv.url(), nil)
+	for i := range 60 {
+		a.put(t, fmt.Sprintf(`{"_key":"p%02d","v":1}`, i))
+	}
+	if _, err := a.rep.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := newNode(t, srv.url(), nil)
+	pages := 0
+	rep := replica.New(b.store, b.cli, replica.Options{PullLimit: 7, OnApply: func(res core.ApplyResult) {
+		if pages++; pages == 2 {
+			// Between pages: a's new write lands after what b asked for.
+			a.put(t, `{"_key":"late"}`)
+			if _, err := a.rep.Push(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	n, err := rep.Pull(ctx)
+	if err != nil || n != 61 {
+		t.Fatalf("pull: %d, %v", n, err)
+	}
+	if got := snapshot(t, b.store); len(got) != 61 {
+		t.Fatalf("b holds %d documents, want 61", len(got))
+	}
+	if ck, _ := b.store.Checkpoint(); ck != 61 {
+		t.Fatalf("checkpoint %d, want 61", ck)
+	}
+	if pages < 9 {
+		t.Fatalf("%d pages applied, want at least 9", pages)
+	}
+}
