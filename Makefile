@@ -142,6 +142,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePushReply$$' -fuzztime=30s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzPullReplyAppendJSON$$' -fuzztime=30s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodeRecord$$' -fuzztime=30s ./syncserver/
+	$(GO) test -run '^$$' -fuzz='^FuzzDecodePullFast$$' -fuzztime=30s ./client/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenSnapshot -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenLog -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzSplitArray -fuzztime=60s ./internal/jsontext/

@@ -117,6 +117,14 @@ const maxExpected = 10000
 const minChangeLen = 30
 
 func (r *pullReply) decodeReply(data []byte) error {
+	if r.decodePullFast(data) {
+		return nil
+	}
+	return r.decodePullGJSON(data)
+}
+
+// decodePullGJSON decodes any pull reply with gjson.
+func (r *pullReply) decodePullGJSON(data []byte) error {
 	// One walk over the reply: asking gjson for each field in turn walked
 	// the megabytes of changes once per field after them.
 	var changes, id, last, more, purged gjson.Result

@@ -108,6 +108,16 @@ func SplitArray(text []byte, limit int) ([][]byte, error) {
 	}
 }
 
+// SkipSpace returns the index of the first byte of b at or after i that is
+// not JSON whitespace.
+func SkipSpace(b []byte, i int) int { return skipSpace(b, i) }
+
+// SkipValue returns where the JSON value starting at b[i] ends, as
+// SplitArray finds an element's end: by its brackets and strings, without
+// checking what it holds. ok is false when it runs off the end or its
+// brackets do not match.
+func SkipValue(b []byte, i int) (end int, ok bool) { return skipElement(b, i) }
+
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++

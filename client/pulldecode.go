@@ -1,0 +1,222 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unsafe"
+
+	"github.com/hilodb/hilodb/internal/jsontext"
+)
+
+// The fast path of a pull reply's decoding. A reply is megabytes of
+// changes, and gjson walks each document three times a byte at a time (to
+// skip the array, to find the change, to find its "doc"); this reads the
+// reply in one pass, each document's bytes once, finding a value's end
+// with jsontext (strings eight bytes at a time). The documents are slices
+// of the reply, and ids and revisions strings over its bytes: a reply is
+// only read, never written, once received.
+//
+// It reads the shape the server writes (wire.PullReply.AppendJSON): member
+// names without escapes, integers, plain strings, true and false. Anything
+// else (an escape in a name, id or rev; a number with a fraction) makes it
+// give up, and the reply is decoded by gjson instead; for a valid reply
+// both give the same (FuzzDecodePullFast).
+
+// pullDecoder reads one reply.
+type pullDecoder struct {
+	b []byte
+	s string // b's bytes as a string: ids and revisions are cut from it
+}
+
+// decodePullFast decodes a pull reply into r (its changes with room for
+// up to r.expect of them), or reports false and leaves r as it was.
+func (r *pullReply) decodePullFast(data []byte) bool {
+	d := pullDecoder{b: data, s: unsafe.String(unsafe.SliceData(data), len(data))}
+	var (
+		out                              PullReply
+		seenChanges, seenID, seenLast    bool
+		seenMore, seenPurged, gotChanges bool
+	)
+	end, ok := d.object(0, func(name []byte, i int) (int, bool) {
+		switch string(name) {
+		case "changes":
+			if !seenChanges {
+				seenChanges = true
+				var end int
+				out.Changes, end, gotChanges = d.changes(i, r.expect)
+				return end, gotChanges
+			}
+		case "id":
+			return d.int(i, &out.ID, &seenID)
+		case "last":
+			return d.int(i, &out.Last, &seenLast)
+		case "more":
+			return d.bool(i, &out.More, &seenMore)
+		case "purgedSeq":
+			return d.int(i, &out.PurgedSeq, &seenPurged)
+		}
+		return jsontext.SkipValue(d.b, i)
+	})
+	if !ok || !gotChanges || jsontext.SkipSpace(data, end) != len(data) {
+		return false
+	}
+	out.OK = true
+	r.PullReply = out
+	return true
+}
+
+// changes reads the array of changes at b[i].
+func (d *pullDecoder) changes(i, expect int) ([]Change, int, bool) {
+	b := d.b
+	if i >= len(b) || b[i] != '[' {
+		return nil, i, false
+	}
+	out := make([]Change, 0, min(expect, (len(b)-i)/minChangeLen))
+	i = jsontext.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return out, i + 1, true
+	}
+	for {
+		var ch Change
+		var seenSeq, seenID, seenRev, seenDeleted, seenDoc bool
+		end, ok := d.object(i, func(name []byte, i int) (int, bool) {
+			switch string(name) {
+			case "seq":
+				return d.int(i, &ch.Seq, &seenSeq)
+			case "id":
+				return d.string(i, &ch.ID, &seenID)
+			case "rev":
+				return d.string(i, &ch.Rev, &seenRev)
+			case "deleted":
+				return d.bool(i, &ch.Deleted, &seenDeleted)
+			case "doc":
+				end, ok := jsontext.SkipValue(b, i)
+				if ok && !seenDoc {
+					seenDoc = true
+					ch.Doc = json.RawMessage(b[i:end:end])
+				}
+				return end, ok
+			}
+			return jsontext.SkipValue(b, i)
+		})
+		if !ok {
+			return nil, end, false
+		}
+		out = append(out, ch)
+		i = jsontext.SkipSpace(b, end)
+		if i >= len(b) {
+			return nil, i, false
+		}
+		switch b[i] {
+		case ',':
+			i = jsontext.SkipSpace(b, i+1)
+		case ']':
+			return out, i + 1, true
+		default:
+			return nil, i, false
+		}
+	}
+}
+
+// object walks the object at b[i] (after any space): for each member it
+// calls member with the member's name (its text between the quotes) and
+// where its value starts, and member returns where the value ends. It
+// returns where the object ends. A name with an escape is not read here.
+func (d *pullDecoder) object(i int, member func(name []byte, i int) (int, bool)) (int, bool) {
+	b := d.b
+	i = jsontext.SkipSpace(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return i, false
+	}
+	i = jsontext.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		end, ok := jsontext.SkipValue(b, i)
+		if !ok {
+			return end, false
+		}
+		name := b[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return i, false
+		}
+		i = jsontext.SkipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		i = jsontext.SkipSpace(b, i+1)
+		if i >= len(b) {
+			return i, false
+		}
+		if end, ok = member(name, i); !ok || end == i {
+			return end, false
+		}
+		i = jsontext.SkipSpace(b, end)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = jsontext.SkipSpace(b, i+1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// int reads an integer written without fraction or exponent into dst,
+// unless seen (a repeated member counts as first given).
+func (d *pullDecoder) int(i int, dst *int64, seen *bool) (int, bool) {
+	end, ok := jsontext.SkipValue(d.b, i)
+	if !ok || *seen {
+		return end, ok
+	}
+	*seen = true
+	v := d.s[i:end]
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || v[0] == '+' || len(v) > 1 && (v[0] == '0' || v[0] == '-' && v[1] == '0') {
+		return end, false
+	}
+	*dst = n
+	return end, true
+}
+
+// bool reads true or false into dst, unless seen.
+func (d *pullDecoder) bool(i int, dst *bool, seen *bool) (int, bool) {
+	end, ok := jsontext.SkipValue(d.b, i)
+	if !ok || *seen {
+		return end, ok
+	}
+	*seen = true
+	switch d.s[i:end] {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		return end, false
+	}
+	return end, true
+}
+
+// string reads a string without escapes or control bytes into dst (its
+// bytes, as gjson takes such a string), unless seen.
+func (d *pullDecoder) string(i int, dst *string, seen *bool) (int, bool) {
+	end, ok := jsontext.SkipValue(d.b, i)
+	if !ok || *seen {
+		return end, ok
+	}
+	*seen = true
+	if d.b[i] != '"' || jsontext.PlainRun(d.b[:end-1], i+1) != end-1 {
+		return end, false
+	}
+	*dst = d.s[i+1 : end-1]
+	return end, true
+}

@@ -1,0 +1,112 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/tidwall/gjson"
+)
+
+// pullBoth decodes data both ways: fast (ok false when it gave up) and with
+// gjson.
+func pullBoth(t *testing.T, data []byte) (fast pullReply, ok bool, slow pullReply, slowErr error) {
+	t.Helper()
+	fast, slow = pullReply{expect: 100}, pullReply{expect: 100}
+	ok = fast.decodePullFast(data)
+	slowErr = slow.decodePullGJSON(data)
+	return
+}
+
+func TestDecodePullFast(t *testing.T) {
+	// What the server writes is read by the fast path.
+	server := wire.PullReply{ID: 4, OK: true, Last: 99, More: true, PurgedSeq: 2, Changes: []wire.Change{
+		{Seq: 1, ID: "orders/1-A", Rev: "_l6zhVDW---B", Doc: json.RawMessage(`{"_id":"orders/1-A","_rev":"_l6zhVDW---B","s":"a \"quoted\" é","n":[1,{"x":null}]}`)},
+		{Seq: 9, ID: "orders/2-A", Rev: "r2", Deleted: true},
+		{Seq: 1 << 50, ID: "ü/π", Rev: "r3", Doc: json.RawMessage(`{}`)},
+	}}
+	tests := []struct {
+		name string
+		data string
+		fast bool // the fast path reads it
+	}{
+		{"the server's reply", string(server.AppendJSON(nil)), true},
+		{"spaced", " { \"id\" : 1 , \"ok\":true, \"changes\" : [ { \"seq\" : 3 , \"id\" : \"a\" , \"rev\":\"r\", \"doc\" : { \"a\" : 1 } } ] , \"last\":3 , \"more\":false } ", true},
+		{"no changes", `{"id":1,"ok":true,"changes":[],"last":0,"more":false}`, true},
+		{"repeated members: the first counts", `{"id":1,"changes":[{"seq":1,"seq":2,"id":"a","id":"b","doc":{"x":1},"doc":2}],"changes":{},"last":5,"last":6}`, true},
+		{"unknown members", `{"id":1,"x":[{"y":"]}"}],"changes":[{"seq":1,"id":"a","rev":"r","z":{"}":1}}]}`, true},
+		{"doc null", `{"changes":[{"seq":1,"id":"a","rev":"r","doc":null}]}`, true},
+		{"an escaped id", `{"changes":[{"seq":1,"id":"a\u0062","rev":"r"}]}`, false},
+		{"an escaped name", `{"changes":[{"s\u0065q":1,"id":"a","rev":"r"}]}`, false},
+		{"a fractional seq", `{"changes":[{"seq":1.5,"id":"a","rev":"r"}]}`, false},
+		{"a seq as a string", `{"changes":[{"seq":"7","id":"a","rev":"r"}]}`, false},
+		{"deleted as a string", `{"changes":[{"seq":1,"id":"a","rev":"r","deleted":"true"}]}`, false},
+		{"changes not an array", `{"changes":{"a":1}}`, false},
+		{"no changes member", `{"id":1}`, false},
+		{"trailing text", `{"changes":[]} x`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fast, ok, slow, err := pullBoth(t, []byte(tc.data))
+			if ok != tc.fast {
+				t.Fatalf("fast path read it: %v, want %v", ok, tc.fast)
+			}
+			if ok && (err != nil || !reflect.DeepEqual(fast.PullReply, slow.PullReply)) {
+				t.Fatalf("fast %+v\nslow %+v, %v", fast.PullReply, slow.PullReply, err)
+			}
+		})
+	}
+	// decodeReply takes either path.
+	for _, data := range []string{tests[0].data, tests[6].data} {
+		r := pullReply{expect: 10}
+		if err := r.decodeReply([]byte(data)); err != nil || len(r.Changes) == 0 {
+			t.Errorf("decodeReply(%s) = %+v, %v", data, r.PullReply, err)
+		}
+	}
+}
+
+func FuzzDecodePullFast(f *testing.F) {
+	f.Add([]byte(`{"id":4,"ok":true,"changes":[{"seq":1,"id":"a","rev":"r","doc":{"a":"}"}},{"seq":2,"id":"b","rev":"r","deleted":true}],"last":2,"more":false}`))
+	f.Add([]byte(`{"changes":[{"seq":-3,"id":"","rev":"","doc":[1,"]"]}],"purgedSeq":0}`))
+	f.Add([]byte(`{"changes":[],"changes":[{"seq":1}],"more":true,"more":1}`))
+	f.Add([]byte(`{"changes":[{"seq":01}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast := pullReply{expect: 8}
+		if !fast.decodePullFast(data) || !gjson.ValidBytes(data) {
+			return // only what both read, from valid JSON, is compared
+		}
+		slow := pullReply{expect: 8}
+		if err := slow.decodePullGJSON(data); err != nil || !reflect.DeepEqual(fast.PullReply, slow.PullReply) {
+			t.Fatalf("%q:\nfast %+v\nslow %+v, %v", data, fast.PullReply, slow.PullReply, err)
+		}
+	})
+}
+
+// BenchmarkDecodePull decodes a pull reply of 10,000 small documents.
+func BenchmarkDecodePull(b *testing.B) {
+	var changes []wire.Change
+	for i := range 10000 {
+		id := fmt.Sprintf("orders/%d-A", i+1)
+		doc := fmt.Sprintf(`{"_id":%q,"_rev":"_l6zhVDW---B","total":%d,"item":"widget","note":%q}`, id, i, strings.Repeat("x", 20))
+		changes = append(changes, wire.Change{Seq: int64(i + 1), ID: id, Rev: "_l6zhVDW---B", Doc: json.RawMessage(doc)})
+	}
+	data := wire.PullReply{ID: 1, OK: true, Changes: changes, Last: 10000}.AppendJSON(nil)
+	for _, path := range []string{"fast", "gjson"} {
+		b.Run(path, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				r := pullReply{expect: 10000}
+				if path == "fast" {
+					if !r.decodePullFast(data) {
+						b.Fatal("the fast path gave up")
+					}
+				} else if err := r.decodePullGJSON(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
