@@ -240,14 +240,19 @@ func (c *Client) dispatchServerMessage(data []byte) {
 	if sub == nil {
 		return
 	}
-	msg := gjson.ParseBytes(data)
-	changes := msg.Get("changes")
-	if !changes.IsArray() {
-		return
+	// The same shape as a pull reply's changes and last: read the same way.
+	r := pullReply{expect: maxExpected}
+	if !r.decodePullFast(data) {
+		msg := gjson.ParseBytes(data)
+		changes := msg.Get("changes")
+		if !changes.IsArray() {
+			return
+		}
+		r.Changes, r.Last = decodeChanges(changes, 0), msg.Get("last").Int()
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	sub.fn(decodeChanges(changes, 0), msg.Get("last").Int())
+	sub.fn(r.Changes, r.Last)
 }
 
 // Get returns the server's current version of each document, in the order
