@@ -95,24 +95,66 @@ func (s *Store) PendingWritesAfter(after string, limit int) ([]PendingWrite, err
 				derr = fmt.Errorf("decode sync state of %q: %w", id, err)
 				return false
 			}
-			w := PendingWrite{ID: id, BaseRev: m.Base, Rev: m.Rev, Deleted: m.Deleted}
-			if !m.Deleted {
-				doc, err := tx.Get(docPrefix + id)
-				if err != nil {
-					derr = fmt.Errorf("read pending %q: %w", id, err)
-					return false
-				}
-				w.Doc = json.RawMessage(doc)
-			}
-			out = append(out, w)
+			out = append(out, PendingWrite{ID: id, BaseRev: m.Base, Rev: m.Rev, Deleted: m.Deleted})
 			return len(out) < limit
 		})
-		return errors.Join(err, derr)
+		if err := errors.Join(err, derr); err != nil {
+			return err
+		}
+		return pendingDocs(tx, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list pending writes: %w", err)
 	}
 	return out, nil
+}
+
+// pendingDocs reads the document of each pending write not a deletion.
+// Writes in id order that are most of the documents in their range (a
+// bulk write's, say) are read walking the documents in order, one step of
+// the B-tree each, where a look-up each costs a descent; the walk gives up
+// for look-ups once it has passed more documents than it is given writes.
+func pendingDocs(tx *txn, ws []PendingWrite) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	j, passed := 0, 0
+	err := tx.AscendGreaterOrEqual("", docPrefix+ws[0].ID, func(k, v string) bool {
+		if !strings.HasPrefix(k, docPrefix) {
+			return false
+		}
+		id := k[len(docPrefix):]
+		for j < len(ws) && (ws[j].ID < id || ws[j].Deleted) {
+			if !ws[j].Deleted {
+				return false // no document: looked up below, which says so
+			}
+			j++
+		}
+		if j == len(ws) {
+			return false
+		}
+		if ws[j].ID == id {
+			ws[j].Doc = json.RawMessage(v)
+			j++
+			return j < len(ws)
+		}
+		passed++
+		return passed <= len(ws)
+	})
+	if err != nil {
+		return err
+	}
+	for ; j < len(ws); j++ {
+		if ws[j].Deleted || ws[j].Doc != nil {
+			continue
+		}
+		doc, err := tx.Get(docPrefix + ws[j].ID)
+		if err != nil {
+			return fmt.Errorf("read pending %q: %w", ws[j].ID, err)
+		}
+		ws[j].Doc = json.RawMessage(doc)
+	}
+	return nil
 }
 
 // PendingCount returns how many documents have writes awaiting the server.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
@@ -201,5 +203,84 @@ func TestForget(t *testing.T) {
 	}
 	if cs, _ := s.Conflicts("notes/a"); len(cs) != 0 {
 		t.Errorf("conflicts after Forget: %v", cs)
+	}
+}
+
+// TestPendingWritesDocuments: a batch of pending writes carries each
+// document as stored, whether the writes are most of the documents in
+// their range (read walking them in order) or a few among many (read one
+// by one), with deletions among them, from any cursor.
+func TestPendingWritesDocuments(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		synced  int // documents written and acknowledged first, keys s000…
+		pending []string
+		deleted map[string]bool
+	}{
+		{"all pending", 0, []string{"a1", "a2", "a3", "a4", "a5"}, nil},
+		{"a few among many", 300, []string{"s005x", "s150x", "s299x"}, nil},
+		{"deletions among them", 40, []string{"s001x", "s002x", "s003x", "s004x"}, map[string]bool{"s002x": true, "s004x": true}},
+		{"deleting synced documents", 20, []string{"s003", "s007", "s010x"}, map[string]bool{"s003": true, "s007": true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestStore(t)
+			var acks []core.Ack
+			for i := range tc.synced {
+				out, err := s.Put(ctx, "notes", []byte(fmt.Sprintf(`{"_key":"s%03d"}`, i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := decode(t, out)
+				acks = append(acks, core.Ack{ID: d["_id"].(string), Rev: d["_rev"].(string)})
+			}
+			if err := s.Acknowledge(acks...); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{}
+			for _, k := range tc.pending {
+				if tc.deleted[k] {
+					// A synced document, or one made here first.
+					if _, err := s.Get("notes/" + k); errors.Is(err, core.ErrNotFound) {
+						s.Put(ctx, "notes", []byte(fmt.Sprintf(`{"_key":%q}`, k)))
+					}
+					if err := s.Delete("notes/" + k); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				out, err := s.Put(ctx, "notes", []byte(fmt.Sprintf(`{"_key":%q,"v":%q}`, k, k)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want["notes/"+k] = string(out)
+			}
+			for _, after := range []string{"", "notes/" + tc.pending[0]} {
+				p, err := s.PendingWritesAfter(after, 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := len(tc.pending)
+				if after != "" {
+					n--
+				}
+				if len(p) != n {
+					t.Fatalf("after %q: %d pending, want %d: %+v", after, len(p), n, p)
+				}
+				for _, w := range p {
+					if w.ID <= after {
+						t.Errorf("after %q: %s", after, w.ID)
+					}
+					k := strings.TrimPrefix(w.ID, "notes/")
+					if w.Deleted != tc.deleted[k] || w.Deleted != (w.Doc == nil) {
+						t.Errorf("%s: deleted %v, doc %s", w.ID, w.Deleted, w.Doc)
+					}
+					if !w.Deleted && string(w.Doc) != want[w.ID] {
+						t.Errorf("%s: doc %s, want %s", w.ID, w.Doc, want[w.ID])
+					}
+				}
+			}
+		})
 	}
 }
