@@ -162,8 +162,17 @@ func decodeNumbers(b []byte) (any, error) {
 // normalizeDoc checks that doc is a JSON object without repeated top-level
 // members and returns it with _id and _rev set to id and rev.
 func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
+	if !gjson.ValidBytes(doc) {
+		return nil, errors.New("doc must be a JSON object")
+	}
+	return normalizeValidDoc(doc, id, rev)
+}
+
+// normalizeValidDoc is normalizeDoc for a doc known to be valid JSON (a
+// push's, cut from a message conn.handle checked whole).
+func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
 	doc = bytes.TrimSpace(doc)
-	if len(doc) == 0 || doc[0] != '{' || !gjson.ValidBytes(doc) {
+	if len(doc) == 0 || doc[0] != '{' {
 		return nil, errors.New("doc must be a JSON object")
 	}
 	// Readers disagree on a repeated member (the first wins here, the last

@@ -273,6 +273,7 @@ func TestUnpairedSurrogatesRefused(t *testing.T) {
 		`{"id":2,"op":"identity.next","name":"\udfff"}`,
 		`{"id":2,"op":"identity.nextBatch","names":["a","\ud800\ud800"]}`,
 		`{"id":2,"op":"get","ids":["\ud800"]}`,
+		`{"id":2,"op":"get","ids":["\uDBFF"]}`,
 	} {
 		if got := r.call(msg); errCode(got) != "bad_request" || got["id"] != 2.0 {
 			t.Errorf("%s: %v, want bad_request", msg, got)

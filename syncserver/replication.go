@@ -312,7 +312,9 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, sin
 		case it.Rev == "" || len(it.Rev) > 256:
 			results[i].Error = &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: "rev must be 1 to 256 bytes"}
 		case !it.Deleted:
-			d, err := normalizeDoc(it.Doc, it.ID, it.Rev)
+			// The message was checked whole (conn.handle): its documents
+			// are valid JSON.
+			d, err := normalizeValidDoc(it.Doc, it.ID, it.Rev)
 			if err != nil {
 				results[i].Error = &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: err.Error()}
 			}
