@@ -94,12 +94,15 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	var reply any = wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
 	if gjson.GetBytes(data, "brief").Bool() {
 		failed := []wire.FailedPush{}
+		seqs := make([]int64, len(out.results))
 		for i, r := range out.results {
-			if !r.OK {
+			if r.OK {
+				seqs[i] = r.Seq
+			} else {
 				failed = append(failed, wire.FailedPush{I: i, PushResult: r})
 			}
 		}
-		reply = wire.BriefPushReply{ID: id, OK: true, Brief: true, Failed: failed, PrevSeq: out.prevSeq, Last: out.last}
+		reply = wire.BriefPushReply{ID: id, OK: true, Brief: true, Failed: failed, Seqs: seqs, PrevSeq: out.prevSeq, Last: out.last}
 	}
 	if !out.wrote {
 		return reply, nil // nothing new for subscribers

@@ -143,6 +143,13 @@ func TestBriefPushReply(t *testing.T) {
 	if last, _ := push["last"].(float64); last <= 0 {
 		t.Fatalf("last: %v", push)
 	}
+	// The accepted items' sequences, 0 for the others: 1 and 2 on the
+	// single server, the commit's revision for both on etcd.
+	seqs, _ := push["seqs"].([]any)
+	if len(seqs) != 4 || seqs[1] != 0.0 || seqs[3] != 0.0 || seqs[0].(float64) <= 0 ||
+		!ts.onEtcd() && (seqs[0] != 1.0 || seqs[2] != 2.0) || ts.onEtcd() && seqs[2] != seqs[0] {
+		t.Fatalf("seqs: %v", push)
+	}
 	// All accepted: nothing listed.
 	ok := r.call(`{"id":3,"op":"push","brief":true,"changes":[{"id":"orders/5-A","baseRev":"","rev":"r1","doc":{}}]}`)
 	if failed, isList := ok["failed"].([]any); !isList || len(failed) != 0 {

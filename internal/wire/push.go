@@ -159,13 +159,15 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 	// One walk over the reply and one over each result: gjson's Get per
 	// field walked everything before the field again, and the client
 	// decodes a result per document pushed.
-	var res, failed, brief, prev, lst gjson.Result
+	var res, failed, seqs, brief, prev, lst gjson.Result
 	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "results":
 			firstOf(&res, v)
 		case "failed":
 			firstOf(&failed, v)
+		case "seqs":
+			firstOf(&seqs, v)
 		case "brief":
 			firstOf(&brief, v)
 		case "prevSeq":
@@ -179,6 +181,9 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 		results = make([]PushResult, n)
 		for i := range results {
 			results[i].OK = true
+		}
+		if seqs.Exists() && seqs.Type != gjson.Null && !seqInts(seqs.Raw, results) {
+			return nil, 0, 0, fmt.Errorf("seqs is not an array of %d integers in %.200s", n, data)
 		}
 		if failed.Exists() && !failed.IsArray() {
 			return nil, 0, 0, fmt.Errorf("failed is not an array in %.200s", data)
@@ -207,6 +212,72 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 		return true
 	})
 	return results, prev.Int(), lst.Int(), nil
+}
+
+// seqInts reads a brief reply's seqs, a JSON array of one integer per
+// result, into the results' Seq: a loop over digits (a push of thousands
+// has thousands), gjson for what it does not read.
+func seqInts(raw string, results []PushResult) bool {
+	i, k := 0, 0
+	skip := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+			i++
+		}
+	}
+	skip()
+	if i == len(raw) || raw[i] != '[' {
+		return false
+	}
+	i++
+	skip()
+	if i < len(raw) && raw[i] == ']' {
+		return len(results) == 0
+	}
+	for k < len(results) {
+		start := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		n, err := strconv.ParseInt(raw[start:i], 10, 64)
+		if err != nil || i-start > 1 && raw[start] == '0' {
+			return seqIntsGJSON(raw, results)
+		}
+		results[k].Seq = n
+		k++
+		skip()
+		if i == len(raw) {
+			return false
+		}
+		switch raw[i] {
+		case ',':
+			i++
+			skip()
+		case ']':
+			return k == len(results)
+		default:
+			return seqIntsGJSON(raw, results)
+		}
+	}
+	return false // more numbers than results
+}
+
+// seqIntsGJSON is seqInts for any JSON array of numbers.
+func seqIntsGJSON(raw string, results []PushResult) bool {
+	arr := gjson.Parse(raw)
+	if !arr.IsArray() {
+		return false
+	}
+	k, ok := 0, true
+	arr.ForEach(func(_, v gjson.Result) bool {
+		if k == len(results) || v.Type != gjson.Number {
+			ok = false
+			return false
+		}
+		results[k].Seq = v.Int()
+		k++
+		return true
+	})
+	return ok && k == len(results)
 }
 
 // decodePushResult reads one result of a push reply, and its index "i"

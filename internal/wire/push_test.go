@@ -75,7 +75,7 @@ func TestDecodePushReply(t *testing.T) {
 
 func TestDecodeBriefPushReply(t *testing.T) {
 	reply := []byte(`{"id":3,"ok":true,"brief":true,"failed":[
-		{"i":2,"id":"c","ok":false,"error":{"code":"conflict","num":1200,"message":"m"},"current":{"_id":"c"}}],"prevSeq":4,"last":7}`)
+		{"i":2,"id":"c","ok":false,"seq":3,"error":{"code":"conflict","num":1200,"message":"m"},"current":{"_id":"c"}}],"seqs":[5,6,0,7],"prevSeq":4,"last":7}`)
 	res, prev, last, err := wire.DecodePushReplyN(reply, 4)
 	if err != nil || prev != 4 || last != 7 || len(res) != 4 {
 		t.Fatalf("DecodePushReplyN = %+v, %d, %d, %v", res, prev, last, err)
@@ -84,13 +84,16 @@ func TestDecodeBriefPushReply(t *testing.T) {
 		if want := i != 2; r.OK != want {
 			t.Errorf("result %d: OK %v, want %v", i, r.OK, want)
 		}
+		if want := []int64{5, 6, 3, 7}[i]; r.Seq != want {
+			t.Errorf("result %d: seq %d, want %d", i, r.Seq, want)
+		}
 	}
 	if res[2].ID != "c" || res[2].Error.Code != "conflict" || string(res[2].Current) != `{"_id":"c"}` {
 		t.Errorf("failed result %+v", res[2])
 	}
 	// What the server's encoder writes decodes to the same.
-	enc, err := json.Marshal(wire.BriefPushReply{ID: 3, OK: true, Brief: true, PrevSeq: 4, Last: 7,
-		Failed: []wire.FailedPush{{I: 2, PushResult: wire.PushResult{ID: "c", Error: &wire.Error{Code: "conflict", Num: 1200, Message: "m"}, Current: json.RawMessage(`{"_id":"c"}`)}}}})
+	enc, err := json.Marshal(wire.BriefPushReply{ID: 3, OK: true, Brief: true, PrevSeq: 4, Last: 7, Seqs: []int64{5, 6, 0, 7},
+		Failed: []wire.FailedPush{{I: 2, PushResult: wire.PushResult{ID: "c", Seq: 3, Error: &wire.Error{Code: "conflict", Num: 1200, Message: "m"}, Current: json.RawMessage(`{"_id":"c"}`)}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +107,10 @@ func TestDecodeBriefPushReply(t *testing.T) {
 		`{"brief":true,"failed":[{"i":1.5,"ok":false}]}`,
 		`{"brief":true,"failed":[{"ok":false}]}`,
 		`{"brief":true,"failed":{}}`,
+		`{"brief":true,"failed":[],"seqs":[1,2,3]}`,
+		`{"brief":true,"failed":[],"seqs":[1,2,3,4,5]}`,
+		`{"brief":true,"failed":[],"seqs":[1,2,"3",4]}`,
+		`{"brief":true,"failed":[],"seqs":{}}`,
 	} {
 		if _, _, _, err := wire.DecodePushReplyN([]byte(bad), 4); err == nil {
 			t.Errorf("%s was taken", bad)
@@ -111,6 +118,13 @@ func TestDecodeBriefPushReply(t *testing.T) {
 	}
 	if _, _, _, err := wire.DecodePushReply(reply); err == nil {
 		t.Error("DecodePushReply took a brief reply without knowing its items")
+	}
+	// The numbers as any JSON writer may space and spell them.
+	for _, seqs := range []string{`[1,2,3,4]`, ` [ 1 , 2,3 ,4 ] `, `[1.0,2,3e0,4]`, `[1,2,3,4.0]`} {
+		res, _, _, err := wire.DecodePushReplyN([]byte(`{"brief":true,"failed":[],"seqs":`+seqs+`}`), 4)
+		if err != nil || res[0].Seq != 1 || res[3].Seq != 4 {
+			t.Errorf("seqs %s: %+v, %v", seqs, res, err)
+		}
 	}
 	// A full reply (from a server that does not know brief replies) still
 	// decodes when a brief one was asked for.
@@ -226,6 +240,7 @@ func FuzzDecodePushReply(f *testing.F) {
 	f.Add([]byte(`{"results":{}}`))
 	f.Add([]byte(`{"brief":true,"failed":[{"i":1,"id":"b","ok":false,"error":{"code":"conflict"}}],"prevSeq":1,"last":2}`))
 	f.Add([]byte(`{"brief":true,"failed":[{"i":9}],"results":[]}`))
+	f.Add([]byte(`{"brief":true,"failed":[],"seqs":[1, 20,-3]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !gjson.ValidBytes(data) {
 			return // replies come from the server; only valid JSON is compared

@@ -74,13 +74,16 @@ type PushReply struct {
 
 // BriefPushReply answers a Push that asked for it ("brief": true): Failed
 // holds the results of the items not accepted, each with its place in the
-// request; every other item was accepted. A push of many documents that
-// all go through is answered in a few bytes instead of a result each.
+// request; every other item was accepted, at the sequence Seqs gives in
+// its place (Seqs has one number per item, 0 for one not accepted). A push
+// of many documents that all go through is answered in a few bytes a
+// document instead of a result object each.
 type BriefPushReply struct {
 	ID      int64        `json:"id"`
 	OK      bool         `json:"ok"`
 	Brief   bool         `json:"brief"`
 	Failed  []FailedPush `json:"failed"`
+	Seqs    []int64      `json:"seqs"`
 	PrevSeq int64        `json:"prevSeq"`
 	Last    int64        `json:"last"`
 }
