@@ -60,6 +60,7 @@ export async function openStore(options) {
       reserve,
       onConflict: typeof onConflict === 'function' ? mergeWith(onConflict) : onConflict,
       emit: (type, payload) => emitter.emit(type, payload),
+      listening: (type) => emitter.listening(type),
       persist: adapter,
       // 'flushed' waits for the append as 'strict' does; the adapter's
       // append is what goes down to the disk.
@@ -587,6 +588,11 @@ class Emitter {
 
   off(type, fn) {
     this.#listeners.get(type)?.delete(fn);
+  }
+
+  /** listening reports whether type has listeners (Go builds a 'change' event only then). */
+  listening(type) {
+    return (this.#listeners.get(type)?.size ?? 0) > 0;
   }
 
   emit(type, payload) {

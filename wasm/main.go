@@ -348,7 +348,7 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	default:
 		return nil, &argError{"openStore: reserve must be a number"}
 	}
-	opts.events = &events{emit: o.Get("emit")}
+	opts.events = &events{emit: o.Get("emit"), listening: o.Get("listening")}
 	if v := o.Get("invalidate"); v.Type() == js.TypeFunction {
 		opts.invalidate = v
 		opts.dropLog = o.Get("dropLog").Truthy()

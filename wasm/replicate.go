@@ -186,7 +186,26 @@ func jsResolver(fn js.Value, ev *events) core.Resolver {
 // events delivers a store's events to index.js's emit(type, payload), which
 // queues them for the listeners so that no listener runs inside Go.
 type events struct {
-	emit js.Value // a function, or undefined for none
+	emit      js.Value // a function, or undefined for none
+	listening js.Value // a function telling whether a type has listeners, or undefined
+}
+
+// wants reports whether an event of type typ has anyone to hear it (true
+// when the host does not say): a pull of thousands of documents makes a
+// 'change' event of their ids, which no one may be listening for.
+func (e *events) wants(typ string) bool {
+	if e == nil || e.emit.Type() != js.TypeFunction {
+		return false
+	}
+	if e.listening.Type() != js.TypeFunction {
+		return true
+	}
+	w := true
+	_, _ = protect(func() (any, error) {
+		w = e.listening.Invoke(typ).Truthy()
+		return nil, nil
+	})
+	return w
 }
 
 func (e *events) send(typ string, payload any) {
@@ -216,7 +235,7 @@ func (e *events) conflict(c core.Conflict) {
 // written by hand, as a pull of thousands of documents makes one, and
 // encoding/json's reflection cost more than applying them.
 func (e *events) changes(vs []core.Version) {
-	if len(vs) == 0 {
+	if len(vs) == 0 || !e.wants("change") {
 		return
 	}
 	size := 16

@@ -336,6 +336,26 @@ describe('sync', () => {
     }
   });
 
+  test('a change event is made once someone listens for it', async () => {
+    const db = freshDB();
+    const s = await openStore({ url: server.wsURL, database: db }); // no listener yet
+    open.push(s);
+    const other = await opened(db);
+    await other.put('orders', { _key: 'a' });
+    await other.sync();
+    assert.equal((await s.sync()).pulled, 1);
+    const heard = [];
+    s.on('change', (e) => heard.push(e));
+    await other.put('orders', { _key: 'b' });
+    await other.sync();
+    assert.equal((await s.sync()).pulled, 1);
+    await waitFor(() => heard.length === 1, 2000, 'the change event');
+    assert.deepEqual(
+      heard[0].changes.map((c) => c.id),
+      ['orders/b'],
+    );
+  });
+
   test('bad options and listeners are refused', async () => {
     const db = freshDB();
     await rejectsWith(openStore({ url: server.wsURL, database: db, onConflict: 'mine' }), 'bad_request', 400);
