@@ -87,12 +87,20 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 		}
 		since = v.Int()
 	}
+	brief := false // a reply of the items not accepted (wire.BriefPushReply)
+	switch v := gjson.GetBytes(data, "brief"); v.Type {
+	case gjson.True:
+		brief = true
+	case gjson.False, gjson.Null:
+	default:
+		return nil, badRequest("brief must be true or false")
+	}
 	out, err := c.srv.push(ctx, c.db, changes, since)
 	if err != nil {
 		return nil, err
 	}
 	var reply any = wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
-	if gjson.GetBytes(data, "brief").Bool() {
+	if brief {
 		failed := []wire.FailedPush{}
 		seqs := make([]int64, len(out.results))
 		for i, r := range out.results {

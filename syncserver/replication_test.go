@@ -158,6 +158,19 @@ func TestBriefPushReply(t *testing.T) {
 	if p := r.call(`{"id":4,"op":"pull","since":0}`); len(p["changes"].([]any)) != 3 {
 		t.Fatalf("pull after brief pushes: %v", p)
 	}
+	// brief is true or false; anything else is refused and writes nothing.
+	for _, v := range []string{`"yes"`, `1`, `{}`} {
+		bad := r.call(`{"id":5,"op":"push","brief":` + v + `,"changes":[{"id":"orders/9-A","baseRev":"","rev":"r1","doc":{}}]}`)
+		if errCode(bad) != "bad_request" {
+			t.Fatalf("brief %s: %v", v, bad)
+		}
+	}
+	if full := r.call(`{"id":6,"op":"push","brief":false,"changes":[{"id":"orders/6-A","baseRev":"","rev":"r1","doc":{}}]}`); len(results(t, full)) != 1 {
+		t.Fatalf("brief false: %v", full)
+	}
+	if p := r.call(`{"id":7,"op":"pull","since":0}`); len(p["changes"].([]any)) != 4 {
+		t.Fatalf("a refused push wrote: %v", p)
+	}
 }
 
 func TestSubscribe(t *testing.T) {
