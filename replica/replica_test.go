@@ -764,3 +764,51 @@ func TestPullPagesAhead(t *testing.T) {
 		t.Fatalf("%d pages applied, want at least 9", pages)
 	}
 }
+
+// TestPipelinedPushCut: the connection is cut while two pushes are in
+// flight, their replies lost. The push fails; the next one sends what was
+// not acknowledged again (the server answers a write it has as a retry),
+// and every document is on the server once, at its latest version.
+func TestPipelinedPushCut(t *testing.T) {
+	srv := startServer(t)
+	px := newProxy(t, srv.addr)
+	a := newNode(t, px.url(), nil)
+	for i := range 60 {
+		a.put(t, fmt.Sprintf(`{"_key":"c%02d","v":1}`, i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sends := 0
+	rep := replica.New(a.store, a.cli, replica.Options{PushBatch: 5, BeforePush: func(context.Context) error {
+		if sends++; sends == 4 {
+			px.cut() // batches 2 and 3 sent, at most the first settled
+		}
+		return nil
+	}})
+	if _, err := rep.Push(ctx); err == nil {
+		t.Fatal("a push whose connection was cut reported no error")
+	}
+	a.put(t, `{"_key":"c07","v":2}`) // written again before the next push
+	n, err := rep.Push(ctx)
+	if err != nil {
+		t.Fatalf("push after the cut: %v", err)
+	}
+	if n == 0 {
+		t.Fatal("the push after the cut sent nothing")
+	}
+	if p, _ := a.store.PendingCount(); p != 0 {
+		t.Fatalf("%d writes still pending", p)
+	}
+	b := newNode(t, srv.url(), nil)
+	b.sync(t)
+	got := snapshot(t, b.store)
+	if len(got) != 60 {
+		t.Fatalf("the server holds %d documents, want 60", len(got))
+	}
+	if v := b.get(t, "notes/c07"); v["v"] != 2.0 {
+		t.Fatalf("c07 on the server: %v, want its second version", v)
+	}
+	if !equalMaps(snapshot(t, a.store), got) {
+		t.Error("the replicas differ")
+	}
+}
