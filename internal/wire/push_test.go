@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
@@ -195,7 +196,10 @@ func FuzzDecodePush(f *testing.F) {
 				t.Fatalf("DecodePush(%q) = %+v, %v; want %+v, %v", data, items, err, want, werr)
 			}
 		}
-		if err != nil || !json.Valid(data) {
+		// The server refuses a frame that is not UTF-8 before it decodes
+		// it (conn.handle); an id of invalid bytes would come back from
+		// AppendPush as U+FFFD.
+		if err != nil || !json.Valid(data) || !utf8.Valid(data) {
 			return
 		}
 		// What decodes encodes again and decodes to the same items.
