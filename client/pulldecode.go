@@ -171,15 +171,24 @@ func (d *pullDecoder) object(i int, member func(name []byte, i int) (int, bool))
 	}
 }
 
-// int reads an integer written without fraction or exponent into dst,
-// unless seen (a repeated member counts as first given).
-func (d *pullDecoder) int(i int, dst *int64, seen *bool) (int, bool) {
-	end, ok := jsontext.SkipValue(d.b, i)
+// scalar finds the end of the value at b[i] and whether to take it: not
+// when it was seen before (a repeated member counts as first given). v is
+// its text.
+func (d *pullDecoder) scalar(i int, seen *bool) (v string, end int, take, ok bool) {
+	end, ok = jsontext.SkipValue(d.b, i)
 	if !ok || *seen {
-		return end, ok
+		return "", end, false, ok
 	}
 	*seen = true
-	v := d.s[i:end]
+	return d.s[i:end], end, true, true
+}
+
+// int reads an integer written without fraction or exponent into dst.
+func (d *pullDecoder) int(i int, dst *int64, seen *bool) (int, bool) {
+	v, end, take, ok := d.scalar(i, seen)
+	if !take {
+		return end, ok
+	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || v[0] == '+' || len(v) > 1 && (v[0] == '0' || v[0] == '-' && v[1] == '0') {
 		return end, false
@@ -188,14 +197,13 @@ func (d *pullDecoder) int(i int, dst *int64, seen *bool) (int, bool) {
 	return end, true
 }
 
-// bool reads true or false into dst, unless seen.
+// bool reads true or false into dst.
 func (d *pullDecoder) bool(i int, dst *bool, seen *bool) (int, bool) {
-	end, ok := jsontext.SkipValue(d.b, i)
-	if !ok || *seen {
+	v, end, take, ok := d.scalar(i, seen)
+	if !take {
 		return end, ok
 	}
-	*seen = true
-	switch d.s[i:end] {
+	switch v {
 	case "true":
 		*dst = true
 	case "false":
@@ -207,16 +215,15 @@ func (d *pullDecoder) bool(i int, dst *bool, seen *bool) (int, bool) {
 }
 
 // string reads a string without escapes or control bytes into dst (its
-// bytes, as gjson takes such a string), unless seen.
+// bytes, as gjson takes such a string).
 func (d *pullDecoder) string(i int, dst *string, seen *bool) (int, bool) {
-	end, ok := jsontext.SkipValue(d.b, i)
-	if !ok || *seen {
+	v, end, take, ok := d.scalar(i, seen)
+	if !take {
 		return end, ok
 	}
-	*seen = true
-	if d.b[i] != '"' || jsontext.PlainRun(d.b[:end-1], i+1) != end-1 {
+	if len(v) < 2 || v[0] != '"' || jsontext.PlainRun(d.b[:end-1], i+1) != end-1 {
 		return end, false
 	}
-	*dst = d.s[i+1 : end-1]
+	*dst = v[1 : len(v)-1]
 	return end, true
 }
