@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,5 +120,36 @@ func TestNextRangeFor(t *testing.T) {
 	}
 	if _, err := c.NextRangeFor(ctx, "orders", r2, -5); err != nil {
 		t.Fatalf("a negative want is no want: %v", err)
+	}
+}
+
+// TestPushChecksDocuments: Push refuses a document that is not valid JSON
+// before sending anything; PushChecked sends it unchecked, and the server
+// refuses the whole request, storing nothing of it.
+func TestPushChecksDocuments(t *testing.T) {
+	addr, stop := serve(t, t.TempDir(), "127.0.0.1:0")
+	defer stop()
+	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
+	defer c.Close()
+	ctx := context.Background()
+	items := []client.PushItem{
+		{ID: "good", Rev: "r1", Doc: []byte(`{"x":1}`)},
+		{ID: "bad", Rev: "r1", Doc: []byte(`{"x":`)},
+	}
+	if _, err := c.Push(ctx, items); err == nil || !strings.Contains(err.Error(), "push bad: the document is not valid JSON") {
+		t.Fatalf("Push: %v, want the bad document named", err)
+	}
+	_, err := c.PushChecked(ctx, -1, items)
+	var e *client.Error
+	if !errors.As(err, &e) || e.Code != "bad_json" {
+		t.Fatalf("PushChecked: %v, want the server's bad_json", err)
+	}
+	docs, err := c.Get(ctx, []string{"good"})
+	if err != nil || len(docs) != 1 || docs[0].Rev != "" {
+		t.Fatalf("after the refused pushes: %+v, %v; want nothing stored", docs, err)
+	}
+	out, err := c.PushChecked(ctx, -1, items[:1])
+	if err != nil || len(out.Results) != 1 || !out.Results[0].OK || out.Results[0].ID != "good" || out.Results[0].Seq != 1 {
+		t.Fatalf("PushChecked of a valid document: %+v, %v", out, err)
 	}
 }

@@ -215,7 +215,9 @@ func (r *Replicator) send(ctx context.Context, after string) (*flight, error) {
 	}
 	f := &flight{items: items, done: make(chan pushed, 1)}
 	go func() {
-		out, err := r.cli.PushSince(ctx, since, items)
+		// Read from the store, which checked each document when it was
+		// written.
+		out, err := r.cli.PushChecked(ctx, since, items)
 		f.done <- pushed{out, err}
 	}()
 	return f, nil

@@ -301,7 +301,10 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	// Text frames must be UTF-8; encoding/json would quietly turn bad bytes
 	// into U+FFFD, so a tag could differ from what the client meant.
 	if !utf8.Valid(data) || !gjson.ValidBytes(data) {
-		c.replyError(ctx, 0, &protoError{code: wire.CodeBadJSON, num: wire.NumBadJSON, msg: "malformed JSON (or not UTF-8)"})
+		// The id a client writes first is often still readable (a push
+		// with one broken document): answer it, so that the client's call
+		// fails with this error rather than waiting for a reply.
+		c.replyError(ctx, requestID(data), &protoError{code: wire.CodeBadJSON, num: wire.NumBadJSON, msg: "malformed JSON (or not UTF-8)"})
 		return
 	}
 	msg := gjson.ParseBytes(data)

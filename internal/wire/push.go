@@ -215,8 +215,54 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 }
 
 // seqInts reads a brief reply's seqs, a JSON array of one integer per
-// result, into the results' Seq.
+// result, into the results' Seq: a loop over digits (a push of thousands
+// has thousands), gjson for what it does not read.
 func seqInts(raw string, results []PushResult) bool {
+	i, k := 0, 0
+	skip := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+			i++
+		}
+	}
+	skip()
+	if i == len(raw) || raw[i] != '[' {
+		return false
+	}
+	i++
+	skip()
+	if i < len(raw) && raw[i] == ']' {
+		return len(results) == 0
+	}
+	for k < len(results) {
+		start := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		n, err := strconv.ParseInt(raw[start:i], 10, 64)
+		if err != nil || i-start > 1 && raw[start] == '0' {
+			return seqIntsGJSON(raw, results)
+		}
+		results[k].Seq = n
+		k++
+		skip()
+		if i == len(raw) {
+			return false
+		}
+		switch raw[i] {
+		case ',':
+			i++
+			skip()
+		case ']':
+			return k == len(results)
+		default:
+			return seqIntsGJSON(raw, results)
+		}
+	}
+	return false // more numbers than results
+}
+
+// seqIntsGJSON is seqInts for any JSON array of numbers.
+func seqIntsGJSON(raw string, results []PushResult) bool {
 	arr := gjson.Parse(raw)
 	if !arr.IsArray() {
 		return false

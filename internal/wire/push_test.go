@@ -262,3 +262,23 @@ func FuzzDecodePushReply(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeBriefPushReply5000 reads the brief reply to a push of
+// 5,000 documents all accepted: what a client decodes per batch.
+func BenchmarkDecodeBriefPushReply5000(b *testing.B) {
+	const n = 5000
+	r := wire.BriefPushReply{ID: 9, OK: true, Brief: true, PrevSeq: 100000, Last: 100000 + n, Failed: []wire.FailedPush{}, Seqs: make([]int64, n)}
+	for i := range r.Seqs {
+		r.Seqs[i] = int64(100001 + i)
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if res, _, _, err := wire.DecodePushReplyN(data, n); err != nil || res[n-1].Seq != 100000+n {
+			b.Fatal(len(res), err)
+		}
+	}
+}
