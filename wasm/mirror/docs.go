@@ -36,6 +36,7 @@ func (d *Docs) Apply(changes []core.Change) {
 	if d.closed {
 		return
 	}
+	d.reserve(len(changes))
 	for _, ch := range changes {
 		id, ok := core.DocIDOf(ch)
 		if !ok {
@@ -67,6 +68,22 @@ func (d *Docs) Fill(gen uint64, id, text string) {
 		return
 	}
 	d.put(id, text)
+}
+
+// reserve makes room for n more documents at once when n is large beside
+// what the mirror holds (a pull or bulk write of thousands into a new
+// store): the map is then built at its size instead of growing a doubling
+// at a time, each growth hashing every id again.
+func (d *Docs) reserve(n int) {
+	held := len(d.docs)
+	if n < 1024 || n <= held || held >= MaxDocs {
+		return
+	}
+	m := make(map[string]string, min(held+n, MaxDocs))
+	for id, text := range d.docs {
+		m[id] = text
+	}
+	d.docs = m
 }
 
 // put sets id's text: always when id is held already (it must not stay

@@ -390,3 +390,36 @@ func TestSeedInPartsWhileWriting(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyMany: a batch much larger than the mirror (a pull into a new
+// store) keeps what it held and adds the whole batch.
+func TestApplyMany(t *testing.T) {
+	l, d := mirror.NewLookup(), mirror.NewDocs()
+	l.Add(1, d)
+	d.Apply([]core.Change{set("old/1", `{"n":1}`), set("old/2", `{"n":2}`)})
+	chs := make([]core.Change, 5000)
+	for i := range chs {
+		chs[i] = set("new/"+strconv.Itoa(i), `{"i":`+strconv.Itoa(i)+`}`)
+	}
+	chs[10] = set("old/2", `{"n":3}`)
+	d.Apply(chs)
+	for id, want := range map[string]string{"old/1": `{"n":1}`, "old/2": `{"n":3}`, "new/0": `{"i":0}`, "new/4999": `{"i":4999}`} {
+		if got, code := get(l, 1, id); got != want {
+			t.Errorf("%s: %q (%d), want %q", id, got, code, want)
+		}
+	}
+	if d.Len() != 5001 {
+		t.Errorf("Len = %d, want 5001", d.Len())
+	}
+}
+
+// BenchmarkApply5000: a page of a pull into a new store's mirror.
+func BenchmarkApply5000(b *testing.B) {
+	chs := make([]core.Change, 5000)
+	for i := range chs {
+		chs[i] = set("orders/"+strconv.Itoa(i)+"-A", `{"total":1}`)
+	}
+	for b.Loop() {
+		mirror.NewDocs().Apply(chs)
+	}
+}
