@@ -79,7 +79,8 @@ func (d *pullDecoder) changes(i, expect int) ([]Change, int, bool) {
 	}
 	for {
 		var ch Change
-		var seenSeq, seenID, seenRev, seenDeleted, seenDoc bool
+		var seenSeq, seenID, seenRev, seenDeleted, seenDoc, seenDocRev bool
+		var docRev string
 		end, ok := d.object(i, func(name []byte, i int) (int, bool) {
 			switch string(name) {
 			case "seq":
@@ -91,9 +92,33 @@ func (d *pullDecoder) changes(i, expect int) ([]Change, int, bool) {
 			case "deleted":
 				return d.bool(i, &ch.Deleted, &seenDeleted)
 			case "doc":
-				end, ok := jsontext.SkipValue(b, i)
-				if ok && !seenDoc {
-					seenDoc = true
+				if seenDoc {
+					return jsontext.SkipValue(b, i)
+				}
+				seenDoc = true
+				// Walked member by member (about what skipping it costs),
+				// to find its _rev: a store keeps a document whose _rev is
+				// the change's as it is, and need not look again. A
+				// document this walk does not read (a name with an escape)
+				// is only skipped.
+				end, ok := i, false
+				if b[i] == '{' {
+					end, ok = d.object(i, func(name []byte, i int) (int, bool) {
+						end, ok := jsontext.SkipValue(b, i)
+						if ok && !seenDocRev && string(name) == "_rev" {
+							seenDocRev = true
+							if end-i >= 2 && b[i] == '"' && jsontext.PlainRun(b[:end-1], i+1) == end-1 {
+								docRev = d.s[i+1 : end-1]
+							}
+						}
+						return end, ok
+					})
+				}
+				if !ok {
+					seenDocRev = false
+					end, ok = jsontext.SkipValue(b, i)
+				}
+				if ok {
 					ch.Doc = json.RawMessage(b[i:end:end])
 				}
 				return end, ok
@@ -103,6 +128,7 @@ func (d *pullDecoder) changes(i, expect int) ([]Change, int, bool) {
 		if !ok {
 			return nil, end, false
 		}
+		ch.DocHasRev = seenDocRev && docRev == ch.Rev && ch.Rev != ""
 		out = append(out, ch)
 		i = jsontext.SkipSpace(b, end)
 		if i >= len(b) {

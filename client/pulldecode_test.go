@@ -54,10 +54,32 @@ func TestDecodePullFast(t *testing.T) {
 			if ok != tc.fast {
 				t.Fatalf("fast path read it: %v, want %v", ok, tc.fast)
 			}
+			if ok {
+				checkDocHasRev(t, &fast.PullReply)
+			}
 			if ok && (err != nil || !reflect.DeepEqual(fast.PullReply, slow.PullReply)) {
 				t.Fatalf("fast %+v\nslow %+v, %v", fast.PullReply, slow.PullReply, err)
 			}
 		})
+	}
+	// A document whose _rev is its change's is marked so; others are not.
+	marked := wire.PullReply{OK: true, Changes: []wire.Change{
+		{Seq: 1, ID: "a", Rev: "r1", Doc: json.RawMessage(`{"x":{"_rev":"no"},"_rev":"r1","@metadata":{}}`)},
+		{Seq: 2, ID: "b", Rev: "r2", Doc: json.RawMessage(`{"_rev":"r1"}`)},
+		{Seq: 3, ID: "c", Rev: "r3", Doc: json.RawMessage(`{"x":{"_rev":"r3"}}`)},
+		{Seq: 4, ID: "d", Rev: "r4", Doc: json.RawMessage(`{"_rev":"r\u0034"}`)},
+		{Seq: 5, ID: "e", Rev: "r5", Doc: json.RawMessage(`{"_rev":"r5","_rev":"r6"}`)},
+		{Seq: 6, ID: "f", Rev: "r6", Doc: json.RawMessage(`{"\u005frev":"x","_rev":"r6"}`)},
+		{Seq: 7, ID: "g", Rev: "", Doc: json.RawMessage(`{"_rev":""}`)},
+	}}
+	r := pullReply{expect: 10}
+	if !r.decodePullFast(marked.AppendJSON(nil)) {
+		t.Fatal("the fast path gave up")
+	}
+	for i, want := range []bool{true, false, false, false, true, false, false} {
+		if got := r.Changes[i].DocHasRev; got != want {
+			t.Errorf("%s: DocHasRev %v, want %v", r.Changes[i].Doc, got, want)
+		}
 	}
 	// decodeReply takes either path.
 	for _, data := range []string{tests[0].data, tests[6].data} {
@@ -79,10 +101,29 @@ func FuzzDecodePullFast(f *testing.F) {
 			return // only what both read, from valid JSON, is compared
 		}
 		slow := pullReply{expect: 8}
+		checkDocHasRev(t, &fast.PullReply)
 		if err := slow.decodePullGJSON(data); err != nil || !reflect.DeepEqual(fast.PullReply, slow.PullReply) {
 			t.Fatalf("%q:\nfast %+v\nslow %+v, %v", data, fast.PullReply, slow.PullReply, err)
 		}
 	})
+}
+
+// checkDocHasRev checks each change the fast path marked: its document is
+// an object whose first top-level _rev, as gjson reads it, is the change's
+// non-empty rev. Then it clears the marks, which gjson's path does not
+// set, for a comparison with it.
+func checkDocHasRev(t *testing.T, r *PullReply) {
+	t.Helper()
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.DocHasRev {
+			v := gjson.GetBytes(c.Doc, "_rev")
+			if c.Rev == "" || !gjson.ParseBytes(c.Doc).IsObject() || v.Type != gjson.String || v.String() != c.Rev {
+				t.Fatalf("change %d marked DocHasRev: rev %q, doc %s", i, c.Rev, c.Doc)
+			}
+		}
+		c.DocHasRev = false
+	}
 }
 
 // BenchmarkDecodePull decodes a pull reply of 10,000 small documents.

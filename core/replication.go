@@ -44,6 +44,11 @@ type PendingWrite struct {
 type RemoteChange struct {
 	Version
 	Seq int64
+	// DocHasRev says Doc's top-level _rev (its first) is Rev already, as
+	// the caller's decoder found: ApplyRemote then stores Doc without
+	// reading it again. False makes it look (and set _id and _rev when
+	// they differ).
+	DocHasRev bool
 }
 
 // Resolver settles a conflict between the local version and the server's.
@@ -266,7 +271,7 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 				// from another batch (a pull and the live feed can overlap).
 				continue
 			}
-			changed, c, err := s.applyOne(tx, ch.Version, resolve, anyDirty)
+			changed, c, err := s.applyOne(tx, ch, resolve, anyDirty)
 			if err != nil {
 				return fmt.Errorf("apply %q: %w", ch.ID, err)
 			}
@@ -308,13 +313,14 @@ func txInt(tx *txn, key string) (int64, error) {
 
 // applyOne applies one remote version and reports whether the local store
 // changed and the conflict it settled, if any.
-func (s *Store) applyOne(tx *txn, remote Version, resolve Resolver, anyDirty bool) (bool, *Conflict, error) {
+func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bool) (bool, *Conflict, error) {
+	remote := ch.Version
 	if v, _, err := DecodeRev(remote.Rev); err == nil {
 		s.clock.Observe(v)
 	}
 	docKey := docPrefix + remote.ID
 	if !anyDirty && !remote.Deleted && remote.Rev != "" {
-		return takeRemoteAtOnce(tx, docKey, remote)
+		return takeRemoteAtOnce(tx, docKey, remote, ch.DocHasRev)
 	}
 	m, found, err := getMetaAt(tx, remote.ID, docKey, anyDirty)
 	if err != nil {
@@ -404,10 +410,13 @@ func takeRemote(tx *txn, docKey string, remote Version, dirty bool) error {
 // it is here already. It sets it at once and looks at what that replaced,
 // one B-tree walk where a look-up and then a set took two (a pull into a
 // new store sets every document); a version already here is put back.
-func takeRemoteAtOnce(tx *txn, docKey string, remote Version) (changed bool, _ *Conflict, _ error) {
-	doc, err := remoteDoc(remote)
-	if err != nil {
-		return false, nil, err
+func takeRemoteAtOnce(tx *txn, docKey string, remote Version, hasRev bool) (changed bool, _ *Conflict, _ error) {
+	doc := remote.Doc
+	if !hasRev {
+		var err error
+		if doc, err = remoteDoc(remote); err != nil {
+			return false, nil, err
+		}
 	}
 	mark := tx.mark()
 	prev, replaced, err := tx.Set(docKey, string(doc), nil)

@@ -111,6 +111,9 @@ type Change struct {
 	Rev     string          `json:"rev"`
 	Doc     json.RawMessage `json:"doc,omitempty"`
 	Deleted bool            `json:"deleted,omitempty"`
+	// DocHasRev, never sent, is set by a decoder that found Doc's
+	// top-level _rev (its first) to be Rev.
+	DocHasRev bool `json:"-"`
 }
 
 // PullReply carries changes in sequence order. Last is the checkpoint to
