@@ -49,6 +49,13 @@ type RemoteChange struct {
 	// reading it again. False makes it look (and set _id and _rev when
 	// they differ).
 	DocHasRev bool
+	// PushConflict marks the server's current version that refused a push
+	// of the document's pending write. When the checkpoint is already past
+	// its Seq, this store has applied it (or a later version), so the
+	// pending write was made on top of it: it is set on top of Rev and
+	// pushed again, instead of being skipped as an old change, which would
+	// leave it refused on every push.
+	PushConflict bool
 }
 
 // Resolver settles a conflict between the local version and the server's.
@@ -269,6 +276,11 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 			if ch.Seq > 0 && ch.Seq <= ckpt {
 				// Already applied, or superseded by a later change applied
 				// from another batch (a pull and the live feed can overlap).
+				if ch.PushConflict {
+					if err := rebaseOnto(tx, ch.ID, ch.Rev); err != nil {
+						return fmt.Errorf("rebase %q: %w", ch.ID, err)
+					}
+				}
 				continue
 			}
 			changed, c, err := s.applyOne(tx, ch, resolve, anyDirty)
@@ -456,6 +468,27 @@ func withFields(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
 	m["_id"], _ = json.Marshal(id)
 	m["_rev"], _ = json.Marshal(rev)
 	return json.Marshal(m)
+}
+
+// rebaseOnto sets id's pending write, if any, on top of the server's
+// revision rev.
+func rebaseOnto(tx *txn, id, rev string) error {
+	v, err := tx.Get(dirtyPrefix + id)
+	if errors.Is(err, buntdb.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m, err := decodeMeta(v)
+	if err != nil {
+		return fmt.Errorf("decode sync state: %w", err)
+	}
+	if m.Base == rev || m.Rev == rev {
+		return nil
+	}
+	m.Base, m.Dirty = rev, true
+	return putMeta(tx, id, m)
 }
 
 // Conflicts returns the losing versions kept for id, oldest revision first.

@@ -284,3 +284,60 @@ func TestPendingWritesDocuments(t *testing.T) {
 		})
 	}
 }
+
+// TestPushConflictPastCheckpoint is the sequence behind a push that was
+// refused forever: a write is pushed; before its acknowledgement is
+// recorded, another client's deletion arrives through the feed (the
+// checkpoint moves past it) and this client writes the document again;
+// the late acknowledgement then sets the new write on top of the pushed
+// revision, which the server no longer has. The push's conflict names the
+// deletion, at a sequence the checkpoint is past: as an old change it would
+// be skipped and the write refused on every push. Marked PushConflict, it
+// sets the write on top of the deletion, which the server then takes.
+func TestPushConflictPastCheckpoint(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	rev1 := decode(t, must(s.Put(ctx, "notes", []byte(`{"_key":"a","v":1}`))))["_rev"].(string)
+	// The push of rev1 is under way; another client deletes on top of it.
+	if _, err := s.ApplyRemote([]core.RemoteChange{remote("notes/a", "t1", 7, "")}, 7, nil); err != nil {
+		t.Fatal(err)
+	}
+	rev2 := decode(t, must(s.Put(ctx, "notes", []byte(`{"_key":"a","v":2}`))))["_rev"].(string)
+	if err := s.Acknowledge(core.Ack{ID: "notes/a", Rev: rev1}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := s.PendingWrites(10)
+	if len(p) != 1 || p[0].Rev != rev2 || p[0].BaseRev != rev1 {
+		t.Fatalf("pending after the late acknowledgement: %+v", p)
+	}
+	// The conflict's current version, as an old change: skipped, nothing
+	// moves (what a pull overlapping the feed needs).
+	stale := remote("notes/a", "t1", 7, "")
+	if _, err := s.ApplyRemote([]core.RemoteChange{stale}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = s.PendingWrites(10); len(p) != 1 || p[0].BaseRev != rev1 {
+		t.Fatalf("pending after an old change: %+v", p)
+	}
+	// As a push's conflict: the write now builds on the deletion.
+	stale.PushConflict = true
+	if _, err := s.ApplyRemote([]core.RemoteChange{stale}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = s.PendingWrites(10); len(p) != 1 || p[0].Rev != rev2 || p[0].BaseRev != "t1" || p[0].Deleted {
+		t.Fatalf("pending after the push's conflict: %+v", p)
+	}
+	if got := decode(t, must(s.Get("notes/a")))["v"]; got != 2.0 {
+		t.Fatalf("the local write is gone: v=%v", got)
+	}
+	// Once in sync, a conflict past the checkpoint changes nothing.
+	if err := s.Acknowledge(core.Ack{ID: "notes/a", Rev: rev2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplyRemote([]core.RemoteChange{stale}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.PendingCount(); n != 0 {
+		t.Fatalf("pending after a conflict on a document in sync: %d", n)
+	}
+}

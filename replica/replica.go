@@ -257,7 +257,7 @@ func (r *Replicator) settle(ctx context.Context, f *flight) (int, error) {
 					return 0, err
 				}
 			} else {
-				remote = append(remote, core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq})
+				remote = append(remote, core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq, PushConflict: true})
 			}
 		case res.Error != nil && res.Error.Code == "conflict":
 			if len(res.Current) == 0 || string(res.Current) == "null" {
@@ -266,7 +266,7 @@ func (r *Replicator) settle(ctx context.Context, f *flight) (int, error) {
 				}
 				continue
 			}
-			remote = append(remote, core.RemoteChange{Version: versionOf(items[i].ID, res.Current), Seq: res.Seq})
+			remote = append(remote, core.RemoteChange{Version: versionOf(items[i].ID, res.Current), Seq: res.Seq, PushConflict: true})
 		default:
 			rejected = fmt.Errorf("%w: %s: %v", ErrRejected, items[i].ID, res.Error)
 		}
