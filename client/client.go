@@ -425,7 +425,7 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 			// writing to it, whether or not the reader has noticed yet.
 			c.giveUp(s, "write failed")
 		}
-		return fmt.Errorf("send: %w: %w", ErrDisconnected, err)
+		return fmt.Errorf("send: %w: %w: %w", ErrDisconnected, errNotSent, err)
 	}
 	select {
 	case data := <-ch:
@@ -463,14 +463,27 @@ type replyDecoder interface {
 	decodeReply(data []byte) error
 }
 
-// call connects if needed and performs one request. build gets the request id.
+// errNotSent marks a request whose write failed: a server acts on a
+// message only once all of it has arrived, so it did not act on this one.
+var errNotSent = errors.New("request not sent")
+
+// call connects if needed and performs one request. build gets the request
+// id. A request whose write failed (the connection had ended, and the
+// reader had not noticed yet: a sleeping laptop, a cut proxy) goes once
+// more on a new connection: nothing of it reached the server.
 func (c *Client) call(ctx context.Context, build func(id int64) any, out any) error {
-	s, err := c.connect(ctx)
-	if err != nil {
+	for attempt := 0; ; attempt++ {
+		s, err := c.connect(ctx)
+		if err != nil {
+			return err
+		}
+		id := c.nextID.Add(1)
+		err = c.roundTrip(ctx, s, id, build(id), out)
+		if attempt == 0 && errors.Is(err, errNotSent) && ctx.Err() == nil {
+			continue
+		}
 		return err
 	}
-	id := c.nextID.Add(1)
-	return c.roundTrip(ctx, s, id, build(id), out)
 }
 
 // NextRange leases the next HiLo range for tag; last is the previous range

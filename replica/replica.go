@@ -417,7 +417,21 @@ type pulled struct {
 }
 
 // Sync pushes, then pulls. Both carry collection definitions too.
+//
+// A connection that ended under it (not one that stopped answering, nor a
+// refusal) is dialed again and the sync made once more: a push sent again
+// is taken as already applied, and a pull only reads.
 func (r *Replicator) Sync(ctx context.Context) error {
+	err := r.sync(ctx)
+	var refused *client.Error
+	if err != nil && ctx.Err() == nil && errors.Is(err, client.ErrDisconnected) &&
+		!errors.Is(err, client.ErrNoReply) && !errors.As(err, &refused) {
+		err = r.sync(ctx)
+	}
+	return err
+}
+
+func (r *Replicator) sync(ctx context.Context) error {
 	if _, err := r.Push(ctx); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,7 @@ type proxy struct {
 	target string
 	mu     sync.Mutex
 	conns  []net.Conn
+	mute   atomic.Bool // drop what the server sends
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -86,7 +88,24 @@ func (p *proxy) serve() {
 		p.conns = append(p.conns, c, u)
 		p.mu.Unlock()
 		go func() { io.Copy(u, c); u.Close() }()
-		go func() { io.Copy(c, u); c.Close() }()
+		go func() { p.copyReplies(c, u); c.Close() }()
+	}
+}
+
+// copyReplies copies what the server sends to the client, dropping it
+// while the proxy is muted.
+func (p *proxy) copyReplies(c, u net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := u.Read(buf)
+		if n > 0 && !p.mute.Load() {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
@@ -810,5 +829,39 @@ func TestPipelinedPushCut(t *testing.T) {
 	}
 	if !equalMaps(snapshot(t, a.store), got) {
 		t.Error("the replicas differ")
+	}
+}
+
+// TestSyncAfterLostReply: a push whose reply is lost with its connection
+// (the server applied it) fails no sync: Sync dials again and pushes again,
+// the server takes the repeat as applied, and nothing is pending after.
+func TestSyncAfterLostReply(t *testing.T) {
+	srv := startServer(t)
+	p := newProxy(t, srv.addr)
+	n := newNode(t, p.url(), nil)
+	n.put(t, `{"_key":"a","v":1}`)
+	n.sync(t) // connected, in sync
+	n.put(t, `{"_key":"b","v":2}`)
+	var lost atomic.Bool
+	n.rep = replica.New(n.store, n.cli, replica.Options{BeforePush: func(context.Context) error {
+		if lost.CompareAndSwap(false, true) {
+			// The reply to this push never arrives; the connection ends once
+			// the server has applied it.
+			p.mute.Store(true)
+			time.AfterFunc(300*time.Millisecond, func() { p.cut(); p.mute.Store(false) })
+		}
+		return nil
+	}})
+	n.sync(t)
+	if !lost.Load() {
+		t.Fatal("no push was sent")
+	}
+	if c, _ := n.store.PendingCount(); c != 0 {
+		t.Errorf("%d writes pending after the sync", c)
+	}
+	obs := newNode(t, srv.url(), nil)
+	obs.sync(t)
+	if _, err := obs.store.Get("notes/b"); err != nil {
+		t.Errorf("the server lacks the write: %v", err)
 	}
 }
