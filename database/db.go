@@ -309,17 +309,11 @@ func (db *DB) QuickWrites() bool {
 // Storage at once (database.NowAppender), so they need no wait.
 func (db *DB) AppendsNow() bool { return db.journal != nil && db.journal.AppendsNow() }
 
-// Sync pushes every pending write, then pulls every change: one round.
+// Sync pushes every pending write, then pulls every change: one round
+// (once more on a new connection when the connection ended under it, as
+// replica.Replicator.Sync does).
 func (db *DB) Sync(ctx context.Context) (pushed, pulled int, err error) {
-	pushed, err = db.rep.Push(ctx)
-	if err != nil {
-		return pushed, 0, fmt.Errorf("sync: %w", err)
-	}
-	pulled, err = db.rep.Pull(ctx)
-	if err != nil {
-		return pushed, pulled, fmt.Errorf("sync: %w", err)
-	}
-	return pushed, pulled, nil
+	return db.rep.SyncCount(ctx)
 }
 
 // Flush returns once every write made so far is on the disk, which a power

@@ -422,23 +422,32 @@ type pulled struct {
 // refusal) is dialed again and the sync made once more: a push sent again
 // is taken as already applied, and a pull only reads.
 func (r *Replicator) Sync(ctx context.Context) error {
-	err := r.sync(ctx)
-	var refused *client.Error
-	if err != nil && ctx.Err() == nil && errors.Is(err, client.ErrDisconnected) &&
-		!errors.Is(err, client.ErrNoReply) && !errors.As(err, &refused) {
-		err = r.sync(ctx)
-	}
+	_, _, err := r.SyncCount(ctx)
 	return err
 }
 
-func (r *Replicator) sync(ctx context.Context) error {
-	if _, err := r.Push(ctx); err != nil {
-		return fmt.Errorf("sync: %w", err)
+// SyncCount is Sync, also telling how many writes the server accepted and
+// how many remote changes changed the store.
+func (r *Replicator) SyncCount(ctx context.Context) (pushed, pulled int, err error) {
+	pushed, pulled, err = r.syncOnce(ctx)
+	var refused *client.Error
+	if err != nil && ctx.Err() == nil && errors.Is(err, client.ErrDisconnected) &&
+		!errors.Is(err, client.ErrNoReply) && !errors.As(err, &refused) {
+		var p, q int
+		p, q, err = r.syncOnce(ctx)
+		pushed, pulled = pushed+p, pulled+q
 	}
-	if _, err := r.Pull(ctx); err != nil {
-		return fmt.Errorf("sync: %w", err)
+	return pushed, pulled, err
+}
+
+func (r *Replicator) syncOnce(ctx context.Context) (pushed, pulled int, err error) {
+	if pushed, err = r.Push(ctx); err != nil {
+		return pushed, 0, fmt.Errorf("sync: %w", err)
 	}
-	return nil
+	if pulled, err = r.Pull(ctx); err != nil {
+		return pushed, pulled, fmt.Errorf("sync: %w", err)
+	}
+	return pushed, pulled, nil
 }
 
 // Run follows the server until ctx ends: it syncs, subscribes to the live
