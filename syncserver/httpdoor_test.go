@@ -236,8 +236,16 @@ func TestHTTPDoorsShareTheGuards(t *testing.T) {
 	}
 	defer slow.Close()
 	fmt.Fprintf(slow, "POST /_api/document/c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"a\":")
+	// Until the server reads the slow body (a request sent before that
+	// would take the budget first, and the slow one be refused).
+	for deadline := time.Now().Add(5 * time.Second); metric(t, mustGet(t, busy.hs.URL+"/metrics"), "hilodb_buffered_bytes") < 64<<10; {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never held the slow body's budget")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for _, path := range []string{"/databases/shop/bulk_docs", "/_api/document/c"} {
-		deadline := time.Now().Add(5 * time.Second) // until the server reads the slow body
+		deadline := time.Now().Add(5 * time.Second)
 		for {
 			status, body := do(t, "POST", busy.hs.URL+path, `{"Commands":[]}`, nil)
 			num, ok := body["errorNum"].(float64)
