@@ -46,15 +46,7 @@ func TestWriteFailureRetriedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The session a call is handed next has a connection that fails its
-	// next write; a session with no reader, so the test decides when it
-	// fails.
-	dead := &session{conn: &brokenOnce{conn: failingReads{}}, pending: map[int64]chan []byte{}, done: make(chan struct{})}
-	c.mu.Lock()
-	old := c.sess
-	c.sess = dead
-	c.mu.Unlock()
-	defer old.conn.Close("test over")
+	dead := breakNextWrite(t, c)
 	r2, err := c.NextRange(ctx, "orders", r1)
 	if err != nil {
 		t.Fatalf("NextRange after a failed write: %v", err)
@@ -66,18 +58,26 @@ func TestWriteFailureRetriedOnce(t *testing.T) {
 		t.Error("the session whose write failed is still in use")
 	}
 	// When no new connection can be made either, the call fails.
-	dead2 := &session{conn: &brokenOnce{conn: failingReads{}}, pending: map[int64]chan []byte{}, done: make(chan struct{})}
-	c.mu.Lock()
-	cur := c.sess
-	c.sess = dead2
-	c.mu.Unlock()
-	defer cur.conn.Close("test over")
+	breakNextWrite(t, c)
 	c.mu.Lock()
 	c.urls = []string{"ws://127.0.0.1:1/v1/sync"} // the redial fails too
 	c.mu.Unlock()
 	if _, err := c.NextRange(ctx, "orders", r2); !errors.Is(err, ErrDisconnected) {
 		t.Fatalf("NextRange with no server: %v, want ErrDisconnected", err)
 	}
+}
+
+// breakNextWrite hands c's next call a session whose connection fails its
+// first write; a session with no reader, so the test decides when it
+// fails. The session it replaces is closed when the test ends.
+func breakNextWrite(t *testing.T, c *Client) *session {
+	dead := &session{conn: &brokenOnce{conn: failingReads{}}, pending: map[int64]chan []byte{}, done: make(chan struct{})}
+	c.mu.Lock()
+	old := c.sess
+	c.sess = dead
+	c.mu.Unlock()
+	t.Cleanup(func() { old.conn.Close("test over") })
+	return dead
 }
 
 // failingReads is a connection that never reads anything and writes
