@@ -799,8 +799,12 @@ func TestPipelinedPushCut(t *testing.T) {
 	defer cancel()
 	sends := 0
 	rep := replica.New(a.store, a.cli, replica.Options{PushBatch: 5, BeforePush: func(context.Context) error {
-		if sends++; sends == 4 {
-			px.cut() // batches 2 and 3 sent, at most the first settled
+		if sends++; sends == 3 {
+			// Batch 2 is in flight and batch 3 about to go: what the server
+			// answers from now is lost, and the connection is cut once it
+			// has applied them.
+			px.mute.Store(true)
+			time.AfterFunc(200*time.Millisecond, func() { px.cut(); px.mute.Store(false) })
 		}
 		return nil
 	}})
