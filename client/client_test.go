@@ -25,6 +25,17 @@ func serve(t *testing.T, dir, addr string) (string, func()) {
 	return servertest.Serve(t, syncserver.Config{DataDir: dir}, addr)
 }
 
+// shopClient returns a client of database shop on a server of its own,
+// both stopped when the test ends.
+func shopClient(t *testing.T) *client.Client {
+	t.Helper()
+	addr, stop := serve(t, t.TempDir(), "127.0.0.1:0")
+	t.Cleanup(stop)
+	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 func TestOfflineThenOnline(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
@@ -88,10 +99,7 @@ func TestServerErrors(t *testing.T) {
 }
 
 func TestGetDocuments(t *testing.T) {
-	addr, stop := serve(t, t.TempDir(), "127.0.0.1:0")
-	defer stop()
-	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
-	defer c.Close()
+	c := shopClient(t)
 	ctx := context.Background()
 	if _, err := c.Push(ctx, []client.PushItem{{ID: "a", Rev: "r1", Doc: []byte(`{"x":1}`)}}); err != nil {
 		t.Fatal(err)
@@ -127,10 +135,7 @@ func TestNextRangeFor(t *testing.T) {
 // before sending anything; PushChecked sends it unchecked, and the server
 // refuses the whole request, storing nothing of it.
 func TestPushChecksDocuments(t *testing.T) {
-	addr, stop := serve(t, t.TempDir(), "127.0.0.1:0")
-	defer stop()
-	c := client.New("ws://"+addr+"/v1/sync", client.Options{Database: "shop"})
-	defer c.Close()
+	c := shopClient(t)
 	ctx := context.Background()
 	items := []client.PushItem{
 		{ID: "good", Rev: "r1", Doc: []byte(`{"x":1}`)},
