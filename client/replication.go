@@ -142,15 +142,15 @@ func (r *pullReply) decodePullGJSON(data []byte) error {
 	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "changes":
-			first(&changes, v)
+			wire.FirstOf(&changes, v)
 		case "id":
-			first(&id, v)
+			wire.FirstOf(&id, v)
 		case "last":
-			first(&last, v)
+			wire.FirstOf(&last, v)
 		case "more":
-			first(&more, v)
+			wire.FirstOf(&more, v)
 		case "purgedSeq":
-			first(&purged, v)
+			wire.FirstOf(&purged, v)
 		}
 		return true
 	})
@@ -166,13 +166,6 @@ func (r *pullReply) decodePullGJSON(data []byte) error {
 	return nil
 }
 
-// first keeps the first value of a member, as gjson's Get finds it.
-func first(dst *gjson.Result, v gjson.Result) {
-	if !dst.Exists() {
-		*dst = v
-	}
-}
-
 // decodeChanges reads a JSON array of changes, walking each change once,
 // into a slice with room for up to expect of them: as many as the array's
 // text could hold (a change takes at least minChangeLen bytes), so a
@@ -184,15 +177,15 @@ func decodeChanges(arr gjson.Result, expect int) []Change {
 		v.ForEach(func(k, f gjson.Result) bool {
 			switch k.String() {
 			case "seq":
-				first(&seq, f)
+				wire.FirstOf(&seq, f)
 			case "id":
-				first(&id, f)
+				wire.FirstOf(&id, f)
 			case "rev":
-				first(&rev, f)
+				wire.FirstOf(&rev, f)
 			case "deleted":
-				first(&deleted, f)
+				wire.FirstOf(&deleted, f)
 			case "doc":
-				first(&doc, f)
+				wire.FirstOf(&doc, f)
 			}
 			return true
 		})

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hilodb/hilodb/internal/jsontext"
+	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
 )
@@ -88,15 +89,15 @@ func decodeRecord(v string) (rec docRecord) {
 	gjson.Parse(v).ForEach(func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "rev":
-			firstOf(&rev, f)
+			wire.FirstOf(&rev, f)
 		case "seq":
-			firstOf(&seq, f)
+			wire.FirstOf(&seq, f)
 		case "deleted":
-			firstOf(&deleted, f)
+			wire.FirstOf(&deleted, f)
 		case "at":
-			firstOf(&at, f)
+			wire.FirstOf(&at, f)
 		case "doc":
-			firstOf(&doc, f)
+			wire.FirstOf(&doc, f)
 		}
 		return true
 	})
@@ -105,13 +106,6 @@ func decodeRecord(v string) (rec docRecord) {
 		rec.Doc = json.RawMessage(doc.Raw)
 	}
 	return rec
-}
-
-// firstOf keeps the first value of a member.
-func firstOf(dst *gjson.Result, v gjson.Result) {
-	if !dst.Exists() {
-		*dst = v
-	}
 }
 
 // current renders a record as the conflict reply's "current": the stored

@@ -98,15 +98,15 @@ func DecodePush(data []byte) ([]PushItem, error) {
 		v.ForEach(func(k, f gjson.Result) bool {
 			switch k.String() {
 			case "id":
-				firstOf(&id, f)
+				FirstOf(&id, f)
 			case "baseRev":
-				firstOf(&baseRev, f)
+				FirstOf(&baseRev, f)
 			case "rev":
-				firstOf(&rev, f)
+				FirstOf(&rev, f)
 			case "deleted":
-				firstOf(&deleted, f)
+				FirstOf(&deleted, f)
 			case "doc":
-				firstOf(&doc, f)
+				FirstOf(&doc, f)
 			}
 			return true
 		})
@@ -163,17 +163,17 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "results":
-			firstOf(&res, v)
+			FirstOf(&res, v)
 		case "failed":
-			firstOf(&failed, v)
+			FirstOf(&failed, v)
 		case "seqs":
-			firstOf(&seqs, v)
+			FirstOf(&seqs, v)
 		case "brief":
-			firstOf(&brief, v)
+			FirstOf(&brief, v)
 		case "prevSeq":
-			firstOf(&prev, v)
+			FirstOf(&prev, v)
 		case "last":
-			firstOf(&lst, v)
+			FirstOf(&lst, v)
 		}
 		return true
 	})
@@ -287,19 +287,19 @@ func decodePushResult(v gjson.Result) (pr PushResult, idx gjson.Result) {
 	v.ForEach(func(k, f gjson.Result) bool {
 		switch k.String() {
 		case "id":
-			firstOf(&id, f)
+			FirstOf(&id, f)
 		case "ok":
-			firstOf(&ok, f)
+			FirstOf(&ok, f)
 		case "seq":
-			firstOf(&seq, f)
+			FirstOf(&seq, f)
 		case "error":
-			firstOf(&errv, f)
+			FirstOf(&errv, f)
 		case "current":
-			firstOf(&cur, f)
+			FirstOf(&cur, f)
 		case "currentOmitted":
-			firstOf(&omitted, f)
+			FirstOf(&omitted, f)
 		case "i":
-			firstOf(&idx, f)
+			FirstOf(&idx, f)
 		}
 		return true
 	})
@@ -314,8 +314,9 @@ func decodePushResult(v gjson.Result) (pr PushResult, idx gjson.Result) {
 	return pr, idx
 }
 
-// firstOf keeps the first value of a member, as gjson's Get finds it.
-func firstOf(dst *gjson.Result, v gjson.Result) {
+// FirstOf keeps the first value of a member, as gjson's Get finds it: a
+// one-walk decoder calls it for each member it reads.
+func FirstOf(dst *gjson.Result, v gjson.Result) {
 	if !dst.Exists() {
 		*dst = v
 	}
