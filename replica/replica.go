@@ -326,7 +326,7 @@ func (r *Replicator) apply(changes []core.RemoteChange, last int64) (int, error)
 func remoteChanges(changes []client.Change) []core.RemoteChange {
 	out := make([]core.RemoteChange, len(changes))
 	for i, c := range changes {
-		out[i] = core.RemoteChange{Version: core.Version{ID: c.ID, Rev: c.Rev, Doc: c.Doc, Deleted: c.Deleted}, Seq: c.Seq, DocHasRev: c.DocHasRev}
+		out[i] = core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq, DocHasRev: c.DocHasRev}
 	}
 	return out
 }
