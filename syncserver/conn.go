@@ -78,12 +78,27 @@ type conn struct {
 
 	closersMu sync.Mutex
 	closers   []func()
+
+	// queued says the store queues transactions (updateQueuer): a push is
+	// then answered by a goroutine of its own once durable, while the
+	// connection reads and checks the next push (see later).
+	queued bool
+	// inFlight are the done channels of the pushes read and not yet
+	// answered, oldest first; only the connection's goroutine touches it.
+	inFlight []chan struct{}
 }
+
+// maxPushesInFlight bounds the pushes one connection has read and not yet
+// answered: one committing and the next checked and queued behind it, as a
+// client that pipelines two at a time sends them. A third is read once the
+// first is answered.
+const maxPushesInFlight = 2
 
 func newConn(s *Server, ws wsConn, r *http.Request) *conn {
 	now := time.Now()
 	c := &conn{srv: s, ws: ws, remote: r.RemoteAddr, loopback: fromLoopback(r), since: now,
 		tokens: float64(s.cfg.RateBurst), tokensAt: now}
+	_, c.queued = s.store.(updateQueuer)
 	c.lastActive.Store(now.UnixNano())
 	return c
 }
@@ -121,6 +136,7 @@ func (c *conn) serve(ctx context.Context) {
 	hello := time.AfterFunc(c.srv.cfg.HelloTimeout, func() { c.helloExpired(ctx) })
 	defer hello.Stop()
 	defer c.release()
+	defer c.drain() // the pushes in flight are answered (or fail to be) first
 	for {
 		typ, data, err := c.read(ctx)
 		if err != nil {
@@ -260,7 +276,8 @@ func (c *conn) watchIdle(ctx context.Context, idle time.Duration, stop <-chan st
 			continue
 		}
 		c.srv.log.Debug("closing idle connection", "remote", c.remote)
-		c.replyError(ctx, 0, &protoError{code: wire.CodeIdleTimeout, num: wire.NumIdleTimeout, msg: "connection idle for " + idle.String() + "; closing (send ping to stay connected)"})
+		// Not replyError: this goroutine is not the connection's.
+		c.sendError(ctx, 0, &protoError{code: wire.CodeIdleTimeout, num: wire.NumIdleTimeout, msg: "connection idle for " + idle.String() + "; closing (send ping to stay connected)"})
 		c.ws.Close(websocket.StatusGoingAway, "idle timeout")
 		<-stop
 		return
@@ -333,17 +350,80 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		c.replyError(ctx, id, &protoError{code: wire.CodeUnknownOp, num: wire.NumUnknownOp, msg: "unknown op " + quote(truncate(op, 64))})
 		return
 	}
+	if op != wire.OpPush {
+		// Any other request sees the effects of the pushes before it.
+		c.drain()
+	}
 	reply, err := h(c, ctx, id, data)
 	if err != nil {
 		c.refuse(ctx, id, c.srv.asProtoError(err))
 		return
 	}
+	if l, ok := reply.(later); ok {
+		c.answerLater(ctx, id, l)
+		return
+	}
+	c.answer(ctx, reply)
+}
+
+// answer sends a handler's reply, then starts its work to follow (replyThen).
+func (c *conn) answer(ctx context.Context, reply any) {
 	if rt, ok := reply.(replyThen); ok {
 		c.send(ctx, rt.reply)
 		rt.then()
 		return
 	}
 	c.send(ctx, reply)
+}
+
+// later is a handler's reply that is ready once its queued transaction is
+// durable (a push on a store that queues): it waits for that and returns
+// the reply or the request's error.
+type later func() (any, error)
+
+// answerLater answers a request with l's reply from a goroutine of its
+// own, after every reply before it, so that the connection reads and
+// queues the next push while this one commits. The buffered bytes of the
+// request stay held until it is answered.
+func (c *conn) answerLater(ctx context.Context, id int64, l later) {
+	if len(c.inFlight) >= maxPushesInFlight {
+		<-c.inFlight[0]
+		c.inFlight = c.inFlight[1:]
+	}
+	var prev chan struct{}
+	if n := len(c.inFlight); n > 0 {
+		prev = c.inFlight[n-1]
+	}
+	done := make(chan struct{})
+	c.inFlight = append(c.inFlight, done)
+	held := c.held
+	c.held = 0
+	go func() {
+		defer close(done)
+		defer c.srv.buffered.give(held)
+		reply, err := l()
+		if prev != nil {
+			<-prev
+		}
+		if err != nil {
+			pe := c.srv.asProtoError(err)
+			c.sendError(ctx, id, pe)
+			if pe.close != 0 {
+				c.srv.log.Warn("refused connection", "code", pe.code, "remote", c.remote, "reason", pe.msg)
+				c.ws.Close(pe.close, pe.code)
+			}
+			return
+		}
+		c.answer(ctx, reply)
+	}()
+}
+
+// drain waits until every request read so far is answered.
+func (c *conn) drain() {
+	for _, done := range c.inFlight {
+		<-done
+	}
+	c.inFlight = c.inFlight[:0]
 }
 
 // unpairedSurrogate finds a request's string field (a top-level string, a
@@ -521,7 +601,15 @@ func (c *conn) refuse(ctx context.Context, id int64, pe *protoError) {
 	c.ws.Close(pe.close, pe.code)
 }
 
+// replyError answers a request with an error, after the pushes in flight;
+// only the connection's goroutine calls it.
 func (c *conn) replyError(ctx context.Context, id int64, pe *protoError) {
+	c.drain()
+	c.sendError(ctx, id, pe)
+}
+
+// sendError sends an error reply and counts it.
+func (c *conn) sendError(ctx context.Context, id int64, pe *protoError) {
 	c.srv.metrics.countError(pe.code)
 	c.send(ctx, wire.ErrorReply{ID: id, OK: false, Error: &wire.Error{Code: pe.code, Num: pe.num, Message: pe.msg}})
 }

@@ -59,6 +59,7 @@ func HandleFrames(s *Server, frames ...[]byte) (replies [][]byte, closed bool) {
 			break
 		}
 	}
+	c.drain()
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return ws.out, ws.closed != 0
@@ -84,6 +85,7 @@ func NewTestConn(s *Server) *TestConn {
 func (tc *TestConn) Handle(frame []byte) (replies [][]byte, closed bool) {
 	if !tc.c.closing {
 		tc.c.handle(context.Background(), frame)
+		tc.c.drain()
 	}
 	tc.ws.mu.Lock()
 	defer tc.ws.mu.Unlock()

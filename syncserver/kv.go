@@ -46,6 +46,14 @@ type kvStore interface {
 
 var _ kvStore = (*store)(nil)
 
+// updateQueuer is a kvStore whose write transactions can be queued without
+// waiting for them (the buntdb store: one commit loop, in queue order).
+type updateQueuer interface {
+	queueUpdate(ctx context.Context, fn func(tx kvTx) error) (wait func() error, err error)
+}
+
+var _ updateQueuer = (*store)(nil)
+
 // prefetcher is a kvTx that can read many keys at once ahead of the Gets
 // that follow (the etcd store: one round trip instead of one per key).
 type prefetcher interface {

@@ -95,10 +95,27 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	default:
 		return nil, badRequest("brief must be true or false")
 	}
-	out, err := c.srv.push(ctx, c.db, changes, since)
+	finish, err := c.srv.queuePush(ctx, c.db, changes, since)
 	if err != nil {
 		return nil, err
 	}
+	answer := later(func() (any, error) {
+		out, err := finish()
+		if err != nil {
+			return nil, err
+		}
+		return c.pushReply(id, brief, out), nil
+	})
+	if c.queued {
+		return answer, nil
+	}
+	return answer()
+}
+
+// pushReply is the reply to a committed push: every result, or with brief
+// the sequences and the items not accepted. Once sent, the database's
+// subscribers hear of the writes.
+func (c *conn) pushReply(id int64, brief bool, out pushOutcome) any {
 	var reply any = wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
 	if brief {
 		failed := []wire.FailedPush{}
@@ -113,13 +130,13 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 		reply = wire.BriefPushReply{ID: id, OK: true, Brief: true, Failed: failed, Seqs: seqs, PrevSeq: out.prevSeq, Last: out.last}
 	}
 	if !out.wrote {
-		return reply, nil // nothing new for subscribers
+		return reply // nothing new for subscribers
 	}
 	// Subscribers hear of the writes once the reply is sent, so this
 	// connection's own feed never brings them back before their
 	// acknowledgement.
 	db := c.db
-	return replyThen{reply: reply, then: func() { c.srv.hub.notify(db) }}, nil
+	return replyThen{reply: reply, then: func() { c.srv.hub.notify(db) }}
 }
 
 func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
@@ -313,6 +330,19 @@ type pushOutcome struct {
 // is proven that nothing but this push changed the database after since
 // (changeLog.onlyOwn); otherwise it is last, which moves no checkpoint.
 func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, since int64) (pushOutcome, error) {
+	finish, err := s.queuePush(ctx, db, items, since)
+	if err != nil {
+		return pushOutcome{}, err
+	}
+	return finish()
+}
+
+// queuePush checks a push's items and queues its transaction; finish waits
+// until it is durable and returns what push would. On a store that queues
+// (updateQueuer), the next push can be checked and queued while this one
+// commits, and pushes commit in the order they were queued; on one that
+// does not, queuePush runs the transaction before it returns.
+func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem, since int64) (finish func() (pushOutcome, error), err error) {
 	results := make([]wire.PushResult, len(items))
 	docs := make([]json.RawMessage, len(items))
 	for i, it := range items {
@@ -338,7 +368,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, sin
 	var atCommit []bool     // etcd: results whose seq is the commit's revision
 	now := s.now().UnixMilli()
 	checked := append([]wire.PushResult(nil), results...)
-	err := s.store.update(ctx, func(tx kvTx) error {
+	wait, err := s.queueUpdate(ctx, func(tx kvTx) error {
 		accepted = 0
 		copy(results, checked) // a rerun starts from the checks alone
 		rt, byRev := tx.(revTx)
@@ -492,8 +522,29 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, sin
 		return nil
 	})
 	if err != nil {
-		return pushOutcome{}, err
+		return nil, err
 	}
+	return func() (pushOutcome, error) {
+		if err := wait(); err != nil {
+			return pushOutcome{}, err
+		}
+		return s.pushDone(db, since, results, prevSeq, lastSeq, commitRev, accepted, own, atCommit), nil
+	}, nil
+}
+
+// queueUpdate queues fn on a store that queues (updateQueuer); on another it
+// runs fn to its end first. wait returns fn's outcome.
+func (s *Server) queueUpdate(ctx context.Context, fn func(tx kvTx) error) (wait func() error, err error) {
+	if q, ok := s.store.(updateQueuer); ok {
+		return q.queueUpdate(ctx, fn)
+	}
+	done := s.store.update(ctx, fn)
+	return func() error { return done }, nil
+}
+
+// pushDone builds a committed push's outcome from what its transaction
+// found, and counts it.
+func (s *Server) pushDone(db string, since int64, results []wire.PushResult, prevSeq, lastSeq, commitRev int64, accepted int, own map[string]bool, atCommit []bool) pushOutcome {
 	out := pushOutcome{results: results, prevSeq: prevSeq, last: lastSeq, wrote: accepted > 0}
 	if es, ok := s.store.(*etcdStore); ok {
 		for i := range results {
@@ -513,7 +564,7 @@ func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, sin
 		}
 	}
 	s.metrics.docsPushed.Add(int64(accepted))
-	return out, nil
+	return out
 }
 
 // pull returns up to limit changes after since, in sequence order, stopping

@@ -3,9 +3,13 @@ package syncserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/hilodb/hilodb/syncserver"
 )
@@ -287,5 +291,105 @@ func TestDeleteOfUnknownDocument(t *testing.T) {
 	res = results(t, r.call(`{"id":5,"op":"push","changes":[{"id":"made","baseRev":"","rev":"t2","deleted":true}]}`))
 	if errCode(res[0]) != "conflict" || res[0]["current"].(map[string]any)["_rev"] != "r1" {
 		t.Fatalf("delete with base \"\" of a stored document: %v", res)
+	}
+}
+
+// Pushes sent back to back are checked and queued while the one before
+// commits, yet every request still takes effect, and is answered, in the
+// order sent: a push builds on the one before it, a get after them sees
+// both, a refusal between them comes in its place, and the buffered bytes
+// the pushes held are given back once they are answered.
+func TestPipelinedPushes(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	var first, second strings.Builder
+	first.WriteString(`{"id":2,"op":"push","brief":true,"changes":[`)
+	second.WriteString(`{"id":3,"op":"push","changes":[`)
+	const n = 300
+	for i := range n {
+		if i > 0 {
+			first.WriteByte(',')
+			second.WriteByte(',')
+		}
+		fmt.Fprintf(&first, `{"id":"orders/%d-A","baseRev":"","rev":"r1","doc":{"total":%d}}`, i, i)
+		// Accepted only once the first push is committed.
+		fmt.Fprintf(&second, `{"id":"orders/%d-A","baseRev":"r1","rev":"r2","doc":{"total":%d}}`, i, -i)
+	}
+	first.WriteString(`]}`)
+	second.WriteString(`]}`)
+	frames := []string{
+		first.String(),
+		second.String(),
+		`{"id":4,"op":"push","brief":"yes","changes":[]}`, // refused in its place
+		`{"id":5,"op":"push","changes":[{"id":"orders/0-A","baseRev":"r1","rev":"r3","doc":{}}]}`,
+		`{"id":6,"op":"get","ids":["orders/0-A","orders/299-A"]}`,
+		`{"id":7,"op":"pull","since":0}`,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, f := range frames {
+		if err := r.ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replies := make([]map[string]any, len(frames))
+	for i := range replies {
+		m, err := r.read()
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if m["id"] != float64(i+2) {
+			t.Fatalf("reply %d is to request %v, want %d: %v", i, m["id"], i+2, m)
+		}
+		replies[i] = m
+	}
+	if failed, _ := replies[0]["failed"].([]any); replies[0]["ok"] != true || len(failed) != 0 {
+		t.Fatalf("first push: %v", replies[0])
+	}
+	for i, res := range results(t, replies[1]) {
+		if res["ok"] != true {
+			t.Fatalf("second push, item %d: %v", i, res)
+		}
+	}
+	if errCode(replies[2]) != "bad_request" {
+		t.Fatalf("refused push: %v", replies[2])
+	}
+	if res := results(t, replies[3]); len(res) != 1 || errCode(res[0]) != "conflict" {
+		t.Fatalf("a push on a superseded rev: %v", replies[3])
+	}
+	docs, _ := replies[4]["docs"].([]any)
+	if len(docs) != 2 || !strings.Contains(fmt.Sprint(docs), "r2") {
+		t.Fatalf("get after the pushes: %v", replies[4])
+	}
+	if changes, _ := replies[5]["changes"].([]any); len(changes) != n || !ts.onEtcd() && replies[5]["last"] != float64(2*n) {
+		t.Fatalf("pull after the pushes: %d changes, last %v", len(changes), replies[5]["last"])
+	}
+	waitFor(t, func() bool { return metric(t, mustGet(t, ts.hs.URL+"/metrics"), "hilodb_buffered_bytes") == 0 })
+}
+
+// A push queued behind one whose fsync fails is refused too, each in its
+// place, and nothing after them is answered out of order.
+func TestPipelinedPushesFsyncFailure(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	syncserver.FailFsync(ts.srv, errors.New("EIO"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := 2; i <= 4; i++ {
+		f := fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"orders/%d-A","baseRev":"","rev":"r1","doc":{}}]}`, i, i)
+		if err := r.ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 2; i <= 4; i++ {
+		m, err := r.read()
+		if err != nil {
+			t.Fatalf("reply to %d: %v", i, err)
+		}
+		if m["id"] != float64(i) || errCode(m) != "unavailable" {
+			t.Fatalf("reply %d: %v, want unavailable", i, m)
+		}
 	}
 }

@@ -146,26 +146,50 @@ func (s *store) err() error {
 // update runs fn in a write transaction shared with other queued ones and
 // returns once the result is durable.
 func (s *store) update(ctx context.Context, fn func(tx kvTx) error) error {
-	if err := s.err(); err != nil {
+	wait, err := s.queueUpdate(ctx, fn)
+	if err != nil {
 		return err
 	}
-	return queue(ctx, s.reqs, s.quit, fn)
+	return wait()
+}
+
+// queueUpdate hands fn to the commit loop and returns at once; wait returns
+// once fn's writes are durable, or with its error and nothing written.
+// Transactions queued one after the other commit in that order, so a
+// caller may queue the next before the one before it is durable.
+func (s *store) queueUpdate(ctx context.Context, fn func(tx kvTx) error) (wait func() error, err error) {
+	if err := s.err(); err != nil {
+		return nil, err
+	}
+	return enqueue(ctx, s.reqs, s.quit, fn)
 }
 
 // queue hands fn to a commit loop (runGroups) and waits for its outcome.
 func queue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn func(tx kvTx) error) error {
+	wait, err := enqueue(ctx, reqs, quit, fn)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// enqueue hands fn to a commit loop (runGroups); wait waits for its
+// outcome.
+func enqueue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn func(tx kvTx) error) (wait func() error, err error) {
 	r := &txReq{fn: fn, done: make(chan struct{})}
 	select {
 	case reqs <- r:
 	case <-quit:
-		return errStoreClosed
+		return nil, errStoreClosed
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	// Once queued, wait for the outcome even if ctx ends: the change may
 	// already be committed, and the caller must not assume it was not.
-	<-r.done
-	return r.err
+	return func() error {
+		<-r.done
+		return r.err
+	}, nil
 }
 
 // view runs fn in a read-only transaction.
