@@ -37,6 +37,7 @@ func (r *pullReply) decodePullFast(data []byte) bool {
 		out                              PullReply
 		seenChanges, seenID, seenLast    bool
 		seenMore, seenPurged, gotChanges bool
+		seenCollections                  bool
 	)
 	end, ok := d.object(0, func(name []byte, i int) (int, bool) {
 		switch string(name) {
@@ -55,6 +56,14 @@ func (r *pullReply) decodePullFast(data []byte) bool {
 			return d.bool(i, &out.More, &seenMore)
 		case "purgedSeq":
 			return d.int(i, &out.PurgedSeq, &seenPurged)
+		case "collections":
+			end, ok := jsontext.SkipValue(d.b, i)
+			if ok && !seenCollections {
+				seenCollections = true
+				// A copy: the message's bytes are not kept.
+				out.Collections = append(json.RawMessage(nil), d.b[i:end]...)
+			}
+			return end, ok
 		}
 		return jsontext.SkipValue(d.b, i)
 	})

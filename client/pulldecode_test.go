@@ -95,6 +95,8 @@ func FuzzDecodePullFast(f *testing.F) {
 	f.Add([]byte(`{"changes":[{"seq":-3,"id":"","rev":"","doc":[1,"]"]}],"purgedSeq":0}`))
 	f.Add([]byte(`{"changes":[],"changes":[{"seq":1}],"more":true,"more":1}`))
 	f.Add([]byte(`{"changes":[{"seq":01}]}`))
+	f.Add([]byte(`{"id":5,"ok":true,"changes":[],"last":9,"more":false,"collections": [{"name":"users","keyOptions":{"type":"padded"}}] }`))
+	f.Add([]byte(`{"collections":[],"changes":[],"collections":[{"name":"x"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast := pullReply{expect: 8}
 		if !fast.decodePullFast(data) || !gjson.ValidBytes(data) {

@@ -100,9 +100,31 @@ func (r *pushReply) decodeReply(data []byte) error {
 
 // Pull returns up to limit changes after sequence since (0 for all).
 func (c *Client) Pull(ctx context.Context, since int64, limit int) (PullReply, error) {
-	reply := pullReply{expect: min(max(limit, 0), maxExpected)}
+	return c.pull(ctx, wire.Pull{Since: since, Limit: limit})
+}
+
+// PullWithCollections is Pull that also asks for the database's collection
+// definitions, which the server sends with the last page (More false), so
+// that a pull to the end needs no Collections call after it. defs is nil
+// when the reply has none: a page with more to come, or a server that does
+// not send them (ask with Collections then).
+func (c *Client) PullWithCollections(ctx context.Context, since int64, limit int) (reply PullReply, defs []CollectionDef, err error) {
+	reply, err = c.pull(ctx, wire.Pull{Since: since, Limit: limit, Collections: true})
+	if err != nil || reply.Collections == nil {
+		return reply, nil, err
+	}
+	defs = []CollectionDef{}
+	if err := json.Unmarshal(reply.Collections, &defs); err != nil {
+		return reply, nil, fmt.Errorf("pull: collections in the reply: %w", err)
+	}
+	return reply, defs, nil
+}
+
+func (c *Client) pull(ctx context.Context, req wire.Pull) (PullReply, error) {
+	reply := pullReply{expect: min(max(req.Limit, 0), maxExpected)}
 	err := c.call(ctx, func(id int64) any {
-		return wire.Pull{ID: id, Op: wire.OpPull, Since: since, Limit: limit}
+		req.ID, req.Op = id, wire.OpPull
+		return req
 	}, &reply)
 	if err != nil {
 		return reply.PullReply, fmt.Errorf("pull: %w", err)
@@ -138,7 +160,7 @@ func (r *pullReply) decodeReply(data []byte) error {
 func (r *pullReply) decodePullGJSON(data []byte) error {
 	// One walk over the reply: asking gjson for each field in turn walked
 	// the megabytes of changes once per field after them.
-	var changes, id, last, more, purged gjson.Result
+	var changes, id, last, more, purged, collections gjson.Result
 	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "changes":
@@ -151,6 +173,8 @@ func (r *pullReply) decodePullGJSON(data []byte) error {
 			wire.FirstOf(&more, v)
 		case "purgedSeq":
 			wire.FirstOf(&purged, v)
+		case "collections":
+			wire.FirstOf(&collections, v)
 		}
 		return true
 	})
@@ -162,6 +186,9 @@ func (r *pullReply) decodePullGJSON(data []byte) error {
 	r.Last = last.Int()
 	r.More = more.Bool()
 	r.PurgedSeq = purged.Int()
+	if collections.Exists() {
+		r.Collections = json.RawMessage(collections.Raw)
+	}
 	r.Changes = decodeChanges(changes, r.expect)
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 
 // Collection definitions travel beside the documents: a definition made
 // here goes to the server with the next push, and the server's definitions
-// come back with every Sync (so at every connect, too). The server keeps
+// come back with every Sync (so at every connect, too): with the last page
+// of its pull, or, from a server that does not send them so, by a
+// collection.list after it. The server keeps
 // the first definition of a name; every replica adopts it, so all of them
 // make keys for the collection the same way.
 
@@ -43,7 +45,8 @@ func (r *Replicator) pushCollections(ctx context.Context) error {
 	return nil
 }
 
-// pullCollections adopts every definition the server keeps.
+// pullCollections adopts every definition the server keeps, for a server
+// that did not send them with the last page of a pull.
 func (r *Replicator) pullCollections(ctx context.Context) error {
 	defs, err := r.cli.Collections(ctx)
 	if unknownOp(err) {
@@ -52,6 +55,11 @@ func (r *Replicator) pullCollections(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return r.adoptAll(defs)
+}
+
+// adoptAll adopts each of the server's definitions.
+func (r *Replicator) adoptAll(defs []client.CollectionDef) error {
 	for _, d := range defs {
 		if err := r.adopt(d); err != nil {
 			return err

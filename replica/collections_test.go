@@ -2,8 +2,16 @@ package replica_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
@@ -82,5 +90,61 @@ func TestCollectionDefinitionsReplicate(t *testing.T) {
 	}
 	if o, ok := a.CollectionInfo("events"); !ok || o.KeyOptions.Type != core.KeyGenAutoincrement || o.KeyOptions.Offset == nil || *o.KeyOptions.Offset != 1000 {
 		t.Errorf("a: events = %+v, %v", o, ok)
+	}
+}
+
+// A server that answers a pull without the collection definitions it was
+// asked for (one older than wire.Pull.Collections) is asked for them with
+// collection.list after the last page, as before, and they are adopted.
+// The server here speaks only the requests a pull makes, as such a server
+// answers them.
+func TestCollectionsFromAServerThatDoesNotSendThem(t *testing.T) {
+	var lists atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID int64  `json:"id"`
+				Op string `json:"op"`
+			}
+			if err := json.Unmarshal(data, &req); err != nil {
+				return
+			}
+			var reply string
+			switch req.Op {
+			case "hello":
+				reply = `{"id":%d,"ok":true,"serverTag":"S","node":"N1"}`
+			case "pull":
+				reply = `{"id":%d,"ok":true,"changes":[],"last":0,"more":false}`
+			case "collection.list":
+				lists.Add(1)
+				reply = `{"id":%d,"ok":true,"collections":[{"name":"users","keyOptions":{"type":"padded"}}]}`
+			default:
+				reply = `{"id":%d,"ok":false,"error":{"code":"unknown_op","num":404,"message":"unknown op"}}`
+			}
+			if err := ws.Write(ctx, websocket.MessageText, fmt.Appendf(nil, reply, req.ID)); err != nil {
+				return
+			}
+		}
+	}))
+	defer hs.Close()
+	st, rep := keyed(t, "ws"+strings.TrimPrefix(hs.URL, "http")+"/v1/sync")
+	if _, err := rep.Pull(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := st.CollectionInfo("users"); !ok || o.KeyOptions.Type != core.KeyGenPadded {
+		t.Errorf("users = %+v, %v; want the server's definition (padded)", o, ok)
+	}
+	if n := lists.Load(); n != 1 {
+		t.Errorf("collection.list asked %d times, want once", n)
 	}
 }

@@ -353,16 +353,19 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		var reply client.PullReply
+		var (
+			reply client.PullReply
+			defs  []client.CollectionDef // with the last page, from a server that sends them
+		)
 		if ahead != nil && aheadSince == since {
 			select {
 			case p := <-ahead:
-				reply, err = p.reply, p.err
+				reply, defs, err = p.reply, p.defs, p.err
 			case <-ctx.Done():
 				return total, ctx.Err()
 			}
 		} else {
-			reply, err = r.cli.Pull(ctx, since, r.opts.PullLimit)
+			reply, defs, err = r.cli.PullWithCollections(ctx, since, r.opts.PullLimit)
 		}
 		ahead = nil
 		if err != nil {
@@ -378,8 +381,8 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 		if reply.More && reply.Last > since {
 			ahead, aheadSince = make(chan pulled, 1), reply.Last
 			go func(since int64, ch chan<- pulled) {
-				reply, err := r.cli.Pull(ctx, since, r.opts.PullLimit)
-				ch <- pulled{reply, err}
+				reply, defs, err := r.cli.PullWithCollections(ctx, since, r.opts.PullLimit)
+				ch <- pulled{reply, defs, err}
 			}(reply.Last, ahead)
 			// Under WebAssembly the request goes out once this goroutine
 			// waits: let it go before the page is applied.
@@ -405,6 +408,9 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 				}
 				total += n
 			}
+			if defs != nil {
+				return total, r.adoptAll(defs)
+			}
 			return total, r.pullCollections(ctx)
 		}
 	}
@@ -413,6 +419,7 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 // pulled is a pull's reply as the client returned it.
 type pulled struct {
 	reply client.PullReply
+	defs  []client.CollectionDef
 	err   error
 }
 

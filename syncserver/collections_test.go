@@ -1,6 +1,7 @@
 package syncserver_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/hilodb/hilodb/syncserver"
@@ -56,5 +57,30 @@ func TestCollectionDefinitions(t *testing.T) {
 	other.call(`{"id":1,"op":"hello","db":"shop2","node":""}`)
 	if got := other.call(`{"id":2,"op":"collection.list"}`); len(got["collections"].([]any)) != 0 {
 		t.Errorf("another database: %v", got)
+	}
+	// A pull that asks for them gets the same list with its last page,
+	// [] where there are none; a page with more to come, or a pull that
+	// does not ask, carries none.
+	if got := other.call(`{"id":3,"op":"pull","since":0,"collections":true}`); got["more"] != false || fmt.Sprint(got["collections"]) != "[]" {
+		t.Errorf("pull with collections, none kept: %v", got)
+	}
+	for i := range 3 {
+		r.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"users/%d","baseRev":"","rev":"r1","doc":{}}]}`, 10+i, i))
+	}
+	page := r.call(`{"id":20,"op":"pull","since":0,"limit":1,"collections":true}`)
+	if _, has := page["collections"]; page["more"] != true || has {
+		t.Errorf("a page with more to come: %v", page)
+	}
+	last := r.call(fmt.Sprintf(`{"id":21,"op":"pull","since":%v,"limit":10,"collections":true}`, page["last"]))
+	list, _ = last["collections"].([]any)
+	if last["more"] != false || len(list) != 2 || list[1].(map[string]any)["name"] != "users" ||
+		list[1].(map[string]any)["keyOptions"].(map[string]any)["type"] != "autoincrement" {
+		t.Errorf("the last page: %v", last)
+	}
+	if got := r.call(`{"id":22,"op":"pull","since":0}`); got["collections"] != nil {
+		t.Errorf("a pull that did not ask: %v", got)
+	}
+	if got := r.call(`{"id":23,"op":"pull","since":0,"collections":"yes"}`); errCode(got) != "bad_request" {
+		t.Errorf("collections not a boolean: %v", got)
 	}
 }

@@ -151,6 +151,17 @@ func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Collections && !reply.More {
+		// The definitions a collection.list after the last page would
+		// fetch, in this reply instead.
+		defs, err := c.srv.collections(c.db)
+		if err != nil {
+			return nil, fmt.Errorf("list collections: %w", err)
+		}
+		if reply.Collections, err = json.Marshal(defs); err != nil {
+			return nil, fmt.Errorf("encode collections: %w", err)
+		}
+	}
 	reply.ID = id
 	return reply, nil
 }

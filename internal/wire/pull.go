@@ -29,6 +29,10 @@ func (r PullReply) AppendJSON(b []byte) []byte {
 		b = append(b, `,"purgedSeq":`...)
 		b = strconv.AppendInt(b, r.PurgedSeq, 10)
 	}
+	if r.Collections != nil {
+		b = append(b, `,"collections":`...)
+		b = append(b, r.Collections...)
+	}
 	return append(b, '}')
 }
 

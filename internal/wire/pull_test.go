@@ -35,6 +35,9 @@ func TestPullReplyAppendJSON(t *testing.T) {
 	}{
 		{"reply", wire.PullReply{ID: 9, OK: true, Changes: changes, Last: 1 << 53, More: true, PurgedSeq: 3}},
 		{"empty reply", wire.PullReply{ID: 1, OK: true, Changes: []wire.Change{}, Last: 0}},
+		{"last page with collections", wire.PullReply{ID: 2, OK: true, Changes: changes, Last: 12,
+			Collections: json.RawMessage(`[{"name":"users","keyOptions":{"type":"autoincrement","increment":5}}]`)}},
+		{"no collections kept", wire.PullReply{ID: 3, OK: true, Changes: []wire.Change{}, Last: 12, Collections: json.RawMessage(`[]`)}},
 		{"nil changes", wire.PullReply{ID: 1, OK: true}},
 		{"live changes", wire.ChangesMsg{Op: wire.OpChanges, Changes: changes, Last: 12}},
 	}

@@ -102,6 +102,10 @@ type Pull struct {
 	Since    int64  `json:"since"`
 	Limit    int    `json:"limit"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
+	// Collections asks for the database's collection definitions with
+	// the last page (PullReply.Collections), which spares a pull to the
+	// end a collection.list after it.
+	Collections bool `json:"collections,omitempty"`
 }
 
 // Change is the latest state of one document, at sequence Seq.
@@ -120,13 +124,18 @@ type Change struct {
 // send next time; More says whether more changes are waiting. PurgedSeq is
 // the highest sequence of a tombstone the server has compacted away: a client
 // whose checkpoint is below it may have missed deletions and must resync.
+// Collections, on the last page (More false) of a pull that asked for them,
+// is the database's collection definitions as collection.list lists them:
+// a JSON array, [] when there are none; nil otherwise (a server older than
+// Pull.Collections never sends it).
 type PullReply struct {
-	ID        int64    `json:"id"`
-	OK        bool     `json:"ok"`
-	Changes   []Change `json:"changes"`
-	Last      int64    `json:"last"`
-	More      bool     `json:"more"`
-	PurgedSeq int64    `json:"purgedSeq,omitempty"`
+	ID          int64           `json:"id"`
+	OK          bool            `json:"ok"`
+	Changes     []Change        `json:"changes"`
+	Last        int64           `json:"last"`
+	More        bool            `json:"more"`
+	PurgedSeq   int64           `json:"purgedSeq,omitempty"`
+	Collections json.RawMessage `json:"collections,omitempty"`
 }
 
 // Subscribe asks the server to stream changes after Since.
