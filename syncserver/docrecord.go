@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/internal/wire"
@@ -181,7 +182,9 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 		nfew               int
 		many               map[string]struct{}
 	)
-	gjson.ParseBytes(doc).ForEach(func(k, v gjson.Result) bool {
+	// doc's own bytes, not a copy: what the walk keeps (names, _id,
+	// _rev) is read and dropped before doc could change.
+	gjson.Parse(unsafe.String(unsafe.SliceData(doc), len(doc))).ForEach(func(k, v gjson.Result) bool {
 		name := k.Str
 		if many != nil {
 			if _, ok := many[name]; ok {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/tidwall/gjson"
@@ -72,9 +73,14 @@ func appendPush(b []byte, id, since int64, brief bool, items []PushItem) []byte 
 // the bytes it came in. Fields of the wrong type are an error, as
 // encoding/json would make them; data must be valid JSON. A member given
 // twice counts as first given, as gjson's Get reads it.
+//
+// The items' documents, and their strings without escapes, are data's own
+// bytes, not copies (a push is megabytes): data must not change while the
+// items are in use.
 func DecodePush(data []byte) ([]PushItem, error) {
+	text := unsafe.String(unsafe.SliceData(data), len(data))
 	var changes gjson.Result
-	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(text).ForEach(func(k, v gjson.Result) bool {
 		if k.String() == "changes" {
 			changes = v
 			return false
@@ -134,7 +140,7 @@ func DecodePush(data []byte) ([]PushItem, error) {
 			return false
 		}
 		if doc.Exists() && doc.Type != gjson.Null {
-			it.Doc = json.RawMessage(doc.Raw)
+			it.Doc = json.RawMessage(bytesOf(data, doc.Raw))
 		}
 		items = append(items, it)
 		return true
@@ -143,6 +149,19 @@ func DecodePush(data []byte) ([]PushItem, error) {
 		return nil, bad
 	}
 	return items, nil
+}
+
+// bytesOf returns s as bytes: the bytes of data it is (gjson's results over
+// data's text are), or a copy of s when it is not within data.
+func bytesOf(data []byte, s string) []byte {
+	if len(s) == 0 || len(data) == 0 {
+		return []byte(s)
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	if off >= uintptr(len(data)) || uintptr(len(s)) > uintptr(len(data))-off {
+		return []byte(s)
+	}
+	return data[off : off+uintptr(len(s)) : off+uintptr(len(s))]
 }
 
 // DecodePushReply reads a push reply (the full form, PushReply), keeping

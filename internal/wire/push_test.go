@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -188,8 +189,20 @@ func FuzzDecodePush(f *testing.F) {
 	f.Add([]byte(`{"changes":[{"id":"a","deleted":true}]}`))
 	f.Add([]byte(`{"changes":[{"id":"a","id":"b","deleted":false,"deleted":1,"doc":null,"doc":{}},{"rev":7}]}`))
 	f.Add([]byte(`{"changes":{},"changes":[]}`))
+	f.Add([]byte(" \n {\"changes\": [ {\"doc\" : {\"a\":\"\\u00e9\"} , \"id\":\"\\\"q\"} ] } "))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		kept := append([]byte(nil), data...)
 		items, err := wire.DecodePush(data)
+		// The documents are data's bytes: appending to one must not
+		// write into data.
+		for i := range items {
+			if d := items[i].Doc; d != nil {
+				_ = append(d, '!')
+			}
+		}
+		if !bytes.Equal(data, kept) {
+			t.Fatalf("decoding changed data: %q became %q", kept, data)
+		}
 		if gjson.ValidBytes(data) {
 			want, werr := refDecodePush(data)
 			if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(items, want) && len(items)+len(want) > 0 {
