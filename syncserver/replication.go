@@ -606,6 +606,13 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 		if out.PurgedSeq, err = getInt(tx, purgedKey(db)); err != nil {
 			return err
 		}
+		// Room for the page at once: at most one change per sequence
+		// after since, and at most limit.
+		last, err := getInt(tx, seqCounterKey(db))
+		if err != nil {
+			return err
+		}
+		out.Changes = make([]wire.Change, 0, max(0, min(int64(limit), last-since)))
 		size := 0
 		pivot := seqKey(db, since+1)
 		end := "rseq/" + db + "0" // '0' follows '/': past the last key of db
