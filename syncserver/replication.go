@@ -329,30 +329,24 @@ type pushOutcome struct {
 	wrote         bool
 }
 
-// push applies a batch of writes in one transaction and one fsync. Each item
-// is accepted when the stored _rev equals its baseRev (or the document is
-// absent or a tombstone and baseRev is empty); an item whose rev is already
-// the stored _rev is a retry and answered ok with that write's sequence.
-// since is the client's checkpoint, -1 when it did not say.
+// queuePush checks a push's items and queues the transaction that applies
+// them; finish waits until it is durable (one fsync) and returns the
+// outcome. Each item is accepted when the stored _rev equals its baseRev
+// (or the document is absent or a tombstone and baseRev is empty); an item
+// whose rev is already the stored _rev is a retry and answered ok with that
+// write's sequence. since is the client's checkpoint, -1 when it did not
+// say.
+//
+// On a store that queues (updateQueuer), the next push can be checked and
+// queued while this one commits, and pushes commit in the order they were
+// queued; on one that does not, queuePush runs the transaction before it
+// returns.
 //
 // On buntdb the sequence is a counter per database, raised in the same
 // transaction: prevSeq is its value before, last after. On etcd it is the
 // commit's revision (see etcdchanges.go), and prevSeq is since only when it
 // is proven that nothing but this push changed the database after since
 // (changeLog.onlyOwn); otherwise it is last, which moves no checkpoint.
-func (s *Server) push(ctx context.Context, db string, items []wire.PushItem, since int64) (pushOutcome, error) {
-	finish, err := s.queuePush(ctx, db, items, since)
-	if err != nil {
-		return pushOutcome{}, err
-	}
-	return finish()
-}
-
-// queuePush checks a push's items and queues its transaction; finish waits
-// until it is durable and returns what push would. On a store that queues
-// (updateQueuer), the next push can be checked and queued while this one
-// commits, and pushes commit in the order they were queued; on one that
-// does not, queuePush runs the transaction before it returns.
 func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem, since int64) (finish func() (pushOutcome, error), err error) {
 	results := make([]wire.PushResult, len(items))
 	docs := make([]json.RawMessage, len(items))
