@@ -6,14 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/internal/servertest"
 )
 
 // scriptedServer accepts websockets, answers hello, then answers each
@@ -21,36 +20,14 @@ import (
 // bytes. It reports the close status it got.
 func scriptedServer(t *testing.T, typ websocket.MessageType, pad int) (string, <-chan websocket.StatusCode) {
 	t.Helper()
-	status := make(chan websocket.StatusCode, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
+	return servertest.Scripted(t, func(op string, id int64) (websocket.MessageType, []byte) {
+		if op == "hello" {
+			reply, _ := json.Marshal(map[string]any{"id": id, "ok": true, "serverTag": "A", "node": "n1"})
+			return websocket.MessageText, reply
 		}
-		defer ws.CloseNow()
-		ctx := r.Context()
-		for {
-			_, data, err := ws.Read(ctx)
-			if err != nil {
-				status <- websocket.CloseStatus(err)
-				return
-			}
-			var req struct {
-				ID int64  `json:"id"`
-				Op string `json:"op"`
-			}
-			_ = json.Unmarshal(data, &req)
-			if req.Op == "hello" {
-				reply, _ := json.Marshal(map[string]any{"id": req.ID, "ok": true, "serverTag": "A", "node": "n1"})
-				_ = ws.Write(ctx, websocket.MessageText, reply)
-				continue
-			}
-			reply, _ := json.Marshal(map[string]any{"id": req.ID, "ok": true, "pad": strings.Repeat("x", pad)})
-			_ = ws.Write(ctx, typ, reply)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/sync", status
+		reply, _ := json.Marshal(map[string]any{"id": id, "ok": true, "pad": strings.Repeat("x", pad)})
+		return typ, reply
+	})
 }
 
 func TestTransportEndsConnection(t *testing.T) {

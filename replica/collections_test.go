@@ -2,12 +2,8 @@ package replica_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -16,6 +12,7 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/replica"
 )
 
@@ -100,44 +97,20 @@ func TestCollectionDefinitionsReplicate(t *testing.T) {
 // answers them.
 func TestCollectionsFromAServerThatDoesNotSendThem(t *testing.T) {
 	var lists atomic.Int32
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
+	url, _ := servertest.Scripted(t, func(op string, id int64) (websocket.MessageType, []byte) {
+		reply := `{"id":%d,"ok":false,"error":{"code":"unknown_op","num":404,"message":"unknown op"}}`
+		switch op {
+		case "hello":
+			reply = `{"id":%d,"ok":true,"serverTag":"S","node":"N1"}`
+		case "pull":
+			reply = `{"id":%d,"ok":true,"changes":[],"last":0,"more":false}`
+		case "collection.list":
+			lists.Add(1)
+			reply = `{"id":%d,"ok":true,"collections":[{"name":"users","keyOptions":{"type":"padded"}}]}`
 		}
-		defer ws.CloseNow()
-		ctx := r.Context()
-		for {
-			_, data, err := ws.Read(ctx)
-			if err != nil {
-				return
-			}
-			var req struct {
-				ID int64  `json:"id"`
-				Op string `json:"op"`
-			}
-			if err := json.Unmarshal(data, &req); err != nil {
-				return
-			}
-			var reply string
-			switch req.Op {
-			case "hello":
-				reply = `{"id":%d,"ok":true,"serverTag":"S","node":"N1"}`
-			case "pull":
-				reply = `{"id":%d,"ok":true,"changes":[],"last":0,"more":false}`
-			case "collection.list":
-				lists.Add(1)
-				reply = `{"id":%d,"ok":true,"collections":[{"name":"users","keyOptions":{"type":"padded"}}]}`
-			default:
-				reply = `{"id":%d,"ok":false,"error":{"code":"unknown_op","num":404,"message":"unknown op"}}`
-			}
-			if err := ws.Write(ctx, websocket.MessageText, fmt.Appendf(nil, reply, req.ID)); err != nil {
-				return
-			}
-		}
-	}))
-	defer hs.Close()
-	st, rep := keyed(t, "ws"+strings.TrimPrefix(hs.URL, "http")+"/v1/sync")
+		return websocket.MessageText, fmt.Appendf(nil, reply, id)
+	})
+	st, rep := keyed(t, url)
 	if _, err := rep.Pull(context.Background()); err != nil {
 		t.Fatal(err)
 	}
