@@ -295,3 +295,19 @@ func BenchmarkDecodeBriefPushReply5000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendPush5000 encodes a push of 5,000 small documents, as the
+// replicator sends a batch.
+func BenchmarkAppendPush5000(b *testing.B) {
+	items := make([]wire.PushItem, 5000)
+	size := 64
+	for i := range items {
+		id := fmt.Sprintf("orders/%d-A", i+1)
+		rev := fmt.Sprintf("_l6zhVDW---%04d", i)
+		items[i] = wire.PushItem{ID: id, Rev: rev, Doc: fmt.Appendf(nil, `{"total":%d,"item":"widget","_id":%q,"_key":"%d-A","_rev":%q,"@metadata":{"@collection":"orders"}}`, i, id, i+1, rev)}
+		size += len(items[i].Doc) + len(id) + len(rev) + 48
+	}
+	for b.Loop() {
+		wire.AppendPushBrief(make([]byte, 0, size), 1, 0, items)
+	}
+}
