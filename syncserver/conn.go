@@ -83,7 +83,7 @@ type conn struct {
 
 	// queued says the store queues transactions (updateQueuer): a push is
 	// then answered by a goroutine of its own once durable, while the
-	// connection reads and checks the next push (see later).
+	// connection reads and checks the next push (answerLater).
 	queued bool
 	// inFlight are the done channels of the pushes read and not yet
 	// answered, oldest first; only the connection's goroutine touches it.
