@@ -154,3 +154,33 @@ func BenchmarkPendingWrites5000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAcknowledge5000 records the acknowledgements of a push batch of
+// 5,000 documents written once: each one's pending mark is dropped.
+func BenchmarkAcknowledge5000(b *testing.B) {
+	ctx := context.Background()
+	docs := make([][]byte, 10000)
+	for i := range docs {
+		docs[i] = []byte(`{"total":` + strconv.Itoa(i) + `,"item":"widget"}`)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s := newTestStore(b)
+		if _, err := s.InsertMany(ctx, "orders", docs, nil); err != nil {
+			b.Fatal(err)
+		}
+		p, err := s.PendingWrites(5000)
+		if err != nil || len(p) != 5000 {
+			b.Fatal(len(p), err)
+		}
+		acks := make([]core.Ack, len(p))
+		for i, w := range p {
+			acks[i] = core.Ack{ID: w.ID, Rev: w.Rev}
+		}
+		b.StartTimer()
+		if err := s.Acknowledge(acks...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
