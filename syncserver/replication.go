@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -508,7 +509,9 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
 					return err
 				}
-				if _, _, err := tx.Set(seqKey(db, seq), it.ID, nil); err != nil {
+				// A copy: it.ID is the push message's own bytes (wire.DecodePush),
+				// and the store keeps the value, which would keep the message.
+				if _, _, err := tx.Set(seqKey(db, seq), strings.Clone(it.ID), nil); err != nil {
 					return err
 				}
 			}
