@@ -57,11 +57,9 @@ func (r *pullReply) decodePullFast(data []byte) bool {
 		case "purgedSeq":
 			return d.int(i, &out.PurgedSeq, &seenPurged)
 		case "collections":
-			end, ok := jsontext.SkipValue(d.b, i)
-			if ok && !seenCollections {
-				seenCollections = true
-				// A copy: the message's bytes are not kept.
-				out.Collections = append(json.RawMessage(nil), d.b[i:end]...)
+			v, end, take, ok := d.firstValue(i, &seenCollections)
+			if take {
+				out.Collections = json.RawMessage(v) // a copy: the message's bytes are not kept
 			}
 			return end, ok
 		}
@@ -206,10 +204,10 @@ func (d *pullDecoder) object(i int, member func(name []byte, i int) (int, bool))
 	}
 }
 
-// scalar finds the end of the value at b[i] and whether to take it: not
+// firstValue finds the end of the value at b[i] and whether to take it: not
 // when it was seen before (a repeated member counts as first given). v is
 // its text.
-func (d *pullDecoder) scalar(i int, seen *bool) (v string, end int, take, ok bool) {
+func (d *pullDecoder) firstValue(i int, seen *bool) (v string, end int, take, ok bool) {
 	end, ok = jsontext.SkipValue(d.b, i)
 	if !ok || *seen {
 		return "", end, false, ok
@@ -220,7 +218,7 @@ func (d *pullDecoder) scalar(i int, seen *bool) (v string, end int, take, ok boo
 
 // int reads an integer written without fraction or exponent into dst.
 func (d *pullDecoder) int(i int, dst *int64, seen *bool) (int, bool) {
-	v, end, take, ok := d.scalar(i, seen)
+	v, end, take, ok := d.firstValue(i, seen)
 	if !take {
 		return end, ok
 	}
@@ -234,7 +232,7 @@ func (d *pullDecoder) int(i int, dst *int64, seen *bool) (int, bool) {
 
 // bool reads true or false into dst.
 func (d *pullDecoder) bool(i int, dst *bool, seen *bool) (int, bool) {
-	v, end, take, ok := d.scalar(i, seen)
+	v, end, take, ok := d.firstValue(i, seen)
 	if !take {
 		return end, ok
 	}
@@ -252,7 +250,7 @@ func (d *pullDecoder) bool(i int, dst *bool, seen *bool) (int, bool) {
 // string reads a string without escapes or control bytes into dst (its
 // bytes, as gjson takes such a string).
 func (d *pullDecoder) string(i int, dst *string, seen *bool) (int, bool) {
-	v, end, take, ok := d.scalar(i, seen)
+	v, end, take, ok := d.firstValue(i, seen)
 	if !take {
 		return end, ok
 	}

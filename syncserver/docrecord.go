@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/internal/wire"
@@ -182,9 +181,9 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 		nfew               int
 		many               map[string]struct{}
 	)
-	// doc's own bytes, not a copy: what the walk keeps (names, _id,
-	// _rev) is read and dropped before doc could change.
-	gjson.Parse(unsafe.String(unsafe.SliceData(doc), len(doc))).ForEach(func(k, v gjson.Result) bool {
+	// What the walk keeps (names, _id, _rev) is read and dropped before
+	// doc could change.
+	wire.ParseInPlace(doc).ForEach(func(k, v gjson.Result) bool {
 		name := k.Str
 		if many != nil {
 			if _, ok := many[name]; ok {

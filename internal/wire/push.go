@@ -78,9 +78,8 @@ func appendPush(b []byte, id, since int64, brief bool, items []PushItem) []byte 
 // bytes, not copies (a push is megabytes): data must not change while the
 // items are in use.
 func DecodePush(data []byte) ([]PushItem, error) {
-	text := unsafe.String(unsafe.SliceData(data), len(data))
 	var changes gjson.Result
-	gjson.Parse(text).ForEach(func(k, v gjson.Result) bool {
+	ParseInPlace(data).ForEach(func(k, v gjson.Result) bool {
 		if k.String() == "changes" {
 			changes = v
 			return false
@@ -331,6 +330,13 @@ func decodePushResult(v gjson.Result) (pr PushResult, idx gjson.Result) {
 	}
 	pr.CurrentOmitted = omitted.Bool()
 	return pr, idx
+}
+
+// ParseInPlace is gjson.ParseBytes over b's own bytes instead of a copy of
+// them (a push is megabytes): the results' texts are b's bytes, so b must
+// not change while they are in use.
+func ParseInPlace(b []byte) gjson.Result {
+	return gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // FirstOf keeps the first value of a member, as gjson's Get finds it: a
