@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"unsafe"
@@ -175,7 +174,7 @@ func (d *pullDecoder) object(i int, member func(name []byte, i int) (int, bool))
 			return end, false
 		}
 		name := b[i+1 : end-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
+		if hasBackslash(name) {
 			return i, false
 		}
 		i = jsontext.SkipSpace(b, end)
@@ -259,4 +258,16 @@ func (d *pullDecoder) string(i int, dst *string, seen *bool) (int, bool) {
 	}
 	*dst = v[1 : len(v)-1]
 	return end, true
+}
+
+// hasBackslash reports whether a member name has an escape. Names are a
+// few bytes: a loop here costs less than a call to bytes.IndexByte, whose
+// start-up is most of its cost on them under WebAssembly.
+func hasBackslash(name []byte) bool {
+	for _, c := range name {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
 }
