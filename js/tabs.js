@@ -314,8 +314,8 @@ class SharedStore {
     return this.#link.call(m, args);
   }
 
-  put(collection, doc) {
-    return this.#call('put', collection, doc);
+  put(collection, doc, options) {
+    return this.#call('put', collection, doc, options);
   }
 
   putMany(collection, docs) {

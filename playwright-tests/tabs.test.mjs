@@ -239,6 +239,47 @@ test('sessions and live watches work in shared tabs: a session in one tab, its d
   }
 });
 
+test('put in a shared store honours its options in every tab: a stale rev is refused, the current one and ignoreRevs are taken', async () => {
+  const database = `tabrev${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    const pages = await openPages(context, 2, database);
+    // The first page's host worker runs the store: the second page's calls
+    // cross to it, the first page's stay in its own tab.
+    for (const [i, page] of pages.entries()) {
+      const got = await page.evaluate(async (key) => {
+        const s = window.store;
+        const first = await s.put('orders', { _key: key, n: 1 });
+        const second = await s.put('orders', { _key: key, n: 2 });
+        const codes = {};
+        const attempt = async (name, fn) => {
+          try {
+            await fn();
+            codes[name] = 'ok';
+          } catch (err) {
+            codes[name] = err.code;
+          }
+        };
+        await attempt('staleRev', () => s.put('orders', { _key: key, n: 3 }, { rev: first._rev }));
+        await attempt('staleIfMatch', () => s.put('orders', { _key: key, n: 3 }, { ifMatch: first._rev }));
+        await attempt('staleInDoc', () => s.put('orders', { _key: key, _rev: first._rev, n: 3 }));
+        await attempt('currentRev', () => s.put('orders', { _key: key, n: 4 }, { rev: second._rev }));
+        await attempt('ignoreRevs', () => s.put('orders', { _key: key, _rev: first._rev, n: 5 }, { ignoreRevs: true }));
+        await attempt('unknownOption', () => s.put('orders', { _key: key, n: 6 }, { revision: second._rev }));
+        return { codes, n: (await s.get(`orders/${key}`)).n, shared: (await s.info()).shared };
+      }, `k${i}`);
+      assert.deepEqual(got, {
+        codes: { staleRev: 'conflict', staleIfMatch: 'conflict', staleInDoc: 'conflict', currentRev: 'ok', ignoreRevs: 'ok', unknownOption: 'bad_request' },
+        n: 5,
+        shared: true,
+      }, `page ${i}`);
+    }
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a store whose log is in IndexedDB keeps it there when pages that can write OPFS open it', async () => {
   const database = `tabslegacy${Date.now()}`;
   const context = await env.browser.newContext();
