@@ -291,6 +291,12 @@ export async function openShared(options, { hiloError, Emitter }) {
   return new SharedStore(link, events, hiloError, feed, names);
 }
 
+/**
+ * maxPutsTogether bounds the puts sent to the host as one putMany: a few
+ * megabytes of small documents, well under putMany's 100,000.
+ */
+const maxPutsTogether = 10000;
+
 /** SharedStore is a Store whose work is done by a host (host.js). */
 class SharedStore {
   #link;
@@ -311,11 +317,80 @@ class SharedStore {
 
   #call(m, ...args) {
     if (this.#closed) return Promise.reject(this.#hiloError('closed', 1902, 'store is closed'));
-    return this.#link.call(m, args);
+    this.#sendPuts(); // the puts made before this call go first
+    return this.#after(() => this.#link.call(m, args));
+  }
+
+  // Puts made while another put of the same task is on its way go to the
+  // host together (#sendPuts): one message, one transaction and one
+  // durable append for all of them, where each would be one of each. A
+  // put alone, or the first of a task, goes at once. The host may answer
+  // a call that comes after such a group before the group is stored (a
+  // group is stored asynchronously), so a call made after one is sent
+  // once the group is answered: calls take effect in the order made.
+  #busy = false; // a put went in this task
+  #puts = null; // {collection, texts, waiters}: puts waiting to go together
+  #group = null; // the last group sent, until it is answered
+
+  // after runs send at once, or once the last group sent is answered.
+  #after(send) {
+    return this.#group ? this.#group.then(send) : send();
   }
 
   put(collection, doc, options) {
+    if (this.#busy && !this.#closed && options === undefined && typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc)) {
+      let text;
+      try {
+        text = JSON.stringify(doc); // now: the document as it is at the call
+      } catch {
+        text = undefined; // sent as it is below, for the store to name
+      }
+      if (text !== undefined) return this.#queuePut(collection, text);
+    }
+    if (!this.#busy) {
+      this.#busy = true;
+      queueMicrotask(() => (this.#busy = false));
+    }
     return this.#call('put', collection, doc, options);
+  }
+
+  #queuePut(collection, text) {
+    if (this.#puts && (this.#puts.collection !== collection || this.#puts.texts.length >= maxPutsTogether)) this.#sendPuts();
+    if (!this.#puts) {
+      this.#puts = { collection, texts: [], waiters: [] };
+      queueMicrotask(() => this.#sendPuts());
+    }
+    const puts = this.#puts;
+    return new Promise((resolve, reject) => {
+      puts.texts.push(text);
+      puts.waiters.push({ resolve, reject });
+    });
+  }
+
+  // sendPuts sends the waiting puts as one putMany (with one receipt, so
+  // that it is sent again to the next host as a whole) and settles each
+  // put with its own document or error.
+  #sendPuts() {
+    const puts = this.#puts;
+    if (!puts) return;
+    this.#puts = null;
+    const hiloError = this.#hiloError;
+    const text = `[${puts.texts.join(',')}]`;
+    const group = this.#after(() => this.#link.call('_putManyText', [puts.collection, text])).then(
+      (answer) => {
+        const rs = JSON.parse(answer);
+        puts.waiters.forEach((w, i) => {
+          const r = rs[i];
+          if (r && r.__hiloError) w.reject(hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message));
+          else w.resolve(r);
+        });
+      },
+      (err) => puts.waiters.forEach((w) => w.reject(err)),
+    );
+    this.#group = group;
+    group.then(() => {
+      if (this.#group === group) this.#group = null;
+    });
   }
 
   putMany(collection, docs) {
@@ -425,8 +500,10 @@ class SharedStore {
 
   async close() {
     if (this.#closed) return;
+    this.#sendPuts();
     this.#closed = true;
     this.#feed?.close();
+    await this.#group; // the puts made before close are sent first
     await this.#link.close();
   }
 }

@@ -280,6 +280,64 @@ test('put in a shared store honours its options in every tab: a stale rev is ref
   }
 });
 
+test('puts made together in a shared store go to the host as one write, each settled with its own document or error, in call order', async () => {
+  const database = `tabputs${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    const pages = await openPages(context, 2, database);
+    for (const [i, page] of pages.entries()) {
+      const got = await page.evaluate(async (tag) => {
+        const s = window.store;
+        // The calls this tab sends to the store's host, by method.
+        const sent = [];
+        const post = MessagePort.prototype.postMessage;
+        MessagePort.prototype.postMessage = function (msg, ...rest) {
+          if (msg?.t === 'call') sent.push(msg.m);
+          return post.call(this, msg, ...rest);
+        };
+        try {
+          const calls = [];
+          calls.push(s.put('orders', { _key: `${tag}-k`, n: 1 })); // the first goes at once
+          calls.push(s.put('orders', { _key: `${tag}-k`, n: 2 })); // the rest together
+          for (let k = 0; k < 10; k++) calls.push(s.put('orders', k === 4 ? { _key: 'not a key' } : { n: k, tag }));
+          const late = { n: 100, tag };
+          calls.push(s.put('orders', late));
+          late.n = -1; // after its put: stored as it was at the call
+          calls.push(s.put('other', { n: 200, tag })); // another collection: a group of its own
+          // A read made now sees every put made before it.
+          const read = s.get(`orders/${tag}-k`);
+          calls.push(s.put('orders', { n: 300, tag }, { ignoreRevs: true })); // with options: alone
+          const settled = await Promise.allSettled(calls);
+          const before = sent.slice();
+          const results = settled.map((r) => (r.status === 'fulfilled' ? { id: r.value._id, n: r.value.n } : { error: r.reason.code }));
+          const stored = [];
+          for (const r of results) if (r.id) stored.push((await s.get(r.id)).n);
+          return { sent: before, results, stored, read: (await read).n };
+        } finally {
+          MessagePort.prototype.postMessage = post;
+        }
+      }, `t${i}`);
+      const msg = `page ${i}`;
+      assert.deepEqual(got.sent, ['put', '_putManyText', '_putManyText', 'get', 'put'], msg);
+      assert.equal(got.read, 2, msg);
+      assert.equal(got.results.length, 15, msg);
+      assert.deepEqual(got.results[6], { error: 'illegal_key' }, msg);
+      const ok = got.results.filter((r) => !r.error);
+      assert.equal(ok.length, 14, msg);
+      assert.deepEqual(ok.map((r) => r.n), [1, 2, 0, 1, 2, 3, 5, 6, 7, 8, 9, 100, 200, 300], msg);
+      assert.deepEqual(got.stored, [2, 2, 0, 1, 2, 3, 5, 6, 7, 8, 9, 100, 200, 300], msg);
+      // HiLo ids in call order, each once.
+      const nums = ok.slice(2).map((r) => Number(r.id.split('/')[1].split('-')[0]));
+      assert.equal(new Set(ok.map((r) => r.id)).size, 13, msg);
+      const orders = nums.filter((_, k) => k !== 10);
+      assert.deepEqual(orders, [...orders].sort((a, b) => a - b), msg);
+    }
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a store whose log is in IndexedDB keeps it there when pages that can write OPFS open it', async () => {
   const database = `tabslegacy${Date.now()}`;
   const context = await env.browser.newContext();
