@@ -45,12 +45,13 @@ export class Host {
    * that asked, playwright-tests/tabs.test.mjs): the next receipted write
    * is kept in flight for good, made first when `when` is 'made', not made when
    * it is 'unmade', and never answered, so that a test can take this host
-   * away with the write certainly in flight. Resolves to the write's method
-   * once it is held (made and durable, for 'made').
+   * away with the write certainly in flight. With a method, the next
+   * receipted write of that method. Resolves to the write's method once it
+   * is held (made and durable, for 'made').
    */
-  holdNextWrite(when) {
+  holdNextWrite(when, method) {
     return new Promise((resolve) => {
-      this.#hold = { when, resolve };
+      this.#hold = { when, method, resolve };
     });
   }
 
@@ -89,7 +90,7 @@ export class Host {
         try {
           if (msg.m === '_collectionOp') msg.args = unsilenced(msg.args);
           const withReceipt = msg.receipt && isReceipted(msg.m, msg.args);
-          const hold = withReceipt ? this.#hold : null;
+          const hold = withReceipt && (!this.#hold?.method || this.#hold.method === msg.m) ? this.#hold : null;
           if (hold) {
             this.#hold = null;
             // A write that failed stored no receipt: the next host makes it

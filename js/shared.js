@@ -112,13 +112,15 @@ function dropHosts(tab) {
 // testHooks serves the tests' hook on host (playwright-tests/tabs.test.mjs),
 // only in the host worker of a tab that set globalThis.__hilodbTestHooks
 // before it opened a store: on the BroadcastChannel 'hilodb-test-hooks',
-// {hold: 'made' | 'unmade'} holds the next receipted write
-// (Host.holdNextWrite), answered with {armed: true}, then {held: method}.
+// {hold: 'made' | 'unmade', method?} holds the next receipted write (of
+// that method) (Host.holdNextWrite), answered with {armed: true}, then
+// {held: method}.
 function testHooks(host) {
   const bc = new BroadcastChannel('hilodb-test-hooks');
   bc.onmessage = (m) => {
     if (m.data?.hold !== 'made' && m.data?.hold !== 'unmade') return;
-    host.holdNextWrite(m.data.hold).then((method) => bc.postMessage({ held: method }));
+    const method = typeof m.data.method === 'string' ? m.data.method : undefined;
+    host.holdNextWrite(m.data.hold, method).then((held) => bc.postMessage({ held }));
     bc.postMessage({ armed: true });
   };
 }

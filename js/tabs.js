@@ -334,7 +334,7 @@ class SharedStore {
 
   // after runs send at once, or once the last group sent is answered.
   #after(send) {
-    return this.#group ? this.#group.then(send) : send();
+    return this.#group ? this.#group.then(send, send) : send();
   }
 
   put(collection, doc, options) {
@@ -378,10 +378,18 @@ class SharedStore {
     const text = `[${puts.texts.join(',')}]`;
     const group = this.#after(() => this.#link.call('_putManyText', [puts.collection, text])).then(
       (answer) => {
-        const rs = JSON.parse(answer);
+        // One JSON text; an array when the next host answered the group
+        // from its receipt (host.js).
+        let rs;
+        try {
+          rs = typeof answer === 'string' ? JSON.parse(answer) : answer;
+        } catch {
+          rs = undefined;
+        }
         puts.waiters.forEach((w, i) => {
-          const r = rs[i];
-          if (r && r.__hiloError) w.reject(hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message));
+          const r = Array.isArray(rs) ? rs[i] : undefined;
+          if (r === undefined || r === null) w.reject(hiloError('internal', 4, 'put: the store gave no answer for this document'));
+          else if (r.__hiloError) w.reject(hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message));
           else w.resolve(r);
         });
       },

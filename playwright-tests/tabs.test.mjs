@@ -32,12 +32,13 @@ async function openPages(context, n, database, { hooks = false } = {}) {
 }
 
 // holdNextWrite arms the hook of the host worker running the store (opened
-// with hooks): the next receipted write it gets is held in flight, made
-// first when hold is 'made', and never answered. Resolves once armed;
-// page.evaluate('window.held') resolves to the held write's method.
-async function holdNextWrite(page, hold) {
+// with hooks): the next receipted write it gets (of method, when given) is
+// held in flight, made first when hold is 'made', and never answered.
+// Resolves once armed; page.evaluate('window.held') resolves to the held
+// write's method.
+async function holdNextWrite(page, hold, method) {
   await page.evaluate(
-    (hold) =>
+    ([hold, method]) =>
       new Promise((armed) => {
         // Kept on window: a channel nothing refers to may be collected.
         const bc = (window.hookChannel = new BroadcastChannel('hilodb-test-hooks'));
@@ -47,9 +48,9 @@ async function holdNextWrite(page, hold) {
             if (m.data?.held) held(m.data.held);
           };
         });
-        bc.postMessage({ hold });
+        bc.postMessage({ hold, method });
       }),
-    hold,
+    [hold, method],
   );
 }
 
@@ -555,6 +556,28 @@ const inFlight = [
     want: { answer: true, count: { count: 1 } },
   },
   {
+    name: 'puts made together',
+    hold: 'made',
+    method: '_putManyText',
+    setup: async () => {},
+    write: async () => {
+      // The first goes alone; the others go together, as one write, the one
+      // the host holds.
+      const puts = [window.store.put('orders', { _key: 'alone', n: 0 })];
+      for (let k = 1; k <= 4; k++) puts.push(window.store.put('orders', k === 2 ? { _key: 'not a key' } : { _key: `p${k}`, n: k }));
+      const got = await Promise.allSettled(puts);
+      return got.map((g) => (g.status === 'fulfilled' ? [g.value._key, g.value.n] : g.reason.code));
+    },
+    check: async (answer) => {
+      const page = await window.store.list('orders', { limit: 100 });
+      return { answer, stored: page.docs.map((d) => [d._key, d.n]).sort() };
+    },
+    want: {
+      answer: [['alone', 0], ['p1', 1], 'illegal_key', ['p3', 3], ['p4', 4]],
+      stored: [['alone', 0], ['p1', 1], ['p3', 3], ['p4', 4]],
+    },
+  },
+  {
     name: 'a collection updateAll and removeAll not made yet',
     hold: 'unmade',
     setup: () => window.store.collection('orders').saveAll([{ _key: 'u', n: 1 }, { _key: 'r' }]),
@@ -583,9 +606,9 @@ for (const c of inFlight) {
       const [host] = await openPages(context, 1, database, { hooks: true });
       const [writer, reader] = await openPages(context, 2, database);
       await writer.evaluate(`(${c.setup})()`);
-      await holdNextWrite(reader, c.hold);
+      await holdNextWrite(reader, c.hold, c.method);
       await writer.evaluate(`window.inflight = (${c.write})(); window.inflight.catch(() => {}); undefined`);
-      assert.ok(['delete', '_saveBatch', '_collectionOp'].includes(await reader.evaluate('window.held')));
+      assert.ok(['delete', '_saveBatch', '_collectionOp', '_putManyText'].includes(await reader.evaluate('window.held')));
       await host.close();
       const answer = await writer.evaluate('window.inflight');
       assert.deepEqual(await reader.evaluate(`(${c.check})(${JSON.stringify(answer ?? null)} ?? undefined)`), c.want);
