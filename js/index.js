@@ -148,6 +148,13 @@ export class Store {
       return Promise.reject(hiloError('bad_json', 600, `put: document cannot be turned into JSON: ${err.message}`));
     }
     if (text === undefined) text = '';
+    // A put that joins the puts waiting to go together (see #puts), or,
+    // made after them, goes after them.
+    const groupable = key === undefined && typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc);
+    if (this.#puts) {
+      if (groupable && this.#puts.collection === collection && this.#puts.texts.length < maxPutsTogether) return this.#joinPuts(text);
+      this.#sendPuts();
+    }
     // At once when Go needs nothing to wait for (an id at hand, no durable
     // write); undefined means it must wait, so the asynchronous put runs.
     let r;
@@ -162,11 +169,60 @@ export class Store {
     // Stored while the log was being compacted: durable a little later.
     if (r instanceof Promise) return r.then((t) => JSON.parse(t));
     if (r !== undefined) return Promise.reject(r);
+    // The first put of a task that must wait goes at once; the ones made
+    // after it in the same task go together.
+    if (groupable && this.#waited) {
+      this.#puts = { collection, texts: [], waiters: [] };
+      queueMicrotask(() => this.#sendPuts());
+      return this.#joinPuts(text);
+    }
+    if (!this.#waited) {
+      this.#waited = true;
+      queueMicrotask(() => (this.#waited = false));
+    }
     return this.#raw.put(collection, text, key, seq);
+  }
+
+  // Puts that must wait (for a leased range, or a durable write that is
+  // not appended at once) made while another such put of the same task is
+  // on its way go to Go together, as one putMany: one transaction, one
+  // durable write and one lease for all of them, where each would be one
+  // of each (a Promise.all of puts, say). Each settles with its own
+  // document or error. Any other call of the store sends them first.
+  #waited = false; // a put that must wait went in this task
+  #puts = null; // {collection, texts, waiters}: puts waiting to go together
+
+  #joinPuts(text) {
+    const puts = this.#puts;
+    return new Promise((resolve, reject) => {
+      puts.texts.push(text);
+      puts.waiters.push({ resolve, reject });
+    });
+  }
+
+  #sendPuts() {
+    const puts = this.#puts;
+    if (!puts) return;
+    this.#puts = null;
+    if (puts.texts.length === 1) {
+      this.#raw.put(puts.collection, puts.texts[0]).then(puts.waiters[0].resolve, puts.waiters[0].reject);
+      return;
+    }
+    this.#raw.putMany(puts.collection, `[${puts.texts.join(',')}]`).then(
+      (rs) =>
+        puts.waiters.forEach((w, i) => {
+          const r = rs[i];
+          if (r === undefined || r === null) w.reject(hiloError('internal', 4, 'put: the store gave no answer for this document'));
+          else if (r.__hiloError) w.reject(hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message));
+          else w.resolve(r);
+        }),
+      (err) => puts.waiters.forEach((w) => w.reject(err)),
+    );
   }
 
   /** Resolves to the document with the given _id. */
   get(id) {
+    this.#sendPuts();
     // From the read cache, without entering Go; else from Go's mirror of
     // the documents through the fast path (FastReads); else Go answers at
     // once with JSON text or an Error. Go drops a cache entry, and updates
@@ -227,6 +283,7 @@ export class Store {
   }
 
   #putMany(collection, docs, key, seq) {
+    this.#sendPuts();
     if (!Array.isArray(docs)) return Promise.reject(hiloError('bad_request', 400, 'putMany: docs must be an array'));
     // One JSON array text: one string crosses into Go, not one per document.
     const texts = new Array(docs.length);
@@ -247,6 +304,7 @@ export class Store {
    * Pass next as after for the following page; it is null after the last.
    */
   list(collection, options) {
+    this.#sendPuts();
     try {
       const { limit, after } = knownOptions('list', options, ['limit', 'after']);
       return this.#raw.list(collection, limit, after);
@@ -270,7 +328,14 @@ export class Store {
    */
   openSession(options = {}) {
     const raw = this.#raw;
-    const store = { get: (id) => this.get(id), generateId: (c) => raw.generateId(c), saveBatch: (t) => raw.saveBatch(t) };
+    const store = {
+      get: (id) => this.get(id),
+      generateId: (c) => raw.generateId(c),
+      saveBatch: (t) => {
+        this.#sendPuts();
+        return raw.saveBatch(t);
+      },
+    };
     return new Session(store, this.conventions, hiloError, options);
   }
 
@@ -298,11 +363,13 @@ export class Store {
 
   /** Resolves to the next value of the cluster-wide identity prefix (1, 2, …), from the server. */
   nextIdentityFor(prefix) {
+    this.#sendPuts();
     return this.#raw.identity('next', prefix);
   }
 
   /** Sets the identity prefix to value (only upwards unless force) and resolves to its value then. */
   seedIdentityFor(prefix, value, force = false) {
+    this.#sendPuts();
     return this.#raw.identity('seed', prefix, value, force);
   }
 
@@ -318,7 +385,13 @@ export class Store {
 
   /** Returns the ArangoDB-style collection name of this store. */
   collection(name) {
-    return new Collection(this.#raw, name, hiloError);
+    const raw = {
+      collection: (...args) => {
+        this.#sendPuts();
+        return this.#raw.collection(...args);
+      },
+    };
+    return new Collection(raw, name, hiloError);
   }
 
   /**
@@ -333,6 +406,7 @@ export class Store {
     } catch (err) {
       return Promise.reject(hiloError('bad_json', 600, `createCollection: options cannot be turned into JSON: ${err.message}`));
     }
+    this.#sendPuts();
     return this.#raw.collection('create', name, text).then(() => this.collection(name));
   }
 
@@ -351,6 +425,7 @@ export class Store {
   }
 
   #delete(id, options, key, seq) {
+    this.#sendPuts();
     try {
       const { rev, ifMatch } = knownOptions('delete', options, ['rev', 'ifMatch']);
       const want = rev ?? ifMatch;
@@ -370,6 +445,7 @@ export class Store {
 
   /** Pushes every pending local write, then pulls every remote change: resolves to {pushed, pulled}. */
   sync() {
+    this.#sendPuts();
     return this.#raw.sync();
   }
 
@@ -380,6 +456,7 @@ export class Store {
    * write; pass last as since next time.
    */
   changes(options) {
+    this.#sendPuts();
     try {
       const { since = 0, limit } = knownOptions('changes', options, ['since', 'limit']);
       return this.#raw.changes(since, limit);
@@ -407,16 +484,19 @@ export class Store {
 
   /** Resolves to the number of documents with local writes the server has not acknowledged. */
   pending() {
+    this.#sendPuts();
     return this.#raw.pending();
   }
 
   /** Resolves to the losing versions kept for id, oldest first: [{id, rev, doc, deleted}]. */
   conflicts(id) {
+    this.#sendPuts();
     return this.#raw.conflicts(id);
   }
 
   /** Forgets the losing versions kept for id. */
   clearConflicts(id) {
+    this.#sendPuts();
     return this.#raw.clearConflicts(id).then(() => undefined);
   }
 
@@ -426,6 +506,7 @@ export class Store {
    * durability 'relaxed'.
    */
   flush() {
+    this.#sendPuts();
     return this.#raw.flush().then(() => undefined);
   }
 
@@ -449,6 +530,7 @@ export class Store {
    * persist) and closes the connection and the store.
    */
   close() {
+    this.#sendPuts();
     this.#unwatch();
     this.#feed?.close();
     this.#cache.close(); // later gets reach Go, which rejects them
@@ -456,6 +538,12 @@ export class Store {
     return this.#raw.close().then(() => undefined);
   }
 }
+
+/**
+ * maxPutsTogether bounds the puts that go to Go as one putMany: a few
+ * megabytes of small documents, well under putMany's 100,000.
+ */
+const maxPutsTogether = 10000;
 
 const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 

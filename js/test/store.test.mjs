@@ -93,6 +93,39 @@ describe('against a server without tokens', () => {
     );
   });
 
+  test('puts made together that must wait go to Go as one write, each settled with its own document or error', async () => {
+    const v1 = await store.put('orders', { _key: 'together', n: 1 });
+    const v2 = await store.put('orders', { ...v1, n: 2 });
+    // More than a range holds at first: most of these wait for a lease,
+    // and those made after the first that waits go together.
+    const calls = [];
+    for (let i = 0; i < 3000; i++) {
+      if (i === 1000) calls.push(store.put('orders', { _key: 'not a key!' }));
+      else if (i === 1500) calls.push(store.put('orders', { ...v1, n: 3 })); // a stale _rev
+      else if (i === 2000) calls.push(store.put('orders', { _key: 'together', n: 4 }, { rev: v2._rev }));
+      else if (i === 2500) calls.push(store.put('other', { i })); // another collection
+      else calls.push(store.put('orders', { i }));
+    }
+    const settled = await Promise.allSettled(calls);
+    const codes = settled.map((r) => (r.status === 'fulfilled' ? 'ok' : r.reason.code));
+    assert.equal(codes[1000], 'illegal_key');
+    assert.equal(codes[1500], 'conflict');
+    assert.equal(codes[2000], 'ok');
+    assert.deepEqual(
+      codes.filter((c) => c !== 'ok'),
+      ['illegal_key', 'conflict'],
+    );
+    const docs = settled.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+    assert.equal(new Set(docs.map((d) => d._id)).size, docs.length, 'an id was given twice');
+    assert.equal(settled[2500].value._id.startsWith('other/'), true);
+    assert.equal((await store.get('orders/together')).n, 4);
+    for (const [i, r] of settled.entries()) {
+      if (r.status !== 'fulfilled' || r.value.i === undefined) continue;
+      assert.equal(r.value.i, i);
+      assert.equal((await store.get(r.value._id)).i, i);
+    }
+  });
+
   test('every write gets a new _rev', async () => {
     const first = await store.put('orders', { _key: 'rev-check', v: 1 });
     const second = await store.put('orders', { _key: 'rev-check', v: 2 });

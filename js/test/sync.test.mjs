@@ -431,6 +431,20 @@ describe('persist in Node', () => {
     for (const d of [...docs, next]) assert.equal((await reader.get(d._id))._rev, d._rev);
   });
 
+  test('puts made together and not awaited before close are all stored, and survive a reopen', async () => {
+    const db = freshDB();
+    const path = join(dir, 'together.hilodb');
+    const first = await opened(db, { persist: path });
+    const calls = Array.from({ length: 2000 }, (_, i) => first.put('orders', { i }));
+    await first.close();
+    open = open.filter((s) => s !== first);
+    const docs = await Promise.all(calls);
+    assert.equal(new Set(docs.map((d) => d._id)).size, 2000);
+    const again = await opened(db, { persist: path });
+    for (const d of docs) assert.deepEqual(await again.get(d._id), d);
+    assert.equal(await again.pending(), 2000);
+  });
+
   test('a second store on the same persist path is refused while the first is open', async () => {
     const path = join(dir, 'locked.hilodb');
     const first = await opened(freshDB(), { persist: path });
