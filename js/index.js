@@ -150,7 +150,7 @@ export class Store {
     if (text === undefined) text = '';
     // A put that joins the puts waiting to go together (see #puts), or,
     // made after them, goes after them.
-    const groupable = key === undefined && typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc);
+    const groupable = key === undefined && text !== '' && typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc);
     if (this.#puts) {
       if (groupable && this.#puts.collection === collection && this.#puts.texts.length < maxPutsTogether) return this.#joinPuts(text);
       this.#sendPuts();

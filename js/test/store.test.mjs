@@ -104,6 +104,8 @@ describe('against a server without tokens', () => {
       else if (i === 1500) calls.push(store.put('orders', { ...v1, n: 3 })); // a stale _rev
       else if (i === 2000) calls.push(store.put('orders', { _key: 'together', n: 4 }, { rev: v2._rev }));
       else if (i === 2500) calls.push(store.put('other', { i })); // another collection
+      else if (i === 2700) calls.push(store.put('orders', { toJSON: () => undefined })); // no JSON text
+      else if (i === 2800) calls.push(store.put('orders', { toJSON: () => 5 })); // not an object
       else calls.push(store.put('orders', { i }));
     }
     const settled = await Promise.allSettled(calls);
@@ -113,7 +115,7 @@ describe('against a server without tokens', () => {
     assert.equal(codes[2000], 'ok');
     assert.deepEqual(
       codes.filter((c) => c !== 'ok'),
-      ['illegal_key', 'conflict'],
+      ['illegal_key', 'conflict', 'bad_json', 'bad_json'],
     );
     const docs = settled.filter((r) => r.status === 'fulfilled').map((r) => r.value);
     assert.equal(new Set(docs.map((d) => d._id)).size, docs.length, 'an id was given twice');
