@@ -10,6 +10,7 @@ import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { canShare, openShared } from './tabs.js';
 import { hiloError } from './errors.js';
+import { PutGroup } from './group.js';
 import { openPersistence } from './persist.js';
 import { fastKey, inNode, runtime } from './runtime.js';
 import { Feed } from './watch.js';
@@ -152,7 +153,7 @@ export class Store {
     // made after them, goes after them.
     const groupable = key === undefined && text !== '' && typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc);
     if (this.#puts) {
-      if (groupable && this.#puts.collection === collection && this.#puts.texts.length < maxPutsTogether) return this.#joinPuts(text);
+      if (groupable && this.#puts.takes(collection)) return this.#puts.join(text);
       this.#sendPuts();
     }
     // At once when Go needs nothing to wait for (an id at hand, no durable
@@ -172,9 +173,9 @@ export class Store {
     // The first put of a task that must wait goes at once; the ones made
     // after it in the same task go together.
     if (groupable && this.#waited) {
-      this.#puts = { collection, texts: [], waiters: [] };
+      this.#puts = new PutGroup(collection);
       queueMicrotask(() => this.#sendPuts());
-      return this.#joinPuts(text);
+      return this.#puts.join(text);
     }
     if (!this.#waited) {
       this.#waited = true;
@@ -190,33 +191,16 @@ export class Store {
   // of each (a Promise.all of puts, say). Each settles with its own
   // document or error. Any other call of the store sends them first.
   #waited = false; // a put that must wait went in this task
-  #puts = null; // {collection, texts, waiters}: puts waiting to go together
-
-  #joinPuts(text) {
-    const puts = this.#puts;
-    return new Promise((resolve, reject) => {
-      puts.texts.push(text);
-      puts.waiters.push({ resolve, reject });
-    });
-  }
+  #puts = null; // the PutGroup waiting to go
 
   #sendPuts() {
     const puts = this.#puts;
     if (!puts) return;
     this.#puts = null;
-    if (puts.texts.length === 1) {
-      this.#raw.put(puts.collection, puts.texts[0]).then(puts.waiters[0].resolve, puts.waiters[0].reject);
-      return;
-    }
-    this.#raw.putMany(puts.collection, `[${puts.texts.join(',')}]`).then(
-      (rs) =>
-        puts.waiters.forEach((w, i) => {
-          const r = rs[i];
-          if (r === undefined || r === null) w.reject(hiloError('internal', 4, 'put: the store gave no answer for this document'));
-          else if (r.__hiloError) w.reject(hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message));
-          else w.resolve(r);
-        }),
-      (err) => puts.waiters.forEach((w) => w.reject(err)),
+    const sent = puts.size === 1 ? this.#raw.put(puts.collection, puts.first()).then((r) => [r]) : this.#raw.putMany(puts.collection, puts.text());
+    sent.then(
+      (answer) => puts.settle(answer),
+      (err) => puts.fail(err),
     );
   }
 
@@ -538,12 +522,6 @@ export class Store {
     return this.#raw.close().then(() => undefined);
   }
 }
-
-/**
- * maxPutsTogether bounds the puts that go to Go as one putMany: a few
- * megabytes of small documents, well under putMany's 100,000.
- */
-const maxPutsTogether = 10000;
 
 const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 

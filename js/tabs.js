@@ -11,6 +11,7 @@
 
 import { Collection, collectionWrites } from './collection.js';
 import { Conventions, Session } from './session.js';
+import { PutGroup } from './group.js';
 import { Feed } from './watch.js';
 
 let broker; // this realm's connection to the shared worker
@@ -291,12 +292,6 @@ export async function openShared(options, { hiloError, Emitter }) {
   return new SharedStore(link, events, hiloError, feed, names);
 }
 
-/**
- * maxPutsTogether bounds the puts sent to the host as one putMany: a few
- * megabytes of small documents, well under putMany's 100,000.
- */
-const maxPutsTogether = 10000;
-
 /** SharedStore is a Store whose work is done by a host (host.js). */
 class SharedStore {
   #link;
@@ -329,7 +324,7 @@ class SharedStore {
   // group is stored asynchronously), so a call made after one is sent
   // once the group is answered: calls take effect in the order made.
   #busy = false; // a put went in this task
-  #puts = null; // {collection, texts, waiters}: puts waiting to go together
+  #puts = null; // the PutGroup waiting to go
   #group = null; // the last group sent, until it is answered
 
   // after runs send at once, or once the last group sent is answered.
@@ -355,16 +350,12 @@ class SharedStore {
   }
 
   #queuePut(collection, text) {
-    if (this.#puts && (this.#puts.collection !== collection || this.#puts.texts.length >= maxPutsTogether)) this.#sendPuts();
+    if (this.#puts && !this.#puts.takes(collection)) this.#sendPuts();
     if (!this.#puts) {
-      this.#puts = { collection, texts: [], waiters: [] };
+      this.#puts = new PutGroup(collection);
       queueMicrotask(() => this.#sendPuts());
     }
-    const puts = this.#puts;
-    return new Promise((resolve, reject) => {
-      puts.texts.push(text);
-      puts.waiters.push({ resolve, reject });
-    });
+    return this.#puts.join(text);
   }
 
   // sendPuts sends the waiting puts as one putMany (with one receipt, so
@@ -374,26 +365,11 @@ class SharedStore {
     const puts = this.#puts;
     if (!puts) return;
     this.#puts = null;
-    const hiloError = this.#hiloError;
-    const text = `[${puts.texts.join(',')}]`;
-    const group = this.#after(() => this.#link.call('_putManyText', [puts.collection, text])).then(
-      (answer) => {
-        // One JSON text; an array when the next host answered the group
-        // from its receipt (host.js).
-        let rs;
-        try {
-          rs = typeof answer === 'string' ? JSON.parse(answer) : answer;
-        } catch {
-          rs = undefined;
-        }
-        puts.waiters.forEach((w, i) => {
-          const r = Array.isArray(rs) ? rs[i] : undefined;
-          if (r === undefined || r === null) w.reject(hiloError('internal', 4, 'put: the store gave no answer for this document'));
-          else if (r.__hiloError) w.reject(hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message));
-          else w.resolve(r);
-        });
-      },
-      (err) => puts.waiters.forEach((w) => w.reject(err)),
+    // The answer is the putMany's JSON text, or an array when the next host
+    // answered the group from its receipt (host.js).
+    const group = this.#after(() => this.#link.call('_putManyText', [puts.collection, puts.text()])).then(
+      (answer) => puts.settle(answer),
+      (err) => puts.fail(err),
     );
     this.#group = group;
     group.then(() => {
