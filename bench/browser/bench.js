@@ -73,6 +73,15 @@ window.bench = {
     await close(system, db);
     return t;
   },
+  // n puts made at once and awaited together (Promise.all), each durable
+  // (hilodb) or committed (PouchDB) when it resolves: ms for n.
+  async concurrent(system, name, n) {
+    const db = await open(system, name);
+    await put(system, db, -1);
+    const t = await ms(() => Promise.all(Array.from({ length: n }, (_, i) => put(system, db, i))));
+    await close(system, db);
+    return t;
+  },
   // One bulk write of n documents: ms.
   async bulk(system, name, n) {
     const db = await open(system, name);

@@ -3,14 +3,16 @@
 // side by side in one run, against the real hilodb-server on 127.0.0.1.
 // Ratios are taken per round (hilodb against the better PouchDB adapter of
 // the same round), then the median is printed. Sizes: SEQ (sequential
-// durable puts, default 1000), BULK (bulk write and list, default 10000), BIG
-// (the big store, default 100000), ROUNDS (default 3). SCENARIOS picks
-// some of sequential,sequential-warm,bulk,bulk-warm,list,big,pull (default
-// all; the -warm ones measure again after a warm-up of the same size in the
-// same page); SYSTEMS some of hilodb,pouch-idb,pouch-indexeddb (default
-// all). CHROMIUM_ARGS adds command-line switches to Chromium's. BASE, the web root of
-// another hilodb build (js/build-web.sh), adds it as system hilodb-base,
-// served under /base/ and measured beside this one in the same rounds.
+// durable puts, and the puts made at once, default 1000), BULK (bulk write
+// and list, default 10000), BIG (the big store, default 100000), ROUNDS
+// (default 3). SCENARIOS picks some of
+// sequential,sequential-warm,concurrent,bulk,bulk-warm,list,big,pull
+// (default all; the -warm ones measure again after a warm-up of the same
+// size in the same page); SYSTEMS some of hilodb,pouch-idb,pouch-indexeddb
+// (default all). CHROMIUM_ARGS adds command-line switches to Chromium's.
+// BASE, the web root of another hilodb build (js/build-web.sh), adds it as
+// system hilodb-base, served under /base/ and measured beside this one in
+// the same rounds.
 
 import { execFile } from 'node:child_process';
 import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
@@ -29,7 +31,7 @@ const SEQ = Number(process.env.SEQ || 1000);
 const BULK = Number(process.env.BULK || 10000);
 const BIG = Number(process.env.BIG || 100000);
 const ROUNDS = Number(process.env.ROUNDS || 3);
-const SCENARIOS = (process.env.SCENARIOS || 'sequential,sequential-warm,bulk,bulk-warm,list,big,pull').split(',');
+const SCENARIOS = (process.env.SCENARIOS || 'sequential,sequential-warm,concurrent,bulk,bulk-warm,list,big,pull').split(',');
 const BASE = process.env.BASE || '';
 const systems = (process.env.SYSTEMS || 'hilodb,pouch-idb,pouch-indexeddb').split(',');
 if (BASE) systems.splice(1, 0, 'hilodb-base');
@@ -70,6 +72,7 @@ try {
       const want = (s) => SCENARIOS.includes(s);
       if (want('sequential')) r.sequentialDocsPerSec = (SEQ / (await inPage(([s, n, c]) => window.bench.sequential(s, n, c), system, name(), SEQ))) * 1000;
       if (want('sequential-warm')) r.sequentialWarmDocsPerSec = (SEQ / (await inPage(([s, n, c]) => window.bench.sequentialWarm(s, n, c), system, name(), SEQ))) * 1000;
+      if (want('concurrent')) r.concurrentDocsPerSec = (SEQ / (await inPage(([s, n, c]) => window.bench.concurrent(s, n, c), system, name(), SEQ))) * 1000;
       if (want('bulk')) r.bulkDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.bulk(s, n, c), system, name(), BULK))) * 1000;
       if (want('bulk-warm')) r.bulkWarmDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.bulkWarm(s, n, c), system, name(), BULK))) * 1000;
       if (want('list')) r.listDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.list(s, n, c), system, name(), BULK))) * 1000;
@@ -88,7 +91,7 @@ try {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const higher = ['sequentialDocsPerSec', 'sequentialWarmDocsPerSec', 'bulkDocsPerSec', 'bulkWarmDocsPerSec', 'listDocsPerSec'];
+const higher = ['sequentialDocsPerSec', 'sequentialWarmDocsPerSec', 'concurrentDocsPerSec', 'bulkDocsPerSec', 'bulkWarmDocsPerSec', 'listDocsPerSec'];
 const lower = ['fullPutMs', 'reopenMs'];
 const measured = [...higher, ...lower].filter((m) => rows.some((r) => r[m] !== undefined));
 const per = (s, m) => median(rows.filter((r) => r.system === s).map((r) => r[m])).toFixed(1);
