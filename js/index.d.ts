@@ -488,7 +488,9 @@ export declare class Store {
    * `orders/1-A`, handed out locally from a number range leased from the
    * server. A `_rev` in `doc` (or `options.rev`) is a precondition against
    * lost updates: a stale or made-up one rejects with `conflict` (1200) and
-   * changes nothing.
+   * changes nothing. Puts made together (a `Promise.all`, a loop without
+   * `await`) may go to the store as one transaction and one durable write,
+   * each settled with its own document or error, in the order made.
    */
   put<T extends object = Document>(collection: string, doc: T, options?: PutOptions): Promise<Stored<T>>;
   /**
