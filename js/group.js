@@ -1,58 +1,55 @@
-// Puts made together and sent as one putMany, by a store of its own
-// (index.js) and by a store shared by the tabs (tabs.js).
+// Calls made together and sent as one: puts as one putMany, by a store of
+// its own (index.js) and by a store shared by the tabs (tabs.js); gets as
+// one message to the host of a shared store (tabs.js).
 
 import { hiloError } from './errors.js';
 
 /**
- * maxPutsTogether bounds the puts of one group: a few megabytes of small
- * documents, well under putMany's 100,000.
+ * maxTogether bounds the calls of one group: for puts, a few megabytes of
+ * small documents, well under putMany's 100,000.
  */
-export const maxPutsTogether = 10000;
+export const maxTogether = 10000;
 
 /**
- * PutGroup is puts into one collection waiting to go as one putMany: each
- * put's document as JSON text, and the Promise it got.
+ * Group is calls waiting to go as one: each one's item (a put's document
+ * text, a get's id) and the Promise it got. Calls into one collection,
+ * when it is given.
  */
-export class PutGroup {
-  #texts = [];
+export class Group {
+  #items = [];
   #waiters = [];
 
   constructor(collection) {
     this.collection = collection;
   }
 
-  /** takes reports whether a put into collection may join the group. */
+  /** takes reports whether a call into collection may join the group. */
   takes(collection) {
-    return collection === this.collection && this.#texts.length < maxPutsTogether;
+    return collection === this.collection && this.#items.length < maxTogether;
   }
 
-  /** join adds a put's document text; the Promise settles with its answer. */
-  join(text) {
+  /** join adds a call's item; the Promise settles with its answer. */
+  join(item) {
     return new Promise((resolve, reject) => {
-      this.#texts.push(text);
+      this.#items.push(item);
       this.#waiters.push({ resolve, reject });
     });
   }
 
-  /** size is how many puts the group holds. */
+  /** size is how many calls the group holds. */
   get size() {
-    return this.#texts.length;
+    return this.#items.length;
   }
 
-  /** text is the group's documents as one JSON array text, putMany's argument. */
-  text() {
-    return `[${this.#texts.join(',')}]`;
-  }
-
-  /** first is the only put's document text, for a group of one. */
-  first() {
-    return this.#texts[0];
+  /** items are the calls' items, in the order made. */
+  get items() {
+    return this.#items;
   }
 
   /**
-   * settle answers each put from putMany's answer (an array, or its JSON
-   * text): its stored document, or the error it failed with. A put the
-   * answer says nothing of fails with internal.
+   * settle answers each call from the group's answer (an array, or its
+   * JSON text): one entry per call, its result or {__hiloError: {code,
+   * num, message}}. A call the answer says nothing of fails with internal.
    */
   settle(answer) {
     let rs = answer;
@@ -65,14 +62,22 @@ export class PutGroup {
     }
     this.#waiters.forEach((w, i) => {
       const r = Array.isArray(rs) ? rs[i] : undefined;
-      if (r === undefined || r === null) w.reject(hiloError('internal', 4, 'put: the store gave no answer for this document'));
+      if (r === undefined || r === null) w.reject(hiloError('internal', 4, 'the store gave no answer for this call of a group'));
       else if (r.__hiloError) w.reject(hiloError(r.__hiloError.code, r.__hiloError.num, r.__hiloError.message));
       else w.resolve(r);
     });
   }
 
-  /** fail rejects every put of the group with err. */
+  /** fail rejects every call of the group with err. */
   fail(err) {
     for (const w of this.#waiters) w.reject(err);
+  }
+}
+
+/** PutGroup is puts into one collection, their documents as JSON texts. */
+export class PutGroup extends Group {
+  /** text is the documents as one JSON array text, putMany's argument. */
+  text() {
+    return `[${this.items.join(',')}]`;
   }
 }

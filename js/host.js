@@ -14,7 +14,7 @@ import { collectionWrites } from './collection.js';
 import { openStore } from './index.js';
 
 /** methods are the Store methods a tab may call. */
-const methods = new Set(['put', 'putMany', '_putManyText', 'get', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch']);
+const methods = new Set(['put', 'putMany', '_putManyText', 'get', '_getMany', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch']);
 const writes = new Set(['put', 'putMany', '_putManyText', 'delete', '_saveBatch']);
 
 /**

@@ -197,7 +197,7 @@ export class Store {
     const puts = this.#puts;
     if (!puts) return;
     this.#puts = null;
-    const sent = puts.size === 1 ? this.#raw.put(puts.collection, puts.first()).then((r) => [r]) : this.#raw.putMany(puts.collection, puts.text());
+    const sent = puts.size === 1 ? this.#raw.put(puts.collection, puts.items[0]).then((r) => [r]) : this.#raw.putMany(puts.collection, puts.text());
     sent.then(
       (answer) => puts.settle(answer),
       (err) => puts.fail(err),
@@ -207,22 +207,44 @@ export class Store {
   /** Resolves to the document with the given _id. */
   get(id) {
     this.#sendPuts();
-    // From the read cache, without entering Go; else from Go's mirror of
-    // the documents through the fast path (FastReads); else Go answers at
-    // once with JSON text or an Error. Go drops a cache entry, and updates
-    // its mirror, in the same step as any write of that document, before
-    // the write resolves.
+    const text = this.#read(id);
+    return typeof text === 'string' ? Promise.resolve(JSON.parse(text)) : Promise.reject(text);
+  }
+
+  /**
+   * @internal The documents of ids, for the host of a store shared by tabs
+   * (host.js; a tab's gets made together): one entry per id, the document
+   * or {__hiloError: {code, num, message}}.
+   */
+  _getMany(ids) {
+    this.#sendPuts();
+    if (!Array.isArray(ids)) return Promise.reject(hiloError('bad_request', 400, 'get: ids must be an array'));
+    return Promise.resolve(
+      ids.map((id) => {
+        const text = this.#read(id);
+        return typeof text === 'string' ? JSON.parse(text) : { __hiloError: { code: text?.code ?? 'internal', num: text?.num ?? 4, message: String(text?.message ?? text) } };
+      }),
+    );
+  }
+
+  // read returns the JSON text of the document with the given _id, or the
+  // Error that says why there is none: from the read cache, without
+  // entering Go; else from Go's mirror of the documents through the fast
+  // path (FastReads); else Go answers at once with JSON text or an Error.
+  // Go drops a cache entry, and updates its mirror, in the same step as any
+  // write of that document, before the write resolves.
+  #read(id) {
     let text = this.#cache.get(id);
     if (text === undefined) {
       text = this.#fast?.get(this.#number, id);
       if (text === undefined) {
         const r = this.#raw.getText(id);
-        if (typeof r !== 'string') return Promise.reject(r);
+        if (typeof r !== 'string') return r;
         text = r;
       }
       this.#cache.set(id, text);
     }
-    return Promise.resolve(JSON.parse(text));
+    return text;
   }
 
   /**

@@ -11,7 +11,7 @@
 
 import { Collection, collectionWrites } from './collection.js';
 import { Conventions, Session } from './session.js';
-import { PutGroup } from './group.js';
+import { Group, PutGroup } from './group.js';
 import { Feed } from './watch.js';
 
 let broker; // this realm's connection to the shared worker
@@ -103,7 +103,7 @@ const lostHost = Symbol('lost host');
 // safe are the calls sent again to the next host when their host went
 // away before answering: those that change nothing, or whose repeat
 // changes nothing more.
-const safe = new Set(['get', 'list', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', 'changes', '_names', '_generateId']);
+const safe = new Set(['get', '_getMany', 'list', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', 'changes', '_names', '_generateId']);
 const safeCollectionOps = new Set(['document', 'documents', 'count']);
 
 // receipted are the writes sent with a receipt (host.js): sent again to the
@@ -312,7 +312,9 @@ class SharedStore {
 
   #call(m, ...args) {
     if (this.#closed) return Promise.reject(this.#hiloError('closed', 1902, 'store is closed'));
-    this.#sendPuts(); // the puts made before this call go first
+    // The gets or puts made before this call go first.
+    this.#sendGets();
+    this.#sendPuts();
     return this.#after(() => this.#link.call(m, args));
   }
 
@@ -350,6 +352,7 @@ class SharedStore {
   }
 
   #queuePut(collection, text) {
+    this.#sendGets();
     if (this.#puts && !this.#puts.takes(collection)) this.#sendPuts();
     if (!this.#puts) {
       this.#puts = new PutGroup(collection);
@@ -396,8 +399,38 @@ class SharedStore {
   }
 
 
+  // Gets made while another get of the same task is on its way go to the
+  // host together, as one message (a Promise.all of gets, say), each
+  // settled with its own document or error. The host answers them at once,
+  // in the order of its messages, so calls after them need not wait.
+  #reading = false; // a get went in this task
+  #gets = null; // the Group of gets waiting to go
+
   get(id) {
+    if (this.#reading && !this.#closed && typeof id === 'string') {
+      this.#sendPuts(); // the puts made before it go first
+      if (this.#gets && !this.#gets.takes(undefined)) this.#sendGets();
+      if (!this.#gets) {
+        this.#gets = new Group();
+        queueMicrotask(() => this.#sendGets());
+      }
+      return this.#gets.join(id);
+    }
+    if (!this.#reading) {
+      this.#reading = true;
+      queueMicrotask(() => (this.#reading = false));
+    }
     return this.#call('get', id);
+  }
+
+  #sendGets() {
+    const gets = this.#gets;
+    if (!gets) return;
+    this.#gets = null;
+    this.#after(() => this.#link.call('_getMany', [gets.items])).then(
+      (answer) => gets.settle(answer),
+      (err) => gets.fail(err),
+    );
   }
 
   list(collection, options) {
@@ -484,6 +517,7 @@ class SharedStore {
 
   async close() {
     if (this.#closed) return;
+    this.#sendGets();
     this.#sendPuts();
     this.#closed = true;
     this.#feed?.close();

@@ -339,6 +339,45 @@ test('puts made together in a shared store go to the host as one write, each set
   }
 });
 
+test('gets made together in a shared store go to the host as one message, each settled with its own document or error', async () => {
+  const database = `tabgets${Date.now()}`;
+  const context = await env.browser.newContext();
+  try {
+    const pages = await openPages(context, 2, database);
+    for (const [i, page] of pages.entries()) {
+      const got = await page.evaluate(async (tag) => {
+        const s = window.store;
+        const docs = await s.putMany('orders', Array.from({ length: 20 }, (_, k) => ({ k, tag })));
+        const sent = [];
+        const post = MessagePort.prototype.postMessage;
+        MessagePort.prototype.postMessage = function (msg, ...rest) {
+          if (msg?.t === 'call') sent.push(msg.m);
+          return post.call(this, msg, ...rest);
+        };
+        let settled;
+        try {
+          const late = s.put('orders', { _key: `${tag}-late`, n: 1 }); // made before the gets
+          const ids = [...docs.map((d) => d._id), 'orders/missing', `orders/${tag}-late`];
+          settled = await Promise.allSettled([late, ...ids.map((id) => s.get(id))]);
+        } finally {
+          MessagePort.prototype.postMessage = post;
+        }
+        return { sent, results: settled.slice(1).map((r) => (r.status === 'fulfilled' ? [r.value.k ?? r.value.n, r.value.tag ?? ''] : r.reason.code)) };
+      }, `g${i}`);
+      const msg = `page ${i}`;
+      assert.deepEqual(got.sent, ['put', 'get', '_getMany'], msg);
+      assert.deepEqual(
+        got.results,
+        [...Array.from({ length: 20 }, (_, k) => [k, `g${i}`]), 'not_found', [1, '']],
+        msg,
+      );
+    }
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a store whose log is in IndexedDB keeps it there when pages that can write OPFS open it', async () => {
   const database = `tabslegacy${Date.now()}`;
   const context = await env.browser.newContext();
