@@ -54,6 +54,24 @@ async function holdNextWrite(page, hold, method) {
   );
 }
 
+// recordCalls makes page record the method of each call its stores send
+// to their host, in window.calls, until window.stopRecording(), which
+// returns them.
+async function recordCalls(page) {
+  await page.evaluate(() => {
+    window.calls = [];
+    const post = MessagePort.prototype.postMessage;
+    MessagePort.prototype.postMessage = function (msg, ...rest) {
+      if (msg?.t === 'call') window.calls.push(msg.m);
+      return post.call(this, msg, ...rest);
+    };
+    window.stopRecording = () => {
+      MessagePort.prototype.postMessage = post;
+      return window.calls;
+    };
+  });
+}
+
 test('three pages write into one persisted store at once: ids distinct, every page sees every write', async () => {
   const database = `tabs${Date.now()}`;
   const context = await env.browser.newContext();
@@ -287,15 +305,9 @@ test('puts made together in a shared store go to the host as one write, each set
   try {
     const pages = await openPages(context, 2, database);
     for (const [i, page] of pages.entries()) {
+      await recordCalls(page);
       const got = await page.evaluate(async (tag) => {
         const s = window.store;
-        // The calls this tab sends to the store's host, by method.
-        const sent = [];
-        const post = MessagePort.prototype.postMessage;
-        MessagePort.prototype.postMessage = function (msg, ...rest) {
-          if (msg?.t === 'call') sent.push(msg.m);
-          return post.call(this, msg, ...rest);
-        };
         try {
           const calls = [];
           calls.push(s.put('orders', { _key: `${tag}-k`, n: 1 })); // the first goes at once
@@ -309,13 +321,13 @@ test('puts made together in a shared store go to the host as one write, each set
           const read = s.get(`orders/${tag}-k`);
           calls.push(s.put('orders', { n: 300, tag }, { ignoreRevs: true })); // with options: alone
           const settled = await Promise.allSettled(calls);
-          const before = sent.slice();
+          const before = window.stopRecording();
           const results = settled.map((r) => (r.status === 'fulfilled' ? { id: r.value._id, n: r.value.n } : { error: r.reason.code }));
           const stored = [];
           for (const r of results) if (r.id) stored.push((await s.get(r.id)).n);
           return { sent: before, results, stored, read: (await read).n };
         } finally {
-          MessagePort.prototype.postMessage = post;
+          window.stopRecording();
         }
       }, `t${i}`);
       const msg = `page ${i}`;
@@ -345,25 +357,19 @@ test('gets made together in a shared store go to the host as one message, each s
   try {
     const pages = await openPages(context, 2, database);
     for (const [i, page] of pages.entries()) {
-      const got = await page.evaluate(async (tag) => {
-        const s = window.store;
-        const docs = await s.putMany('orders', Array.from({ length: 20 }, (_, k) => ({ k, tag })));
-        const sent = [];
-        const post = MessagePort.prototype.postMessage;
-        MessagePort.prototype.postMessage = function (msg, ...rest) {
-          if (msg?.t === 'call') sent.push(msg.m);
-          return post.call(this, msg, ...rest);
-        };
-        let settled;
-        try {
+      const tag = `g${i}`;
+      const made = await page.evaluate((tag) => window.store.putMany('orders', Array.from({ length: 20 }, (_, k) => ({ k, tag }))).then((docs) => docs.map((d) => d._id)), tag);
+      await recordCalls(page);
+      const got = await page.evaluate(
+        async ([tag, made]) => {
+          const s = window.store;
           const late = s.put('orders', { _key: `${tag}-late`, n: 1 }); // made before the gets
-          const ids = [...docs.map((d) => d._id), 'orders/missing', `orders/${tag}-late`];
-          settled = await Promise.allSettled([late, ...ids.map((id) => s.get(id))]);
-        } finally {
-          MessagePort.prototype.postMessage = post;
-        }
-        return { sent, results: settled.slice(1).map((r) => (r.status === 'fulfilled' ? [r.value.k ?? r.value.n, r.value.tag ?? ''] : r.reason.code)) };
-      }, `g${i}`);
+          const ids = [...made, 'orders/missing', `orders/${tag}-late`];
+          const settled = await Promise.allSettled([late, ...ids.map((id) => s.get(id))]);
+          return { sent: window.stopRecording(), results: settled.slice(1).map((r) => (r.status === 'fulfilled' ? [r.value.k ?? r.value.n, r.value.tag ?? ''] : r.reason.code)) };
+        },
+        [tag, made],
+      );
       const msg = `page ${i}`;
       assert.deepEqual(got.sent, ['put', 'get', '_getMany'], msg);
       assert.deepEqual(
