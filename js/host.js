@@ -42,7 +42,7 @@ export class Host {
 
   /**
    * holdNextWrite is a test-only hook (shared.js starts it only for a tab
-   * that asked, playwright-tests/tabs.test.mjs): the next receipted write
+   * that asked, playwright-tests/takeover.test.mjs): the next receipted write
    * is kept in flight for good, made first when `when` is 'made', not made when
    * it is 'unmade', and never answered, so that a test can take this host
    * away with the write certainly in flight. With a method, the next

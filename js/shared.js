@@ -109,7 +109,7 @@ function dropHosts(tab) {
   }
 }
 
-// testHooks serves the tests' hook on host (playwright-tests/tabs.test.mjs),
+// testHooks serves the tests' hook on host (playwright-tests/takeover.test.mjs),
 // only in the host worker of a tab that set globalThis.__hilodbTestHooks
 // before it opened a store: on the BroadcastChannel 'hilodb-test-hooks',
 // {hold: 'made' | 'unmade', method?} holds the next receipted write (of
