@@ -164,9 +164,11 @@ export class Store {
       r = this.#fast ? this.#fast.put(this.#raw, collection, text, key, seq) : this.#raw.putText(collection, text, key, seq);
     }
     if (typeof r === 'string') {
-      const stored = JSON.parse(r);
-      this.#cache.set(stored._id, r);
-      return Promise.resolve(stored);
+      // Not kept in the read cache: Go's mirror answers a get of it at
+      // once (the fast path), and ten thousand puts' texts held here grow
+      // JavaScript's old generation, whose collection lands in what runs
+      // next (a sync measured 5 % slower with them).
+      return Promise.resolve(JSON.parse(r));
     }
     // Stored while the log was being compacted: durable a little later.
     if (r instanceof Promise) return r.then((t) => JSON.parse(t));

@@ -169,6 +169,7 @@ async function startRuntime() {
     await import('./dist/wasm_exec.js');
   }
   const go = new globalThis.Go();
+  reuseCallObjects(go);
   const wasmURL = new URL('./dist/hilodb.wasm', import.meta.url);
   const { instance } = inNode ? await instantiateFile(wasmURL, go.importObject) : await instantiateURL(wasmURL, go.importObject);
 
@@ -186,6 +187,41 @@ async function startRuntime() {
   } finally {
     delete globalThis[readyHook];
   }
+}
+
+// reuseCallObjects makes each Go function hand Go the same event object
+// and the same array of arguments on every call. wasm_exec.js makes new ones
+// per call, and Go holds a reference to each until its collector finalizes
+// it: under a stream of calls that rarely collects in Go (puts answered at
+// once allocate little there), thousands pile up in JavaScript's old
+// generation, whose collection then lands in whatever runs next. Go reads
+// both at the start of a call (syscall/js handleEvent: this, then every
+// argument, before the function runs) and sets result at its end, so a
+// call made from inside another call may overwrite them: the outer one
+// has read them already, and reads its result only after the inner one
+// returned.
+export function reuseCallObjects(go) {
+  if (typeof go._makeFuncWrapper !== 'function' || go._makeFuncWrapper.length !== 1) return;
+  go._makeFuncWrapper = function (id) {
+    const self = this;
+    const args = [];
+    const event = { id, this: undefined, args, result: undefined };
+    return function () {
+      const n = arguments.length;
+      args.length = n;
+      for (let i = 0; i < n; i++) args[i] = arguments[i];
+      event.this = this;
+      event.result = undefined;
+      self._pendingEvent = event;
+      self._resume();
+      const result = event.result;
+      // Let go of what this call held: the next call sets them again.
+      event.result = undefined;
+      event.this = undefined;
+      args.length = 0;
+      return result;
+    };
+  };
 }
 
 async function instantiateFile(url, imports) {
