@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hilodb/hilodb/client"
@@ -77,6 +78,16 @@ type Replicator struct {
 
 	pushMu sync.Mutex // one push round at a time
 	pullMu sync.Mutex // one pull round at a time
+
+	// early is the first page of a sync's pull, asked for once its push's
+	// last reply came, while that reply's acknowledgements are recorded.
+	early atomic.Pointer[earlyPull]
+}
+
+// earlyPull is a pull page asked for from since before the pull began.
+type earlyPull struct {
+	since int64
+	page  chan pulled
 }
 
 // New returns a Replicator for store over cli. Local writes made while Run
@@ -122,6 +133,12 @@ var ErrRejected = errors.New("server rejected a write")
 // never holds a document an unsettled batch holds (each pass over the
 // pending writes goes on after the last id sent).
 func (r *Replicator) Push(ctx context.Context) (int, error) {
+	return r.push(ctx, false)
+}
+
+// push is Push; with pullAfter (a sync, whose pull follows), the last
+// reply's settling first asks for the pull's first page (see settle).
+func (r *Replicator) push(ctx context.Context, pullAfter bool) (int, error) {
 	r.pushMu.Lock()
 	defer r.pushMu.Unlock()
 	if err := r.pushCollections(ctx); err != nil {
@@ -160,7 +177,7 @@ func (r *Replicator) Push(ctx context.Context) (int, error) {
 			after, passDone = "", false
 			continue
 		}
-		n, err := r.settle(ctx, sent[0])
+		n, err := r.settle(ctx, sent[0], pullAfter && passDone && len(sent) == 1)
 		sent = sent[1:]
 		total += n
 		if err != nil {
@@ -225,8 +242,13 @@ func (r *Replicator) send(ctx context.Context, after string) (*flight, error) {
 
 // settle waits for a push's reply and records it: acknowledgements, the
 // checkpoint, and conflicts settled. It returns how many writes the server
-// accepted.
-func (r *Replicator) settle(ctx context.Context, f *flight) (int, error) {
+// accepted. With pullNext (the last reply of a sync's push, all of it
+// accepted), it first asks for the pull's first page from where the
+// checkpoint will be, so that the server answers while the
+// acknowledgements are recorded (10 ms or more for thousands under
+// WebAssembly); Pull takes that page if its checkpoint is where it was
+// asked from.
+func (r *Replicator) settle(ctx context.Context, f *flight, pullNext bool) (int, error) {
 	var p pushed
 	select {
 	case p = <-f.done:
@@ -238,6 +260,11 @@ func (r *Replicator) settle(ctx context.Context, f *flight) (int, error) {
 	}
 	out, items := p.out, f.items
 	results := out.Results
+	if pullNext && allAccepted(results) {
+		if err := r.pullEarly(ctx, out); err != nil {
+			return 0, err
+		}
+	}
 	acks := make([]core.Ack, 0, len(results))
 	var remote []core.RemoteChange
 	var rejected error
@@ -288,6 +315,36 @@ func (r *Replicator) settle(ctx context.Context, f *flight) (int, error) {
 		}
 	}
 	return len(acks), rejected
+}
+
+func allAccepted(results []client.PushResult) bool {
+	for _, res := range results {
+		if !res.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// pullEarly asks for the first pull page from the checkpoint the push
+// whose reply is out leaves (AdvanceCheckpoint's rule).
+func (r *Replicator) pullEarly(ctx context.Context, out client.PushOutcome) error {
+	since, err := r.store.Checkpoint()
+	if err != nil {
+		return err
+	}
+	if out.Last > out.PrevSeq && since == out.PrevSeq {
+		since = out.Last
+	}
+	e := &earlyPull{since: since, page: make(chan pulled, 1)}
+	r.early.Store(e)
+	go func() {
+		reply, defs, err := r.cli.PullWithCollections(ctx, since, r.opts.PullLimit)
+		e.page <- pulled{reply, defs, err}
+	}()
+	// Under WebAssembly the request goes out once this goroutine waits.
+	runtime.Gosched()
+	return nil
 }
 
 // versionOf reads a document as the server stores it (or its tombstone).
@@ -348,6 +405,9 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 	// checkpoint after applying is where it was asked from.
 	var ahead chan pulled
 	var aheadSince int64
+	if e := r.early.Swap(nil); e != nil {
+		ahead, aheadSince = e.page, e.since
+	}
 	for {
 		since, err := r.store.Checkpoint()
 		if err != nil {
@@ -436,19 +496,23 @@ func (r *Replicator) Sync(ctx context.Context) error {
 // SyncCount is Sync, also telling how many writes the server accepted and
 // how many remote changes changed the store.
 func (r *Replicator) SyncCount(ctx context.Context) (pushed, pulled int, err error) {
-	pushed, pulled, err = r.syncOnce(ctx)
+	pushed, pulled, err = r.SyncOnce(ctx)
 	var refused *client.Error
 	if err != nil && ctx.Err() == nil && errors.Is(err, client.ErrDisconnected) &&
 		!errors.Is(err, client.ErrNoReply) && !errors.As(err, &refused) {
 		var p, q int
-		p, q, err = r.syncOnce(ctx)
+		p, q, err = r.SyncOnce(ctx)
 		pushed, pulled = pushed+p, pulled+q
 	}
 	return pushed, pulled, err
 }
 
-func (r *Replicator) syncOnce(ctx context.Context) (pushed, pulled int, err error) {
-	if pushed, err = r.Push(ctx); err != nil {
+// SyncOnce is SyncCount without its second try after a lost connection:
+// one push, then one pull, asked for while the push's last acknowledgements
+// are recorded.
+func (r *Replicator) SyncOnce(ctx context.Context) (pushed, pulled int, err error) {
+	if pushed, err = r.push(ctx, true); err != nil {
+		r.early.Store(nil)
 		return pushed, 0, fmt.Errorf("sync: %w", err)
 	}
 	if pulled, err = r.Pull(ctx); err != nil {

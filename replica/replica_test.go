@@ -8,7 +8,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -867,5 +869,120 @@ func TestSyncAfterLostReply(t *testing.T) {
 	obs.sync(t)
 	if _, err := obs.store.Get("notes/b"); err != nil {
 		t.Errorf("the server lacks the write: %v", err)
+	}
+}
+
+// requests reads the server's count of requests received.
+func (s *server) requests(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "hilodb_requests_total "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no hilodb_requests_total in %s", body)
+	return 0
+}
+
+// TestSyncPullsEarly: a sync asks for its pull's first page once its push's
+// last reply is in, before recording it. The page is used when it was
+// asked from where the checkpoint ends (one push and one pull on the
+// wire), and it brings what others wrote before the push; a push with a
+// conflict asks for no early page, and the sync still ends in step.
+func TestSyncPullsEarly(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a := newNode(t, srv.url(), nil)
+	b := newNode(t, srv.url(), nil)
+	a.sync(t)
+	b.sync(t)
+
+	// Nothing written by others: the checkpoint moves past a's own
+	// writes, and the early page, asked from there, is empty. The pull
+	// reaches the server while the push's acknowledgements are recorded:
+	// OnAck, called once they are, waits for it.
+	for i := range 3 {
+		a.put(t, fmt.Sprintf(`{"_key":"a%d"}`, i))
+	}
+	before := srv.requests(t)
+	pullDuringAck := false
+	rep := replica.New(a.store, a.cli, replica.Options{OnAck: func([]core.Ack) {
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			if srv.requests(t)-before >= 2 {
+				pullDuringAck = true
+				return
+			}
+		}
+	}})
+	pushed, pulled, err := rep.SyncOnce(ctx)
+	if !pullDuringAck {
+		t.Error("the pull was not asked for before the push's acknowledgements were recorded")
+	}
+	if err != nil || pushed != 3 || pulled != 0 {
+		t.Fatalf("sync: pushed %d, pulled %d, %v", pushed, pulled, err)
+	}
+	if n := srv.requests(t) - before; n != 2 {
+		t.Fatalf("the sync sent %d requests, want 2 (a push, then one pull)", n)
+	}
+	if ck, _ := a.store.Checkpoint(); ck != 3 {
+		t.Fatalf("checkpoint %d, want 3", ck)
+	}
+
+	// b wrote before a's push: the page comes from a's checkpoint and
+	// brings b's write, then a's own come back as echoes, not changes.
+	b.put(t, `{"_key":"b0"}`)
+	b.sync(t)
+	a.put(t, `{"_key":"a3"}`)
+	before = srv.requests(t)
+	pushed, pulled, err = a.rep.SyncOnce(ctx)
+	if err != nil || pushed != 1 || pulled != 1 {
+		t.Fatalf("sync after b's write: pushed %d, pulled %d, %v", pushed, pulled, err)
+	}
+	if n := srv.requests(t) - before; n != 2 {
+		t.Fatalf("the sync sent %d requests, want 2", n)
+	}
+	if a.get(t, "notes/b0") == nil {
+		t.Fatal("a did not pull b's write")
+	}
+	if ck, _ := a.store.Checkpoint(); ck != 5 {
+		t.Fatalf("checkpoint %d, want 5", ck)
+	}
+
+	// A conflict: b changed a0 after a last saw it. The server's version
+	// wins; no early page was asked for, and both end in step.
+	b.sync(t)
+	doc := b.get(t, "notes/a0")
+	doc["v"] = "b"
+	text, _ := json.Marshal(doc)
+	b.put(t, string(text))
+	b.sync(t)
+	mine := a.get(t, "notes/a0")
+	mine["v"] = "a"
+	text, _ = json.Marshal(mine)
+	a.put(t, string(text))
+	if _, _, err := a.rep.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(t)
+	b.sync(t)
+	if got := a.get(t, "notes/a0")["v"]; got != "b" {
+		t.Fatalf("a0 on a: v %v, want b's", got)
+	}
+	if sa, sb := snapshot(t, a.store), snapshot(t, b.store); !equalMaps(sa, sb) {
+		t.Fatalf("a and b differ:\n%v\n%v", sa, sb)
+	}
+	if n, _ := a.store.PendingCount(); n != 0 {
+		t.Fatalf("%d writes still pending on a", n)
 	}
 }

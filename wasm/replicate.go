@@ -102,15 +102,7 @@ func (s *syncer) round(ctx context.Context) (pushed, pulled int, err error) {
 			s.events.status("online")
 		}
 	}()
-	pushed, err = s.rep.Push(ctx)
-	if err != nil {
-		return pushed, 0, fmt.Errorf("sync: %w", err)
-	}
-	pulled, err = s.rep.Pull(ctx)
-	if err != nil {
-		return pushed, pulled, fmt.Errorf("sync: %w", err)
-	}
-	return pushed, pulled, nil
+	return s.rep.SyncOnce(ctx)
 }
 
 // versionJSON is a document version as JavaScript sees it.
