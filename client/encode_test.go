@@ -21,8 +21,8 @@ func TestAppendPush(t *testing.T) {
 		since int64
 		want  wire.Push
 	}{
-		{-1, wire.Push{ID: 42, Op: wire.OpPush, Brief: true, Changes: items}},
-		{7, wire.Push{ID: 42, Op: wire.OpPush, Since: &seven, Brief: true, Changes: items}},
+		{-1, wire.Push{ID: 42, Op: wire.OpPush, Brief: true, SeqsFrom: true, Changes: items}},
+		{7, wire.Push{ID: 42, Op: wire.OpPush, Since: &seven, Brief: true, SeqsFrom: true, Changes: items}},
 	} {
 		got := appendPush(nil, 42, tc.since, items)
 		want, _ := json.Marshal(tc.want)

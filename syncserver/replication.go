@@ -81,6 +81,9 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err := c.srv.checkBatch(len(changes)); err != nil {
 		return nil, err
 	}
+	// Each option is looked up alone: the official clients send them
+	// before the changes, where a lookup stops, and a walk over every
+	// member would cross the megabytes of changes.
 	since := int64(-1) // the client's checkpoint, when it tells it
 	if v := gjson.GetBytes(data, "since"); v.Exists() {
 		if v.Type != gjson.Number || v.Int() < 0 || float64(v.Int()) != v.Num {
@@ -88,13 +91,13 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 		}
 		since = v.Int()
 	}
-	brief := false // a reply of the items not accepted (wire.BriefPushReply)
-	switch v := gjson.GetBytes(data, "brief"); v.Type {
-	case gjson.True:
-		brief = true
-	case gjson.False, gjson.Null:
-	default:
-		return nil, badRequest("brief must be true or false")
+	brief, err := boolMember(gjson.GetBytes(data, "brief"), "brief") // a reply of the items not accepted (wire.BriefPushReply)
+	if err != nil {
+		return nil, err
+	}
+	seqsFrom, err := boolMember(gjson.GetBytes(data, "seqsFrom"), "seqsFrom") // with brief, wire.BriefPushReplyFrom where it applies
+	if err != nil {
+		return nil, err
 	}
 	finish, err := c.srv.queuePush(ctx, c.db, changes, since)
 	if err != nil {
@@ -105,7 +108,7 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return c.pushReply(id, brief, out), nil
+		return c.pushReply(id, brief, seqsFrom, out), nil
 	})
 	if c.queued {
 		return answer, nil
@@ -113,12 +116,55 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	return answer()
 }
 
+// boolMember reads an optional request member that is true or false.
+func boolMember(v gjson.Result, name string) (bool, error) {
+	switch v.Type {
+	case gjson.True:
+		return true, nil
+	case gjson.False, gjson.Null:
+		return false, nil
+	}
+	return false, badRequest("%s must be true or false", name)
+}
+
+// consecutiveFrom returns the sequence of the first accepted result when
+// the accepted ones follow one another from it, in order.
+func consecutiveFrom(results []wire.PushResult) (int64, bool) {
+	var first, next int64
+	for _, r := range results {
+		if !r.OK {
+			continue
+		}
+		if next == 0 {
+			first, next = r.Seq, r.Seq
+		}
+		if r.Seq != next || r.Seq <= 0 {
+			return 0, false
+		}
+		next++
+	}
+	return first, next != 0
+}
+
 // pushReply is the reply to a committed push: every result, or with brief
-// the sequences and the items not accepted. Once sent, the database's
-// subscribers hear of the writes.
-func (c *conn) pushReply(id int64, brief bool, out pushOutcome) any {
+// the sequences and the items not accepted (with seqsFrom, the first
+// accepted item's sequence alone when the others follow it). Once sent,
+// the database's subscribers hear of the writes.
+func (c *conn) pushReply(id int64, brief, seqsFrom bool, out pushOutcome) any {
 	var reply any = wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
-	if brief {
+	first, run := int64(0), false
+	if brief && seqsFrom {
+		first, run = consecutiveFrom(out.results)
+	}
+	if run {
+		failed := []wire.FailedPush{}
+		for i, r := range out.results {
+			if !r.OK {
+				failed = append(failed, wire.FailedPush{I: i, PushResult: r})
+			}
+		}
+		reply = wire.BriefPushReplyFrom{ID: id, OK: true, Brief: true, Failed: failed, SeqsFrom: first, PrevSeq: out.prevSeq, Last: out.last}
+	} else if brief {
 		failed := []wire.FailedPush{}
 		seqs := make([]int64, len(out.results))
 		for i, r := range out.results {

@@ -154,12 +154,35 @@ func TestBriefPushReply(t *testing.T) {
 		!ts.onEtcd() && (seqs[0] != 1.0 || seqs[2] != 2.0) || ts.onEtcd() && seqs[2] != seqs[0] {
 		t.Fatalf("seqs: %v", push)
 	}
+	// With seqsFrom, a single server's accepted items follow one another:
+	// the first one's sequence alone. On etcd they share the commit's
+	// revision, so every item's is given.
+	from := r.call(`{"id":8,"op":"push","brief":true,"seqsFrom":true,"changes":[
+		{"id":"orders/7-A","baseRev":"","rev":"r1","doc":{"total":7}},
+		{"id":"orders/2-A","baseRev":"x","rev":"r1","doc":{"total":2}},
+		{"id":"orders/8-A","baseRev":"","rev":"r1","doc":{"total":8}}]}`)
+	if failed, _ := from["failed"].([]any); len(failed) != 1 || failed[0].(map[string]any)["i"] != 1.0 {
+		t.Fatalf("seqsFrom push: %v", from)
+	}
+	if ts.onEtcd() {
+		if seqs, _ := from["seqs"].([]any); len(seqs) != 3 || from["seqsFrom"] != nil {
+			t.Fatalf("seqsFrom push on etcd: %v", from)
+		}
+	} else if _, has := from["seqs"]; has || from["seqsFrom"] != 3.0 || from["last"] != 4.0 {
+		t.Fatalf("seqsFrom push: %v", from)
+	}
+	for _, v := range []string{`"yes"`, `1`, `{}`} {
+		bad := r.call(`{"id":9,"op":"push","brief":true,"seqsFrom":` + v + `,"changes":[{"id":"orders/9-A","baseRev":"","rev":"r1","doc":{}}]}`)
+		if errCode(bad) != "bad_request" {
+			t.Fatalf("seqsFrom %s: %v", v, bad)
+		}
+	}
 	// All accepted: nothing listed.
 	ok := r.call(`{"id":3,"op":"push","brief":true,"changes":[{"id":"orders/5-A","baseRev":"","rev":"r1","doc":{}}]}`)
 	if failed, isList := ok["failed"].([]any); !isList || len(failed) != 0 {
 		t.Fatalf("all accepted: %v", ok)
 	}
-	if p := r.call(`{"id":4,"op":"pull","since":0}`); len(p["changes"].([]any)) != 3 {
+	if p := r.call(`{"id":4,"op":"pull","since":0}`); len(p["changes"].([]any)) != 5 {
 		t.Fatalf("pull after brief pushes: %v", p)
 	}
 	// brief is true or false; anything else is refused and writes nothing.
@@ -172,7 +195,7 @@ func TestBriefPushReply(t *testing.T) {
 	if full := r.call(`{"id":6,"op":"push","brief":false,"changes":[{"id":"orders/6-A","baseRev":"","rev":"r1","doc":{}}]}`); len(results(t, full)) != 1 {
 		t.Fatalf("brief false: %v", full)
 	}
-	if p := r.call(`{"id":7,"op":"pull","since":0}`); len(p["changes"].([]any)) != 4 {
+	if p := r.call(`{"id":7,"op":"pull","since":0}`); len(p["changes"].([]any)) != 6 {
 		t.Fatalf("a refused push wrote: %v", p)
 	}
 }

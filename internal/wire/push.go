@@ -28,7 +28,9 @@ func AppendPushSince(b []byte, id, since int64, items []PushItem) []byte {
 }
 
 // AppendPushBrief is AppendPushSince asking for a brief reply
-// (BriefPushReply): only the items not accepted are answered one by one.
+// (BriefPushReply): only the items not accepted are answered one by one,
+// and the accepted ones' sequences as their first alone when they follow
+// one another (BriefPushReplyFrom).
 func AppendPushBrief(b []byte, id, since int64, items []PushItem) []byte {
 	return appendPush(b, id, since, true, items)
 }
@@ -41,7 +43,7 @@ func appendPush(b []byte, id, since int64, brief bool, items []PushItem) []byte 
 		b = strconv.AppendInt(b, since, 10)
 	}
 	if brief {
-		b = append(b, `,"brief":true`...)
+		b = append(b, `,"brief":true,"seqsFrom":true`...)
 	}
 	b = append(b, `,"op":"`+OpPush+`","changes":[`...)
 	for i, it := range items {
@@ -169,15 +171,15 @@ func DecodePushReply(data []byte) (results []PushResult, prevSeq, last int64, er
 	return DecodePushReplyN(data, -1)
 }
 
-// DecodePushReplyN reads a push reply of n items in either form. A brief
-// reply (BriefPushReply) is expanded to n results: those it lists where it
-// puts them, the others accepted (OK, no ID or Seq). n < 0 takes the full
-// form only.
+// DecodePushReplyN reads a push reply of n items in any form. A brief
+// reply (BriefPushReply, BriefPushReplyFrom) is expanded to n results:
+// those it lists where it puts them, the others accepted (OK, no ID) at
+// the sequence it gives. n < 0 takes the full form only.
 func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last int64, err error) {
 	// One walk over the reply and one over each result: gjson's Get per
 	// field walked everything before the field again, and the client
 	// decodes a result per document pushed.
-	var res, failed, seqs, brief, prev, lst gjson.Result
+	var res, failed, seqs, from, brief, prev, lst gjson.Result
 	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "results":
@@ -186,6 +188,8 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 			FirstOf(&failed, v)
 		case "seqs":
 			FirstOf(&seqs, v)
+		case "seqsFrom":
+			FirstOf(&from, v)
 		case "brief":
 			FirstOf(&brief, v)
 		case "prevSeq":
@@ -200,7 +204,11 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 		for i := range results {
 			results[i].OK = true
 		}
-		if seqs.Exists() && seqs.Type != gjson.Null && !seqInts(seqs.Raw, results) {
+		if from.Exists() {
+			if from.Type != gjson.Number || from.Int() < 0 || float64(from.Int()) != from.Num {
+				return nil, 0, 0, fmt.Errorf("seqsFrom is not an integer >= 0 in %.200s", data)
+			}
+		} else if seqs.Exists() && seqs.Type != gjson.Null && !seqInts(seqs.Raw, results) {
 			return nil, 0, 0, fmt.Errorf("seqs is not an array of %d integers in %.200s", n, data)
 		}
 		if failed.Exists() && !failed.IsArray() {
@@ -218,6 +226,16 @@ func DecodePushReplyN(data []byte, n int) (results []PushResult, prevSeq, last i
 		})
 		if bad != nil {
 			return nil, 0, 0, bad
+		}
+		if from.Exists() {
+			// The accepted items, in order, at seqsFrom, seqsFrom+1, ….
+			seq := from.Int()
+			for i := range results {
+				if results[i].OK {
+					results[i].Seq = seq
+					seq++
+				}
+			}
 		}
 		return results, prev.Int(), lst.Int(), nil
 	}

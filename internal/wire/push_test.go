@@ -128,6 +128,26 @@ func TestDecodeBriefPushReply(t *testing.T) {
 			t.Errorf("seqs %s: %+v, %v", seqs, res, err)
 		}
 	}
+	// The accepted items' sequences as the first alone: the others follow
+	// it, in order, past the failed ones.
+	fromReply := []byte(`{"id":3,"ok":true,"brief":true,"failed":[
+		{"i":2,"id":"c","ok":false,"seq":3,"error":{"code":"conflict","num":1200,"message":"m"},"current":{"_id":"c"}}],"seqsFrom":5,"prevSeq":4,"last":7}`)
+	if got, prev, last, err := wire.DecodePushReplyN(fromReply, 4); err != nil || prev != 4 || last != 7 || !reflect.DeepEqual(got, res) {
+		t.Errorf("seqsFrom reply: %+v, %d, %d, %v; want %+v", got, prev, last, err, res)
+	}
+	enc, err = json.Marshal(wire.BriefPushReplyFrom{ID: 3, OK: true, Brief: true, PrevSeq: 4, Last: 7, SeqsFrom: 5,
+		Failed: []wire.FailedPush{{I: 2, PushResult: wire.PushResult{ID: "c", Seq: 3, Error: &wire.Error{Code: "conflict", Num: 1200, Message: "m"}, Current: json.RawMessage(`{"_id":"c"}`)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _, err := wire.DecodePushReplyN(enc, 4); err != nil || !reflect.DeepEqual(again, res) {
+		t.Errorf("encoded %s decodes to %+v, %v; want %+v", enc, again, err, res)
+	}
+	for _, bad := range []string{`"5"`, `-1`, `1.5`, `null`, `[5]`} {
+		if _, _, _, err := wire.DecodePushReplyN([]byte(`{"brief":true,"failed":[],"seqsFrom":`+bad+`}`), 4); err == nil {
+			t.Errorf("seqsFrom %s was taken", bad)
+		}
+	}
 	// A full reply (from a server that does not know brief replies) still
 	// decodes when a brief one was asked for.
 	full := []byte(`{"id":3,"ok":true,"prevSeq":4,"last":6,"results":[{"id":"a","ok":true,"seq":5}]}`)
@@ -258,6 +278,7 @@ func FuzzDecodePushReply(f *testing.F) {
 	f.Add([]byte(`{"brief":true,"failed":[{"i":1,"id":"b","ok":false,"error":{"code":"conflict"}}],"prevSeq":1,"last":2}`))
 	f.Add([]byte(`{"brief":true,"failed":[{"i":9}],"results":[]}`))
 	f.Add([]byte(`{"brief":true,"failed":[],"seqs":[1, 20,-3]}`))
+	f.Add([]byte(`{"brief":true,"failed":[{"i":0,"ok":false}],"seqsFrom":9,"seqs":[1,2,3]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !gjson.ValidBytes(data) {
 			return // replies come from the server; only valid JSON is compared
@@ -285,6 +306,22 @@ func BenchmarkDecodeBriefPushReply5000(b *testing.B) {
 		r.Seqs[i] = int64(100001 + i)
 	}
 	data, err := json.Marshal(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if res, _, _, err := wire.DecodePushReplyN(data, n); err != nil || res[n-1].Seq != 100000+n {
+			b.Fatal(len(res), err)
+		}
+	}
+}
+
+// BenchmarkDecodeBriefPushReplyFrom5000 is BenchmarkDecodeBriefPushReply5000
+// for the reply a single server gives a client that asks for seqsFrom.
+func BenchmarkDecodeBriefPushReplyFrom5000(b *testing.B) {
+	const n = 5000
+	data, err := json.Marshal(wire.BriefPushReplyFrom{ID: 9, OK: true, Brief: true, PrevSeq: 100000, Last: 100000 + n, Failed: []wire.FailedPush{}, SeqsFrom: 100001})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -40,8 +40,11 @@ type Push struct {
 	Op    string `json:"op"`
 	Since *int64 `json:"since,omitempty"`
 	// Brief asks for a BriefPushReply instead of a PushReply.
-	Brief   bool       `json:"brief,omitempty"`
-	Changes []PushItem `json:"changes"`
+	Brief bool `json:"brief,omitempty"`
+	// SeqsFrom, with Brief, takes a BriefPushReplyFrom when the accepted
+	// items' sequences follow one another.
+	SeqsFrom bool       `json:"seqsFrom,omitempty"`
+	Changes  []PushItem `json:"changes"`
 }
 
 // PushResult is the outcome of one PushItem, in the order sent.
@@ -86,6 +89,21 @@ type BriefPushReply struct {
 	Seqs    []int64      `json:"seqs"`
 	PrevSeq int64        `json:"prevSeq"`
 	Last    int64        `json:"last"`
+}
+
+// BriefPushReplyFrom is BriefPushReply for a push that asked for it
+// ("seqsFrom": true) when the accepted items' sequences follow one another
+// in the order of the items: SeqsFrom is the first's, and the others' are
+// the next ones, in order (a single server's sequence has no gaps), in
+// place of a number per item.
+type BriefPushReplyFrom struct {
+	ID       int64        `json:"id"`
+	OK       bool         `json:"ok"`
+	Brief    bool         `json:"brief"`
+	Failed   []FailedPush `json:"failed"`
+	SeqsFrom int64        `json:"seqsFrom"`
+	PrevSeq  int64        `json:"prevSeq"`
+	Last     int64        `json:"last"`
 }
 
 // FailedPush is the result of an item a push did not accept, at index I of
