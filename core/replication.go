@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
@@ -36,8 +37,10 @@ type Version struct {
 // document the server has never had).
 type PendingWrite struct {
 	ID, BaseRev, Rev string
-	Doc              json.RawMessage
-	Deleted          bool
+	// Doc is the document as stored, not a copy (a push reads thousands):
+	// read it, never write to it.
+	Doc     json.RawMessage
+	Deleted bool
 }
 
 // RemoteChange is a version from the server's change feed.
@@ -91,6 +94,9 @@ func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 // a push that already sent those up to after and has not yet heard back.
 func (s *Store) PendingWritesAfter(after string, limit int) ([]PendingWrite, error) {
 	var out []PendingWrite
+	if limit > 0 {
+		out = make([]PendingWrite, 0, min(limit, 64))
+	}
 	from := dirtyPrefix + after + "\x00" // the least key after dirtyPrefix+after
 	if after == "" {
 		from = dirtyPrefix
@@ -106,6 +112,12 @@ func (s *Store) PendingWritesAfter(after string, limit int) ([]PendingWrite, err
 			if err != nil {
 				derr = fmt.Errorf("decode sync state of %q: %w", id, err)
 				return false
+			}
+			if len(out) == cap(out) && cap(out) >= 1024 && limit > cap(out) && limit <= 1<<16 {
+				// Many pending: room for the rest of a batch at once, rather
+				// than doubling past it (a batch of 5,000 grew to room for
+				// 8,192, copying each write at every doubling).
+				out = append(make([]PendingWrite, 0, limit), out...)
 			}
 			out = append(out, PendingWrite{ID: id, BaseRev: m.Base, Rev: m.Rev, Deleted: m.Deleted})
 			return len(out) < limit
@@ -146,7 +158,7 @@ func pendingDocs(tx *txn, ws []PendingWrite) error {
 			return false
 		}
 		if ws[j].ID == id {
-			ws[j].Doc = json.RawMessage(v)
+			ws[j].Doc = storedBytes(v)
 			j++
 			return j < len(ws)
 		}
@@ -164,9 +176,16 @@ func pendingDocs(tx *txn, ws []PendingWrite) error {
 		if err != nil {
 			return fmt.Errorf("read pending %q: %w", ws[j].ID, err)
 		}
-		ws[j].Doc = json.RawMessage(doc)
+		ws[j].Doc = storedBytes(doc)
 	}
 	return nil
+}
+
+// storedBytes returns a stored value's bytes without copying them: buntdb
+// keeps values as strings, which nothing writes to, and the caller only
+// reads them (PendingWrite.Doc).
+func storedBytes(v string) json.RawMessage {
+	return json.RawMessage(unsafe.Slice(unsafe.StringData(v), len(v)))
 }
 
 // PendingCount returns how many documents have writes awaiting the server.
