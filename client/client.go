@@ -498,7 +498,7 @@ func (c *Client) NextRange(ctx context.Context, tag string, last idgen.Range) (i
 func (c *Client) NextRangeFor(ctx context.Context, tag string, last idgen.Range, want int64) (idgen.Range, error) {
 	var at string
 	if !last.LastRangeAt.IsZero() {
-		at = last.LastRangeAt.UTC().Format(wire.TimeLayout)
+		at = wire.FormatRangeTime(last.LastRangeAt)
 	}
 	var reply wire.HiloNextReply
 	err := c.call(ctx, func(id int64) any {
@@ -507,7 +507,7 @@ func (c *Client) NextRangeFor(ctx context.Context, tag string, last idgen.Range,
 	if err != nil {
 		return idgen.Range{}, fmt.Errorf("hilo.next %s: %w", tag, err)
 	}
-	t, _ := time.Parse(time.RFC3339Nano, reply.LastRangeAt)
+	t, _ := wire.ParseRangeTime(reply.LastRangeAt)
 	return idgen.Range{Prefix: reply.Prefix, Low: reply.Low, High: reply.High, LastSize: reply.LastSize, ServerTag: reply.ServerTag, LastRangeAt: t}, nil
 }
 

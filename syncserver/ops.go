@@ -81,7 +81,7 @@ func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error)
 	c.noteLease(req.Tag, r.High)
 	return wire.HiloNextReply{
 		ID: id, OK: true, Prefix: req.Tag + "/", Low: r.Low, High: r.High, LastSize: r.Size,
-		ServerTag: c.srv.cfg.ServerTag, LastRangeAt: r.At.Format(wire.TimeLayout),
+		ServerTag: c.srv.cfg.ServerTag, LastRangeAt: wire.FormatRangeTime(r.At),
 	}, nil
 }
 
