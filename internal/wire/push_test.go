@@ -305,13 +305,19 @@ func BenchmarkDecodeBriefPushReply5000(b *testing.B) {
 	for i := range r.Seqs {
 		r.Seqs[i] = int64(100001 + i)
 	}
-	data, err := json.Marshal(r)
+	benchDecodePushReply(b, r, n)
+}
+
+// benchDecodePushReply times decoding reply, encoded, as the reply to a
+// push of n items whose last was accepted at sequence 100000+n.
+func benchDecodePushReply(b *testing.B, reply any, n int) {
+	data, err := json.Marshal(reply)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if res, _, _, err := wire.DecodePushReplyN(data, n); err != nil || res[n-1].Seq != 100000+n {
+		if res, _, _, err := wire.DecodePushReplyN(data, n); err != nil || res[n-1].Seq != int64(100000+n) {
 			b.Fatal(len(res), err)
 		}
 	}
@@ -321,16 +327,7 @@ func BenchmarkDecodeBriefPushReply5000(b *testing.B) {
 // for the reply a single server gives a client that asks for seqsFrom.
 func BenchmarkDecodeBriefPushReplyFrom5000(b *testing.B) {
 	const n = 5000
-	data, err := json.Marshal(wire.BriefPushReplyFrom{ID: 9, OK: true, Brief: true, PrevSeq: 100000, Last: 100000 + n, Failed: []wire.FailedPush{}, SeqsFrom: 100001})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if res, _, _, err := wire.DecodePushReplyN(data, n); err != nil || res[n-1].Seq != 100000+n {
-			b.Fatal(len(res), err)
-		}
-	}
+	benchDecodePushReply(b, wire.BriefPushReplyFrom{ID: 9, OK: true, Brief: true, PrevSeq: 100000, Last: 100000 + n, Failed: []wire.FailedPush{}, SeqsFrom: 100001}, n)
 }
 
 // BenchmarkAppendPush5000 encodes a push of 5,000 small documents, as the
