@@ -49,6 +49,12 @@ export async function openStore(options) {
   const emitter = new Emitter();
   const cache = new ReadCache();
   const adapter = persist === undefined ? undefined : await openPersistence(persist, inNode, { flush: durability === 'flushed' });
+  const fast = api[fastKey];
+  if (adapter && fast && typeof adapter.appendNow === 'function') {
+    // A log frame Go writes at once is passed as its place in Go's memory
+    // and written from there, not copied into a new array first.
+    adapter.appendNowAt = (at, length) => adapter.appendNow(fast.bytes().subarray(at, at + length));
+  }
   let raw;
   const feed = new Feed((since, limit) => raw.changes(since, limit), hiloError);
   try {

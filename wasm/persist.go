@@ -4,8 +4,10 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/database"
 )
@@ -18,6 +20,7 @@ import (
 //	append(bytes)        → Promise, settled once bytes are at the end of the log (held by the operating system, or on the disk)
 //	canAppendNow()       → whether appendNow can write (optional; asked once, after load)
 //	appendNow(bytes)     → true once bytes are at the end of the log as append would put them, written before it returns; false when it cannot now (nothing written); throws when the write failed
+//	appendNowAt(at, n)   → appendNow of the n bytes at address at of the WebAssembly memory (optional; index.js adds it where it can read the memory)
 //	flush()              → Promise, settled once every append so far is on the disk (optional: without it, appends are)
 //	compact(bytes)       → Promise, settled once bytes are the durable snapshot and the log is empty
 //	saveNode(node)       → Promise, settled once the node tag is durable
@@ -35,6 +38,10 @@ import (
 // Promises, so they must run in goroutines, never on the event loop.
 type persister struct {
 	adapter js.Value
+	// appendAt says the adapter has appendNowAt: a frame is then passed as
+	// its place in the memory, not copied into a new Uint8Array (an object,
+	// a reference held by Go and a finalizer per durable write).
+	appendAt bool
 
 	mu    sync.Mutex
 	found persisted // what load found, until the DB takes it
@@ -112,6 +119,7 @@ func (p *persister) CanAppendNow() bool {
 	if p.adapter.Get("canAppendNow").Type() != js.TypeFunction {
 		return false
 	}
+	p.appendAt = p.adapter.Get("appendNowAt").Type() == js.TypeFunction
 	v, err := protect(func() (any, error) { return p.adapter.Call("canAppendNow").Truthy(), nil })
 	return err == nil && v == true
 }
@@ -120,7 +128,18 @@ func (p *persister) CanAppendNow() bool {
 // appendNow, a call that writes before it returns (no Promise): it may run
 // on the event loop.
 func (p *persister) AppendNow(frames []byte) (ok bool, err error) {
-	v, err := protect(func() (any, error) { return p.adapter.Call("appendNow", toJS(frames)).Truthy(), nil })
+	v, err := protect(func() (any, error) {
+		if p.appendAt && len(frames) > 0 {
+			// JavaScript writes the bytes before the call returns, while
+			// Go waits in it: they stay where they are (Go's collector
+			// does not move memory) and alive (KeepAlive).
+			at := uintptr(unsafe.Pointer(unsafe.SliceData(frames)))
+			ok := p.adapter.Call("appendNowAt", at, len(frames)).Truthy()
+			runtime.KeepAlive(frames)
+			return ok, nil
+		}
+		return p.adapter.Call("appendNow", toJS(frames)).Truthy(), nil
+	})
 	if err != nil {
 		return true, fmt.Errorf("append to log: %w", err)
 	}
