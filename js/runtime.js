@@ -213,13 +213,15 @@ export function reuseCallObjects(go) {
       event.this = this;
       event.result = undefined;
       self._pendingEvent = event;
-      self._resume();
-      const result = event.result;
-      // Let go of what this call held: the next call sets them again.
-      event.result = undefined;
-      event.this = undefined;
-      args.length = 0;
-      return result;
+      try {
+        self._resume();
+        return event.result;
+      } finally {
+        // Let go of what this call held: the next call sets them again.
+        event.result = undefined;
+        event.this = undefined;
+        args.length = 0;
+      }
     };
   };
 }

@@ -317,6 +317,7 @@ func (r *Replicator) settle(ctx context.Context, f *flight, pullNext bool) (int,
 	return len(acks), rejected
 }
 
+// allAccepted reports whether the server accepted every write of a push.
 func allAccepted(results []client.PushResult) bool {
 	for _, res := range results {
 		if !res.OK {

@@ -61,6 +61,20 @@ describe('reuseCallObjects', () => {
     assert.equal(ev.result, undefined);
   });
 
+  test('a call that throws (the Go program has exited) holds nothing either', () => {
+    const go = fakeGo({});
+    go._resume = () => {
+      go.events.add(go._pendingEvent);
+      throw new Error('Go program has already exited');
+    };
+    reuseCallObjects(go);
+    const f = go._makeFuncWrapper(3);
+    assert.throws(() => f.call({}, 'x'), /already exited/);
+    const [ev] = go.events;
+    assert.equal(ev.args.length, 0);
+    assert.equal(ev.this, undefined);
+  });
+
   test('functions keep apart', () => {
     const go = fakeGo({ 1: (_, a) => `one ${a[0]}`, 2: (_, a) => `two ${a[0]}` });
     reuseCallObjects(go);
