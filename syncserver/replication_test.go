@@ -171,6 +171,15 @@ func TestBriefPushReply(t *testing.T) {
 	} else if _, has := from["seqs"]; has || from["seqsFrom"] != 3.0 || from["last"] != 4.0 {
 		t.Fatalf("seqsFrom push: %v", from)
 	}
+	// A retry of a write the server has keeps its old sequence: the
+	// accepted items' sequences no longer follow one another, and every
+	// item's is given.
+	retry := r.call(`{"id":10,"op":"push","brief":true,"seqsFrom":true,"changes":[
+		{"id":"orders/9-A","baseRev":"","rev":"r1","doc":{"total":9}},
+		{"id":"orders/7-A","baseRev":"","rev":"r1","doc":{"total":7}}]}`)
+	if seqs, _ := retry["seqs"].([]any); len(seqs) != 2 || retry["seqsFrom"] != nil || seqs[1] != from["seqsFrom"] && !ts.onEtcd() {
+		t.Fatalf("push with a retry: %v (the retried write was at %v)", retry, from["seqsFrom"])
+	}
 	for _, v := range []string{`"yes"`, `1`, `{}`} {
 		bad := r.call(`{"id":9,"op":"push","brief":true,"seqsFrom":` + v + `,"changes":[{"id":"orders/9-A","baseRev":"","rev":"r1","doc":{}}]}`)
 		if errCode(bad) != "bad_request" {
@@ -182,7 +191,7 @@ func TestBriefPushReply(t *testing.T) {
 	if failed, isList := ok["failed"].([]any); !isList || len(failed) != 0 {
 		t.Fatalf("all accepted: %v", ok)
 	}
-	if p := r.call(`{"id":4,"op":"pull","since":0}`); len(p["changes"].([]any)) != 5 {
+	if p := r.call(`{"id":4,"op":"pull","since":0}`); len(p["changes"].([]any)) != 6 {
 		t.Fatalf("pull after brief pushes: %v", p)
 	}
 	// brief is true or false; anything else is refused and writes nothing.
@@ -195,7 +204,7 @@ func TestBriefPushReply(t *testing.T) {
 	if full := r.call(`{"id":6,"op":"push","brief":false,"changes":[{"id":"orders/6-A","baseRev":"","rev":"r1","doc":{}}]}`); len(results(t, full)) != 1 {
 		t.Fatalf("brief false: %v", full)
 	}
-	if p := r.call(`{"id":7,"op":"pull","since":0}`); len(p["changes"].([]any)) != 6 {
+	if p := r.call(`{"id":7,"op":"pull","since":0}`); len(p["changes"].([]any)) != 7 {
 		t.Fatalf("a refused push wrote: %v", p)
 	}
 }
