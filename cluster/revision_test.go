@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,23 +34,7 @@ func (s revServer) url() string { return "ws://" + s.addr + "/v1/sync" }
 // metric reads one counter from the server's /metrics.
 func (s revServer) metric(t *testing.T, name string) int64 {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			n, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("metric %s: %q", name, v)
-			}
-			return int64(n)
-		}
-	}
-	t.Fatalf("no metric %s in:\n%s", name, body)
-	return 0
+	return int64(servertest.Metric(t, s.addr, name))
 }
 
 // startRevServers starts servers with the given tags on etcd under prefix.

@@ -10,9 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +19,7 @@ import (
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/replica"
 )
 
@@ -349,23 +347,7 @@ func TestSyncAfterLostReply(t *testing.T) {
 // requests reads the server's count of requests received.
 func (s *server) requests(t *testing.T) int {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "hilodb_requests_total "); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no hilodb_requests_total in %s", body)
-	return 0
+	return int(servertest.Metric(t, s.addr, "hilodb_requests_total"))
 }
 
 // TestSyncPullsEarly: a sync asks for its pull's first page once its push's

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +64,31 @@ func Start(t testing.TB, cfg syncserver.Config, addr string) (*syncserver.Server
 	}
 	t.Cleanup(stop)
 	return srv, ln.Addr().String(), stop
+}
+
+// Metric reads the value of the metric line name (with its labels, as the
+// server writes them) from the /metrics of the server at addr, failing t
+// when there is none.
+func Metric(t testing.TB, addr, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metric %s: %q", name, v)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no metric %s in:\n%s", name, body)
+	return 0
 }
