@@ -63,10 +63,6 @@ export class ReadCache {
     this.#m.set(id, text);
   }
 
-  delete(id) {
-    this.#m.delete(id);
-  }
-
   // deleteAll drops the ids in text, joined by NUL.
   deleteAll(text) {
     if (this.#m.size === 0) return;

@@ -74,6 +74,28 @@ export class Group {
   }
 }
 
+/**
+ * TaskMark tells whether a call of some kind was made earlier in the
+ * current task (before the next microtask): the first of a task goes at
+ * once, and the ones after it know to wait for the end of the task.
+ */
+export class TaskMark {
+  #set = false;
+
+  /** again reports whether the mark was set earlier in this task, and sets it. */
+  again() {
+    if (this.#set) return true;
+    this.#set = true;
+    queueMicrotask(() => (this.#set = false));
+    return false;
+  }
+}
+
+/** groupable reports whether a put of doc into collection may join a group of puts. */
+export function groupable(collection, doc) {
+  return typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc);
+}
+
 /** PutGroup is puts into one collection, their documents as JSON texts. */
 export class PutGroup extends Group {
   /** text is the documents as one JSON array text, putMany's argument. */

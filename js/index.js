@@ -10,7 +10,7 @@ import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { canShare, openShared } from './tabs.js';
 import { hiloError } from './errors.js';
-import { PutGroup } from './group.js';
+import { PutGroup, TaskMark, groupable } from './group.js';
 import { ReadCache } from './cache.js';
 import { openPersistence } from './persist.js';
 import { fastKey, inNode, runtime } from './runtime.js';
@@ -158,9 +158,9 @@ export class Store {
     if (text === undefined) text = '';
     // A put that joins the puts waiting to go together (see #puts), or,
     // made after them, goes after them.
-    const groupable = key === undefined && text !== '' && typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc);
+    const joins = key === undefined && text !== '' && groupable(collection, doc);
     if (this.#puts) {
-      if (groupable && this.#puts.takes(collection)) return this.#puts.join(text);
+      if (joins && this.#puts.takes(collection)) return this.#puts.join(text);
       this.#sendPuts();
     }
     // At once when Go needs nothing to wait for (an id at hand, no durable
@@ -181,14 +181,10 @@ export class Store {
     if (r !== undefined) return Promise.reject(r);
     // The first put of a task that must wait goes at once; the ones made
     // after it in the same task go together.
-    if (groupable && this.#waited) {
+    if (this.#waited.again() && joins) {
       this.#puts = new PutGroup(collection);
       queueMicrotask(() => this.#sendPuts());
       return this.#puts.join(text);
-    }
-    if (!this.#waited) {
-      this.#waited = true;
-      queueMicrotask(() => (this.#waited = false));
     }
     return this.#raw.put(collection, text, key, seq);
   }
@@ -199,7 +195,7 @@ export class Store {
   // durable write and one lease for all of them, where each would be one
   // of each (a Promise.all of puts, say). Each settles with its own
   // document or error. Any other call of the store sends them first.
-  #waited = false; // a put that must wait went in this task
+  #waited = new TaskMark(); // a put that must wait went in this task
   #puts = null; // the PutGroup waiting to go
 
   #sendPuts() {

@@ -11,7 +11,7 @@
 
 import { Collection, collectionWrites } from './collection.js';
 import { Conventions, Session } from './session.js';
-import { Group, PutGroup } from './group.js';
+import { Group, PutGroup, TaskMark, groupable } from './group.js';
 import { Feed } from './watch.js';
 
 let broker; // this realm's connection to the shared worker
@@ -325,7 +325,7 @@ class SharedStore {
   // a call that comes after such a group before the group is stored (a
   // group is stored asynchronously), so a call made after one is sent
   // once the group is answered: calls take effect in the order made.
-  #busy = false; // a put went in this task
+  #busy = new TaskMark(); // a put went in this task
   #puts = null; // the PutGroup waiting to go
   #group = null; // the last group sent, until it is answered
 
@@ -335,7 +335,7 @@ class SharedStore {
   }
 
   put(collection, doc, options) {
-    if (this.#busy && !this.#closed && options === undefined && typeof collection === 'string' && doc !== null && typeof doc === 'object' && !Array.isArray(doc)) {
+    if (this.#busy.again() && !this.#closed && options === undefined && groupable(collection, doc)) {
       let text;
       try {
         text = JSON.stringify(doc); // now: the document as it is at the call
@@ -343,10 +343,6 @@ class SharedStore {
         text = undefined; // sent as it is below, for the store to name
       }
       if (text !== undefined) return this.#queuePut(collection, text);
-    }
-    if (!this.#busy) {
-      this.#busy = true;
-      queueMicrotask(() => (this.#busy = false));
     }
     return this.#call('put', collection, doc, options);
   }
@@ -403,11 +399,11 @@ class SharedStore {
   // host together, as one message (a Promise.all of gets, say), each
   // settled with its own document or error. The host answers them at once,
   // in the order of its messages, so calls after them need not wait.
-  #reading = false; // a get went in this task
+  #reading = new TaskMark(); // a get went in this task
   #gets = null; // the Group of gets waiting to go
 
   get(id) {
-    if (this.#reading && !this.#closed && typeof id === 'string') {
+    if (this.#reading.again() && !this.#closed && typeof id === 'string') {
       this.#sendPuts(); // the puts made before it go first
       if (this.#gets && !this.#gets.takes(undefined)) this.#sendGets();
       if (!this.#gets) {
@@ -415,10 +411,6 @@ class SharedStore {
         queueMicrotask(() => this.#sendGets());
       }
       return this.#gets.join(id);
-    }
-    if (!this.#reading) {
-      this.#reading = true;
-      queueMicrotask(() => (this.#reading = false));
     }
     return this.#call('get', id);
   }

@@ -152,29 +152,28 @@ func consecutiveFrom(results []wire.PushResult) (int64, bool) {
 // the database's subscribers hear of the writes.
 func (c *conn) pushReply(id int64, brief, seqsFrom bool, out pushOutcome) any {
 	var reply any = wire.PushReply{ID: id, OK: true, Results: out.results, PrevSeq: out.prevSeq, Last: out.last}
-	first, run := int64(0), false
-	if brief && seqsFrom {
-		first, run = consecutiveFrom(out.results)
-	}
-	if run {
+	if brief {
 		failed := []wire.FailedPush{}
 		for i, r := range out.results {
 			if !r.OK {
 				failed = append(failed, wire.FailedPush{I: i, PushResult: r})
 			}
 		}
-		reply = wire.BriefPushReplyFrom{ID: id, OK: true, Brief: true, Failed: failed, SeqsFrom: first, PrevSeq: out.prevSeq, Last: out.last}
-	} else if brief {
-		failed := []wire.FailedPush{}
-		seqs := make([]int64, len(out.results))
-		for i, r := range out.results {
-			if r.OK {
-				seqs[i] = r.Seq
-			} else {
-				failed = append(failed, wire.FailedPush{I: i, PushResult: r})
-			}
+		first, run := int64(0), false
+		if seqsFrom {
+			first, run = consecutiveFrom(out.results)
 		}
-		reply = wire.BriefPushReply{ID: id, OK: true, Brief: true, Failed: failed, Seqs: seqs, PrevSeq: out.prevSeq, Last: out.last}
+		if run {
+			reply = wire.BriefPushReplyFrom{ID: id, OK: true, Brief: true, Failed: failed, SeqsFrom: first, PrevSeq: out.prevSeq, Last: out.last}
+		} else {
+			seqs := make([]int64, len(out.results)) // 0 for the items not accepted
+			for i, r := range out.results {
+				if r.OK {
+					seqs[i] = r.Seq
+				}
+			}
+			reply = wire.BriefPushReply{ID: id, OK: true, Brief: true, Failed: failed, Seqs: seqs, PrevSeq: out.prevSeq, Last: out.last}
+		}
 	}
 	if !out.wrote {
 		return reply // nothing new for subscribers
