@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/internal/wire"
@@ -165,15 +166,12 @@ func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) 
 // normalizeValidDoc is normalizeDoc for a doc known to be valid JSON (a
 // push's, cut from a message conn.handle checked whole).
 func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
-	doc = bytes.TrimSpace(doc)
-	if len(doc) == 0 || doc[0] != '{' {
-		return nil, errors.New("doc must be a JSON object")
-	}
 	// Readers disagree on a repeated member (the first wins here, the last
 	// in JavaScript), so a document could say two things at once.
 	// One walk finds a repeated member and reads _id and _rev; the names
 	// seen are kept in a short list (most documents have few members) and
-	// in a map past it.
+	// in a map past it. Names and values are doc's own bytes, read and
+	// dropped before doc could change.
 	var (
 		dup, docID, docRev string
 		repeated           bool
@@ -181,21 +179,25 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 		nfew               int
 		many               map[string]struct{}
 	)
-	// What the walk keeps (names, _id, _rev) is read and dropped before
-	// doc could change.
-	wire.ParseInPlace(doc).ForEach(func(k, v gjson.Result) bool {
-		name := k.Str
+	loose, err := walkValidObject(doc, func(text []byte, esc bool, v []byte) {
+		if repeated {
+			return
+		}
+		name := unsafe.String(unsafe.SliceData(text), len(text))
+		if esc {
+			name = memberName(text, esc)
+		}
 		if many != nil {
 			if _, ok := many[name]; ok {
 				dup, repeated = name, true
-				return false
+				return
 			}
 			many[name] = struct{}{}
 		} else {
 			for _, n := range few[:nfew] {
 				if n == name {
 					dup, repeated = name, true
-					return false
+					return
 				}
 			}
 			if nfew < len(few) {
@@ -211,19 +213,22 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 		}
 		switch name {
 		case "_id":
-			docID = v.String()
+			docID = memberString(v)
 		case "_rev":
-			docRev = v.String()
+			docRev = memberString(v)
 		}
-		return true
 	})
+	if err != nil {
+		return nil, err
+	}
 	if repeated {
 		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
 	}
 	if docID == id && docRev == rev {
 		// Stored compact: the data file's records must not hold raw
 		// newlines, and the feed should not carry the client's spacing.
-		if !bytes.ContainsAny(doc, " \t\r\n") {
+		// (A space inside a string is not spacing.)
+		if !loose {
 			return doc, nil // compact already (clients send it so)
 		}
 		var buf bytes.Buffer
