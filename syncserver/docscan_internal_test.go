@@ -157,7 +157,6 @@ func TestWalkValidObject(t *testing.T) {
 	}
 }
 
-
 // BenchmarkNormalizeValidDoc: a small document as clients push it, through
 // the one-pass walk and through the gjson walk it replaced.
 func BenchmarkNormalizeValidDoc(b *testing.B) {
