@@ -23,7 +23,7 @@ var storeNeutralTests = []string{
 	"TestCollectionDefinitions", "TestHTTPDoorsAreGuarded", "TestDashboard",
 	"TestReturnOnlyFromTheLessee", "TestLastMaxCannotExhaustATag", "TestGetRepliesAreBounded",
 	"TestPushConflictRepliesAreBounded", "TestSameRevDifferentContentConflicts", "TestRepeatedMembersRefused",
-	"TestUnpairedSurrogatesRefused", "TestSinceAboveSequenceRefused", "TestPipelinedPushes",
+	"TestUnpairedSurrogatesRefused", "TestSinceAboveSequenceRefused", "TestPipelinedPushes", "TestPushNamesAnIDAgain",
 }
 
 // TestSyncserverSuiteOnEtcd runs the sync server's own tests of the

@@ -1,0 +1,76 @@
+package syncserver_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hilodb/hilodb/syncserver"
+)
+
+// One push may name an id more than once: each item sees the items before
+// it, whether they were new documents (written before they are looked at)
+// or went through the general checks, and the pull afterwards holds each
+// document once, at its last accepted version. Store-neutral.
+func TestPushNamesAnIDAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup string   // changes pushed first, all accepted ("" for none)
+		items string   // the push under test
+		want  []string // per item: "ok" or an error code
+		revs  string   // the pull's id@rev list afterwards, sorted
+	}{
+		{"new, then the same write again",
+			"", `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}}`,
+			[]string{"ok", "ok"}, "d/a@r1"},
+		{"new, then another new version",
+			"", `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"r2","doc":{"n":2}}`,
+			[]string{"ok", "conflict"}, "d/a@r1"},
+		{"new, then an update on it",
+			"", `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/b","baseRev":"","rev":"r1","doc":{}},{"id":"d/a","baseRev":"r1","rev":"r2","doc":{"n":2}}`,
+			[]string{"ok", "ok", "ok"}, "d/a@r2 d/b@r1"},
+		{"a refused update, then the id new",
+			"", `{"id":"d/a","baseRev":"x","rev":"r1","doc":{}},{"id":"d/a","baseRev":"","rev":"r2","doc":{"n":2}},{"id":"d/a","baseRev":"","rev":"r3","doc":{}}`,
+			[]string{"conflict", "ok", "conflict"}, "d/a@r2"},
+		{"stored already: a retry and a conflict",
+			`{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}}`, `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"r2","doc":{}}`,
+			[]string{"ok", "conflict"}, "d/a@r1"},
+		{"a tombstone made new again, twice",
+			`{"id":"d/a","baseRev":"","rev":"r1","doc":{}}`, `{"id":"d/a","baseRev":"r1","rev":"r2","deleted":true},{"id":"d/a","baseRev":"","rev":"r3","doc":{"n":3}},{"id":"d/a","baseRev":"","rev":"r4","doc":{}}`,
+			[]string{"ok", "ok", "conflict"}, "d/a@r3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := startServer(t, syncserver.Config{})
+			r := dialRaw(t, ts)
+			r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+			if tc.setup != "" {
+				for _, res := range results(t, r.call(`{"id":2,"op":"push","changes":[`+tc.setup+`]}`)) {
+					if res["ok"] != true {
+						t.Fatalf("setup: %v", res)
+					}
+				}
+			}
+			res := results(t, r.call(`{"id":3,"op":"push","changes":[`+tc.items+`]}`))
+			for i, want := range tc.want {
+				got := "ok"
+				if res[i]["ok"] != true {
+					got = errCode(res[i])
+				}
+				if got != want {
+					t.Errorf("item %d: %s, want %s (%v)", i, got, want, res[i])
+				}
+			}
+			pull := r.call(`{"id":4,"op":"pull","since":0}`)
+			var revs []string
+			for _, c := range pull["changes"].([]any) {
+				ch := c.(map[string]any)
+				revs = append(revs, fmt.Sprintf("%s@%s", ch["id"], ch["rev"]))
+			}
+			sort.Strings(revs) // on etcd one commit's changes share a sequence
+			if got := strings.Join(revs, " "); got != tc.revs {
+				t.Errorf("pull: %s, want %s", got, tc.revs)
+			}
+		})
+	}
+}
