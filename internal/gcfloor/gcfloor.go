@@ -27,9 +27,10 @@ import (
 // a few hundred kilobytes is not given a goal hundreds of times its size.
 const maxPercent = 1000
 
-// Start makes every garbage-collection cycle set the next heap goal to at
-// least the live heap plus floor bytes, never below the percentage in force
-// when Start was called. It returns a function that stops it and restores
+// Start sets the heap goal to at least the heap in use plus floor bytes,
+// and makes every garbage-collection cycle set the next goal to at least
+// the live heap plus floor bytes, never below the percentage in force when
+// Start was called. It returns a function that stops it and restores
 // that percentage. Only one Start is in force at a time: a second stops the
 // first.
 func Start(floor uint64) (stop func()) {
@@ -42,6 +43,12 @@ func Start(floor uint64) (stop func()) {
 	debug.SetGCPercent(base)
 	t := &tuner{floor: floor, base: base, percent: base}
 	current = t
+	// The first goal too, from the heap so far: left at GOGC, a new
+	// process's first collection comes at 4 MiB, in the middle of its
+	// first bulk write or push (and, on a busy machine, with a
+	// stop-the-world phase that waits for every thread to be scheduled).
+	t.percent = Percent(t.liveHeap(), t.floor, t.base)
+	debug.SetGCPercent(t.percent)
 	t.arm()
 	return func() {
 		mu.Lock()

@@ -44,6 +44,10 @@ func TestStartRaisesThePercentOfASmallHeap(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
 	stop := gcfloor.Start(1 << 30) // a floor far above this test's heap
+	if got := percent(); got != 1000 {
+		t.Fatalf("GOGC %d at once after Start with a floor far above the heap, want 1000 before any cycle", got)
+	}
+	debug.SetGCPercent(100) // as if changed meanwhile: the next cycle sets it again
 	deadline := time.Now().Add(5 * time.Second)
 	for percent() == 100 && time.Now().Before(deadline) {
 		runtime.GC() // the cycle's finalizer sets the percentage
