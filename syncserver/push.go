@@ -379,7 +379,9 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 // the record of sequence seq when no record of its id was there (on
 // buntdb, whose transaction sees its own writes). fresh says it was
 // written; otherwise the record found is put back and returned for the
-// general checks. The caller raises the sequence counter on fresh.
+// general checks (the data file then holds that record once more: the
+// cost of a retried push, whose documents are all there). The caller
+// raises the sequence counter on fresh.
 func writeNew(tx kvTx, db string, it wire.PushItem, doc json.RawMessage, seq int64) (cur *docRecord, fresh bool, err error) {
 	key := docKey(db, it.ID)
 	rec := docRecord{Rev: it.Rev, Seq: seq, Doc: doc}
