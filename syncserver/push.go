@@ -226,6 +226,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 		// Records read or written by this batch, so two items for one id
 		// see each other and a document is read once.
 		batch := make(map[string]*docRecord, len(items))
+		writeFirst := !byRev        // see writeNew
 		var written map[string]bool // etcd only
 		if byRev {
 			written = make(map[string]bool, len(items))
@@ -251,11 +252,13 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				continue
 			}
 			cur, read := batch[it.ID]
-			if !read && !byRev && !it.Deleted && it.BaseRev == "" {
+			if writeFirst && !read && !it.Deleted && it.BaseRev == "" {
 				// Most pushed documents are new: write first and look at
 				// what the write replaced, a lookup saved per document.
 				// Here the transaction sees its own writes, so an id named
 				// again in this push finds this write without the batch.
+				// A document found there makes the rest of the push look
+				// first: a retried push finds all of its documents.
 				var fresh bool
 				var err error
 				if cur, fresh, err = writeNew(tx, db, it, docs[i], seq+1); err != nil {
@@ -267,7 +270,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 					accepted++
 					continue
 				}
-				read = true
+				read, writeFirst = true, false
 			}
 			if !read {
 				rec, found, err := getRecord(tx, db, it.ID)
