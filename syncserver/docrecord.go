@@ -167,17 +167,14 @@ func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) 
 // push's, cut from a message conn.handle checked whole).
 func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
 	// Readers disagree on a repeated member (the first wins here, the last
-	// in JavaScript), so a document could say two things at once.
-	// One walk finds a repeated member and reads _id and _rev; the names
-	// seen are kept in a short list (most documents have few members) and
-	// in a map past it. Names and values are doc's own bytes, read and
-	// dropped before doc could change.
+	// in JavaScript), so a document could say two things at once. One walk
+	// finds a repeated member and reads _id and _rev. Names and values are
+	// doc's own bytes, read and dropped before doc could change.
 	var (
-		dup, docID, docRev string
-		repeated           bool
-		few                [16]string
-		nfew               int
-		many               map[string]struct{}
+		names         memberNames
+		docID, docRev string
+		dup           string
+		repeated      bool
 	)
 	loose, err := walkValidObject(doc, func(text []byte, esc bool, v []byte) {
 		if repeated {
@@ -187,29 +184,9 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 		if esc {
 			name = memberName(text, esc)
 		}
-		if many != nil {
-			if _, ok := many[name]; ok {
-				dup, repeated = name, true
-				return
-			}
-			many[name] = struct{}{}
-		} else {
-			for _, n := range few[:nfew] {
-				if n == name {
-					dup, repeated = name, true
-					return
-				}
-			}
-			if nfew < len(few) {
-				few[nfew] = name
-				nfew++
-			} else {
-				many = make(map[string]struct{}, 2*len(few))
-				for _, n := range few {
-					many[n] = struct{}{}
-				}
-				many[name] = struct{}{}
-			}
+		if !names.add(name) {
+			dup, repeated = name, true
+			return
 		}
 		switch name {
 		case "_id":
@@ -224,6 +201,48 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 	if repeated {
 		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
 	}
+	return stampDoc(doc, id, rev, docID, docRev, loose)
+}
+
+// memberNames is the set of an object's member names seen so far: a short
+// list (most documents have few members), a map past it.
+type memberNames struct {
+	few  [16]string
+	n    int
+	many map[string]struct{}
+}
+
+// add adds name, or reports false when it was there already.
+func (m *memberNames) add(name string) bool {
+	if m.many != nil {
+		if _, ok := m.many[name]; ok {
+			return false
+		}
+		m.many[name] = struct{}{}
+		return true
+	}
+	for _, n := range m.few[:m.n] {
+		if n == name {
+			return false
+		}
+	}
+	if m.n < len(m.few) {
+		m.few[m.n] = name
+		m.n++
+		return true
+	}
+	m.many = make(map[string]struct{}, 2*len(m.few))
+	for _, n := range m.few {
+		m.many[n] = struct{}{}
+	}
+	m.many[name] = struct{}{}
+	return true
+}
+
+// stampDoc returns doc (an object without repeated members, whose _id and
+// _rev say docID and docRev, loose when it has whitespace outside strings)
+// as it is stored: with _id and _rev set to id and rev, and compact.
+func stampDoc(doc json.RawMessage, id, rev, docID, docRev string, loose bool) (json.RawMessage, error) {
 	if docID == id && docRev == rev {
 		// Stored compact: the data file's records must not hold raw
 		// newlines, and the feed should not carry the client's spacing.

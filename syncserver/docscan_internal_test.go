@@ -18,47 +18,17 @@ func refNormalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage,
 	if len(doc) == 0 || doc[0] != '{' {
 		return nil, errors.New("doc must be a JSON object")
 	}
-	// Readers disagree on a repeated member (the first wins here, the last
-	// in JavaScript), so a document could say two things at once.
-	// One walk finds a repeated member and reads _id and _rev; the names
-	// seen are kept in a short list (most documents have few members) and
-	// in a map past it.
 	var (
+		names              memberNames
 		dup, docID, docRev string
 		repeated           bool
-		few                [16]string
-		nfew               int
-		many               map[string]struct{}
 	)
-	// What the walk keeps (names, _id, _rev) is read and dropped before
-	// doc could change.
 	wire.ParseInPlace(doc).ForEach(func(k, v gjson.Result) bool {
-		name := k.Str
-		if many != nil {
-			if _, ok := many[name]; ok {
-				dup, repeated = name, true
-				return false
-			}
-			many[name] = struct{}{}
-		} else {
-			for _, n := range few[:nfew] {
-				if n == name {
-					dup, repeated = name, true
-					return false
-				}
-			}
-			if nfew < len(few) {
-				few[nfew] = name
-				nfew++
-			} else {
-				many = make(map[string]struct{}, 2*len(few))
-				for _, n := range few {
-					many[n] = struct{}{}
-				}
-				many[name] = struct{}{}
-			}
+		if !names.add(k.Str) {
+			dup, repeated = k.Str, true
+			return false
 		}
-		switch name {
+		switch k.Str {
 		case "_id":
 			docID = v.String()
 		case "_rev":
@@ -69,25 +39,7 @@ func refNormalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage,
 	if repeated {
 		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
 	}
-	if docID == id && docRev == rev {
-		// Stored compact: the data file's records must not hold raw
-		// newlines, and the feed should not carry the client's spacing.
-		if !bytes.ContainsAny(doc, " \t\r\n") {
-			return doc, nil // compact already (clients send it so)
-		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, doc); err != nil {
-			return nil, fmt.Errorf("doc must be a JSON object: %w", err)
-		}
-		return buf.Bytes(), nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &m); err != nil {
-		return nil, fmt.Errorf("doc must be a JSON object: %w", err)
-	}
-	m["_id"], _ = json.Marshal(id)
-	m["_rev"], _ = json.Marshal(rev)
-	return json.Marshal(m)
+	return stampDoc(doc, id, rev, docID, docRev, bytes.ContainsAny(doc, " \t\r\n"))
 }
 
 // FuzzNormalizeValidDoc holds normalizeValidDoc to refNormalizeValidDoc on
