@@ -71,16 +71,23 @@ func getRecord(tx kvTx, db, id string) (rec docRecord, found bool, err error) {
 	if err != nil {
 		return rec, false, err
 	}
-	if !gjson.Valid(v) {
-		return rec, false, fmt.Errorf("decode stored %s: not JSON", docKey(db, id))
+	if rec, err = decodeStored(docKey(db, id), v); err != nil {
+		return rec, false, err
 	}
-	rec = decodeRecord(v)
 	if rt, ok := tx.(revTx); ok {
 		// On etcd the sequence is the key's mod revision (0 for a record
 		// this transaction wrote: its revision comes with the commit).
 		rec.Seq = rt.modRev(docKey(db, id))
 	}
 	return rec, true, nil
+}
+
+// decodeStored reads the record v stored at key, checking that it is JSON.
+func decodeStored(key, v string) (docRecord, error) {
+	if !gjson.Valid(v) {
+		return docRecord{}, fmt.Errorf("decode stored %s: not JSON", key)
+	}
+	return decodeRecord(v), nil
 }
 
 // decodeRecord reads a stored record (valid JSON) in one walk; a member
@@ -158,7 +165,7 @@ func decodeNumbers(b []byte) (any, error) {
 // members and returns it with _id and _rev set to id and rev.
 func normalizeDoc(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
 	if !gjson.ValidBytes(doc) {
-		return nil, errors.New("doc must be a JSON object")
+		return nil, errNotObject
 	}
 	return normalizeValidDoc(doc, id, rev)
 }

@@ -347,9 +347,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
 					return err
 				}
-				// A copy: it.ID is the push message's own bytes (wire.DecodePush),
-				// and the store keeps the value, which would keep the message.
-				if _, _, err := tx.Set(seqKey(db, seq), strings.Clone(it.ID), nil); err != nil {
+				if err := setSeq(tx, db, seq, it.ID); err != nil {
 					return err
 				}
 			}
@@ -393,21 +391,24 @@ func writeNew(tx kvTx, db string, it wire.PushItem, doc json.RawMessage, seq int
 		return nil, false, err
 	}
 	if !replaced {
-		// A copy: it.ID is the push message's own bytes (wire.DecodePush),
-		// and the store keeps the value, which would keep the message.
-		if _, _, err := tx.Set(seqKey(db, seq), strings.Clone(it.ID), nil); err != nil {
-			return nil, false, err
-		}
-		return nil, true, nil
+		return nil, true, setSeq(tx, db, seq, it.ID)
 	}
 	if _, _, err := tx.Set(key, prev, nil); err != nil {
 		return nil, false, err
 	}
-	if !gjson.Valid(prev) {
-		return nil, false, fmt.Errorf("decode stored %s: not JSON", key)
+	found, err := decodeStored(key, prev)
+	if err != nil {
+		return nil, false, err
 	}
-	found := decodeRecord(prev)
 	return &found, false, nil
+}
+
+// setSeq stores the sequence key of a pushed document's write, with a copy
+// of id: a pushed id is the push message's own bytes (wire.DecodePush), and
+// the store keeps the value, which would keep the message.
+func setSeq(tx kvTx, db string, seq int64, id string) error {
+	_, _, err := tx.Set(seqKey(db, seq), strings.Clone(id), nil)
+	return err
 }
 
 // queueUpdate queues fn on a store that queues (updateQueuer); on another it
