@@ -105,7 +105,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 			return res, newError(ErrInternal, key, "", "remove %q: %v", w.id, err)
 		}
 		// The deletion travels to the server as a tombstone with a new _rev.
-		if err := trackWrite(tx, w.id, cur.Rev, s.nextRev(tx), true); err != nil {
+		if err := trackWrite(tx, docKey, cur.Rev, s.nextRev(tx), true); err != nil {
 			return res, newError(ErrInternal, key, "", "track removal of %q: %v", w.id, err)
 		}
 		res.Rev = cur.Rev
@@ -138,7 +138,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 	if _, _, err := tx.Set(docKey, string(out), nil); err != nil {
 		return res, newError(ErrInternal, key, "", "write %q: %v", w.id, err)
 	}
-	if err := trackWrite(tx, w.id, cur.Rev, rev, false); err != nil {
+	if err := trackWrite(tx, docKey, cur.Rev, rev, false); err != nil {
 		return res, newError(ErrInternal, key, "", "track write of %q: %v", w.id, err)
 	}
 	res.Rev = rev
@@ -174,7 +174,7 @@ func (s *Store) applyFresh(tx *txn, w *write, key, docKey string) (res Result, e
 		}
 		return Result{}, nil, false
 	}
-	if err := trackWrite(tx, w.id, "", rev, false); err != nil {
+	if err := trackWrite(tx, docKey, "", rev, false); err != nil {
 		return Result{ID: w.id, Key: key}, newError(ErrInternal, key, "", "track write of %q: %v", w.id, err), true
 	}
 	res = Result{ID: w.id, Key: key, Rev: rev}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/buntdb"
 )
@@ -35,9 +36,12 @@ type Journal interface {
 // store's Journal.
 type txn struct {
 	*buntdb.Tx
-	record  bool
-	changes []Change
-	wallMs  int64 // the wall clock for the transaction's revisions, once read (Store.nextRev)
+	marks    *pendingMarks // the store's pending marks (pending.go)
+	record   bool
+	changes  []Change
+	undo     []markUndo // the marks changed, put back if the transaction fails
+	sizeHint int        // about how many changes the transaction makes
+	wallMs   int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
 }
 
 // Set sets key and records the change. A set of the key the last change
@@ -133,11 +137,16 @@ func (s *Store) update(fn func(tx *txn) error) error { return s.updateN(context.
 // the wait.
 func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) error {
 	var wait func() error
-	err := s.db.Update(func(btx *buntdb.Tx) error {
-		tx := &txn{Tx: btx, record: s.journal != nil || s.feed}
+	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
+		tx := &txn{Tx: btx, marks: s.marks, record: s.journal != nil || s.feed, sizeHint: n}
 		if tx.record && n > 0 {
 			tx.changes = make([]Change, 0, n)
 		}
+		defer func() {
+			if err != nil {
+				tx.undoMarks() // buntdb rolls back its keys
+			}
+		}()
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -167,7 +176,7 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 
 // view runs fn in a read transaction.
 func (s *Store) view(fn func(tx *txn) error) error {
-	return s.db.View(func(btx *buntdb.Tx) error { return fn(&txn{Tx: btx}) })
+	return s.db.View(func(btx *buntdb.Tx) error { return fn(&txn{Tx: btx, marks: s.marks}) })
 }
 
 // SetJournal makes every later write transaction wait for j (nil: none).
@@ -177,8 +186,20 @@ func (s *Store) SetJournal(j Journal) { s.journal = j }
 // Replay applies journaled changes, in order, without journaling them
 // again: how a store is rebuilt from its snapshot and journal.
 func (s *Store) Replay(changes []Change) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
+		tx := &txn{Tx: btx, marks: s.marks}
+		defer func() {
+			if err != nil {
+				tx.undoMarks()
+			}
+		}()
 		for _, c := range changes {
+			if strings.HasPrefix(c.Key, dirtyPrefix) {
+				if err := tx.applyPendingChange(c); err != nil {
+					return err
+				}
+				continue
+			}
 			if c.Deleted {
 				if _, err := tx.Delete(c.Key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
 					return err
@@ -210,7 +231,7 @@ func (s *Store) SaveAt(w io.Writer, at func()) error {
 			at()
 		}
 		var werr error
-		err := tx.Ascend("", func(key, value string) bool {
+		err := ascendAll(&txn{Tx: tx, marks: s.marks}, func(key, value string) bool {
 			werr = writeSetCommand(bw, key, value)
 			return werr == nil
 		})
@@ -228,18 +249,21 @@ func (s *Store) SaveAt(w io.Writer, at func()) error {
 	return nil
 }
 
-// Items calls fn with every key and value of the store, in key order, in
-// one read transaction, and calls at first, while no write can commit: a
-// journal writes its snapshots with it, in a format of its own, and records
-// in at which of its commits the snapshot holds. fn must not call into the
-// store; its first error ends the walk and is returned.
+// Items calls fn with every key and value of the store in one read
+// transaction, and calls at first, while no write can commit: a journal
+// writes its snapshots with it, in a format of its own, and records in at
+// which of its commits the snapshot holds. The keys come in key order but
+// for the pending marks (the dirty keys), which come together in no order
+// where their keys would be. A key and value are valid only during the
+// call: copy what is kept. fn must not call into the store; its first
+// error ends the walk and is returned.
 func (s *Store) Items(at func(), fn func(key, value string) error) error {
 	return s.db.View(func(tx *buntdb.Tx) error {
 		if at != nil {
 			at()
 		}
 		var ferr error
-		err := tx.Ascend("", func(key, value string) bool {
+		err := ascendAll(&txn{Tx: tx, marks: s.marks}, func(key, value string) bool {
 			ferr = fn(key, value)
 			return ferr == nil
 		})
@@ -258,8 +282,14 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 // with a snapshot's keys in ascending order that is about half the cost of
 // Load, and far less than Replay of one transaction at a time.
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
-		before := readUint(&txn{Tx: tx}, nodeSeqKey)
+	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
+		tx := &txn{Tx: btx, marks: s.marks}
+		defer func() {
+			if err != nil {
+				tx.undoMarks()
+			}
+		}()
+		before := readUint(tx, nodeSeqKey)
 		if n, err := tx.Len(); err == nil && n == 0 {
 			// Nothing to restore on a rollback but the empty trees:
 			// buntdb then keeps no per-key rollback record.
@@ -267,7 +297,10 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 				return err
 			}
 		}
-		err := fill(func(c Change) error {
+		err = fill(func(c Change) error {
+			if strings.HasPrefix(c.Key, dirtyPrefix) {
+				return tx.applyPendingChange(c)
+			}
 			if c.Deleted {
 				if _, err := tx.Delete(c.Key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
 					return err
@@ -280,13 +313,36 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 		if err != nil {
 			return err
 		}
-		return keepNodeSeq(&txn{Tx: tx}, before)
+		return keepNodeSeq(tx, before)
 	})
 	if err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
 	s.forgetCollections()
 	return nil
+}
+
+// ascendAll calls fn with every key and value of the store, buntdb's in
+// key order and the pending marks (stored as dirty keys) where their keys
+// would be, in no order among themselves, until fn returns false. A mark's
+// key and value are valid only during the call.
+func ascendAll(tx *txn, fn func(key, value string) bool) error {
+	more := true
+	err := tx.AscendLessThan("", dirtyPrefix, func(k, v string) bool {
+		more = fn(k, v)
+		return more
+	})
+	if err != nil || !more {
+		return err
+	}
+	tx.walkPending(func(k, v string) bool {
+		more = fn(k, v)
+		return more
+	})
+	if !more {
+		return nil
+	}
+	return tx.AscendGreaterOrEqual("", dirtyPrefix, fn)
 }
 
 // writeSetCommand writes one set in buntdb's file format, which Load reads.

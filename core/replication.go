@@ -14,11 +14,13 @@ import (
 )
 
 // Keys of the replication bookkeeping, beside docPrefix. A document with no
-// dirty key is in sync with the server: its base is its own _rev. So a
+// pending mark is in sync with the server: its base is its own _rev. So a
 // synced store holds nothing but its documents, and the hot paths (a put,
-// an acknowledgement, a remote change) touch one bookkeeping key at most.
+// an acknowledgement, a remote change) touch one mark at most.
 const (
-	dirtyPrefix    = "dirty/"    // dirty/<id> → syncMeta while a local write awaits the server
+	// dirty/<id> → syncMeta while a local write awaits the server: the
+	// key a pending mark (pending.go) has in the journal and snapshots.
+	dirtyPrefix    = "dirty/"
 	conflictPrefix = "conflict/" // conflict/<id>\x00<rev> → a losing version
 	checkpointKey  = "sys/checkpoint"
 )
@@ -94,36 +96,20 @@ func (s *Store) PendingWrites(limit int) ([]PendingWrite, error) {
 // a push that already sent those up to after and has not yet heard back.
 func (s *Store) PendingWritesAfter(after string, limit int) ([]PendingWrite, error) {
 	var out []PendingWrite
-	if limit > 0 {
-		out = make([]PendingWrite, 0, min(limit, 64))
-	}
-	from := dirtyPrefix + after + "\x00" // the least key after dirtyPrefix+after
-	if after == "" {
-		from = dirtyPrefix
-	}
 	err := s.view(func(tx *txn) error {
-		var derr error
-		err := tx.AscendGreaterOrEqual("", from, func(k, v string) bool {
-			if !strings.HasPrefix(k, dirtyPrefix) {
-				return false
+		es, i := tx.pendingAfter(after)
+		if limit > 0 {
+			out = make([]PendingWrite, 0, min(limit, len(es)-i))
+		}
+		for ; i < len(es); i++ {
+			e := es[i]
+			if !e.live {
+				continue // dropped since es was sorted
 			}
-			id := k[len(dirtyPrefix):]
-			m, err := decodeMeta(v)
-			if err != nil {
-				derr = fmt.Errorf("decode sync state of %q: %w", id, err)
-				return false
+			out = append(out, PendingWrite{ID: e.id, BaseRev: e.meta.Base, Rev: e.meta.Rev, Deleted: e.meta.Deleted})
+			if len(out) >= limit {
+				break
 			}
-			if len(out) == cap(out) && cap(out) >= 1024 && limit > cap(out) && limit <= 1<<16 {
-				// Many pending: room for the rest of a batch at once, rather
-				// than doubling past it (a batch of 5,000 grew to room for
-				// 8,192, copying each write at every doubling).
-				out = append(make([]PendingWrite, 0, limit), out...)
-			}
-			out = append(out, PendingWrite{ID: id, BaseRev: m.Base, Rev: m.Rev, Deleted: m.Deleted})
-			return len(out) < limit
-		})
-		if err := errors.Join(err, derr); err != nil {
-			return err
 		}
 		return pendingDocs(tx, out)
 	})
@@ -192,7 +178,8 @@ func storedBytes(v string) json.RawMessage {
 func (s *Store) PendingCount() (int, error) {
 	n := 0
 	err := s.view(func(tx *txn) error {
-		return ascendPrefix(tx, dirtyPrefix, func(string, string) bool { n++; return true })
+		n = len(tx.marks.m)
+		return nil
 	})
 	return n, err
 }
@@ -206,28 +193,17 @@ type Ack struct{ ID, Rev string }
 func (s *Store) Acknowledge(acks ...Ack) error {
 	err := s.updateN(context.Background(), len(acks), func(tx *txn) error {
 		for _, a := range acks {
-			// Delete first and look at what was deleted: most acknowledged
-			// documents are in sync afterwards, and a lookup saved per
-			// document counts under WebAssembly.
-			key := dirtyPrefix + a.ID
-			v, err := tx.Delete(key)
-			if errors.Is(err, buntdb.ErrNotFound) {
-				continue // in sync already (an acknowledgement repeated), or gone
-			}
-			if err != nil {
-				return err
-			}
-			m, err := decodeMeta(v)
-			if err != nil {
-				return fmt.Errorf("decode sync state of %q: %w", a.ID, err)
-			}
-			if m.Rev == a.Rev {
-				continue // in sync: the document's _rev is a.Rev
-			}
-			// Written again meanwhile: still pending, now on top of a.Rev.
-			m.Base, m.Dirty = a.Rev, true
-			if _, _, err := tx.Set(key, m.encode(), nil); err != nil {
-				return err
+			e := tx.marks.m[a.ID]
+			switch {
+			case e == nil:
+				// In sync already (an acknowledgement repeated), or gone.
+			case e.meta.Rev == a.Rev:
+				tx.dropEntry(e) // in sync: the document's _rev is a.Rev
+			default:
+				// Written again meanwhile: still pending, now on top of a.Rev.
+				m := e.meta
+				m.Base = a.Rev
+				tx.setEntry(e, m)
 			}
 		}
 		return nil
@@ -290,7 +266,7 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 		// With no write pending (after a push, or in a store that only
 		// reads), no document has a dirty key, and applying remote changes
 		// makes none: each change is then a lookup shorter.
-		anyDirty := hasPrefix(tx, dirtyPrefix)
+		anyDirty := tx.anyPending()
 		for i, ch := range changes {
 			if ch.Seq > 0 && ch.Seq <= ckpt {
 				// Already applied, or superseded by a later change applied
@@ -367,7 +343,8 @@ func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bo
 	switch {
 	case m.Rev == remote.Rev:
 		// Our own write, echoed back (its acknowledgement may have been lost).
-		return false, nil, deleteKey(tx, dirtyPrefix+remote.ID)
+		tx.dropPending(remote.ID)
+		return false, nil, nil
 	case remote.Rev == m.Base:
 		return false, nil, nil // nothing the local write does not build on
 	}
@@ -421,9 +398,7 @@ func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bo
 // pending; dirty says whether a pending write's key is to be dropped.
 func takeRemote(tx *txn, docKey string, remote Version, dirty bool) error {
 	if dirty {
-		if err := deleteKey(tx, dirtyPrefix+remote.ID); err != nil {
-			return err
-		}
+		tx.dropPending(remote.ID)
 	}
 	if remote.Deleted || remote.Rev == "" {
 		return deleteKey(tx, docKey)
@@ -492,18 +467,8 @@ func withFields(doc json.RawMessage, id, rev string) (json.RawMessage, error) {
 // rebaseOnto sets id's pending write, if any, on top of the server's
 // revision rev.
 func rebaseOnto(tx *txn, id, rev string) error {
-	v, err := tx.Get(dirtyPrefix + id)
-	if errors.Is(err, buntdb.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	m, err := decodeMeta(v)
-	if err != nil {
-		return fmt.Errorf("decode sync state: %w", err)
-	}
-	if m.Base == rev || m.Rev == rev {
+	m, ok := tx.pending(id)
+	if !ok || m.Base == rev || m.Rev == rev {
 		return nil
 	}
 	m.Base, m.Dirty = rev, true
@@ -635,7 +600,7 @@ func (s *Store) DropUnseen(seen map[string]bool) (int, error) {
 		}
 		kept := drop[:0]
 		for _, id := range drop {
-			if _, err := tx.Get(dirtyPrefix + id); err == nil {
+			if _, ok := tx.pending(id); ok {
 				continue // pending: the next push decides
 			}
 			if err := deleteKey(tx, docPrefix+id); err != nil {
@@ -682,7 +647,8 @@ func (s *Store) Forget(id string) error {
 		return err
 	}
 	err := s.update(func(tx *txn) error {
-		return errors.Join(deleteKey(tx, docPrefix+id), deleteKey(tx, dirtyPrefix+id))
+		tx.dropPending(id)
+		return deleteKey(tx, docPrefix+id)
 	})
 	if err != nil {
 		return fmt.Errorf("forget %q: %w", id, err)

@@ -61,8 +61,10 @@ type Store struct {
 	watchMu  sync.Mutex
 	watchers []func() // called after local writes (OnWrite)
 
-	journal Journal // makes writes durable; nil: memory or buntdb's own file
+	journal Journal // makes writes durable; nil: memory only
 	feed    bool    // Options.ChangeFeed
+
+	marks *pendingMarks // documents with writes the server has not acknowledged
 }
 
 // Storage layout inside buntdb.
@@ -75,9 +77,15 @@ const (
 	nodeSeqKey       = "sys/nodeseq" // this node's sequence for ids ending in the separator
 )
 
-// Open opens a store at path; ":memory:" keeps it in memory (use Save and
-// Load to persist it elsewhere, as the browser build does with IndexedDB).
+// Open opens a store in memory: path must be ":memory:". A store is made
+// durable by a Journal (package database keeps one in a file, OPFS or
+// IndexedDB), or saved and loaded whole with Save and Load. buntdb's own
+// file is not offered: the pending marks (pending.go) live beside its
+// tree and would not reach it.
 func Open(path string, opts Options) (*Store, error) {
+	if path != ":memory:" {
+		return nil, fmt.Errorf("open store %q: %w: only \":memory:\" (persist with a Journal)", path, ErrBadParameter)
+	}
 	db, err := buntdb.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -99,6 +107,7 @@ func Open(path string, opts Options) (*Store, error) {
 		sep:    conv.Separator(),
 		cols:   make(map[string]keyGen),
 		feed:   opts.ChangeFeed,
+		marks:  newPendingMarks(),
 	}
 	if s.nums == nil {
 		s.nums, _ = opts.IDs.(NumberSource)
@@ -121,10 +130,7 @@ func (s *Store) Close() error { return s.db.Close() }
 // Save writes the whole store to w, for Load to read back: documents,
 // collection definitions and the node sequence.
 func (s *Store) Save(w io.Writer) error {
-	if err := s.db.Save(w); err != nil {
-		return fmt.Errorf("save store: %w", err)
-	}
-	return nil
+	return s.SaveAt(w, nil)
 }
 
 // Load reads a store written by Save, adding its documents to this one. The
@@ -139,11 +145,38 @@ func (s *Store) Load(r io.Reader) error {
 	if err := s.db.Load(r); err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
-	err := s.update(func(tx *txn) error { return keepNodeSeq(tx, before) })
+	err := s.update(func(tx *txn) error {
+		if err := adoptDirtyKeys(tx); err != nil {
+			return err
+		}
+		return keepNodeSeq(tx, before)
+	})
 	if err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
 	s.forgetCollections()
+	return nil
+}
+
+// adoptDirtyKeys moves the dirty keys buntdb's Load put in its tree into
+// the pending marks, where the store keeps them.
+func adoptDirtyKeys(tx *txn) error {
+	var keys, values []string
+	err := ascendPrefix(tx, dirtyPrefix, func(k, v string) bool {
+		keys, values = append(keys, k), append(values, v)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if _, err := tx.Tx.Delete(k); err != nil {
+			return err
+		}
+		if err := tx.applyPendingChange(Change{Key: k, Value: values[i]}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -448,11 +481,12 @@ func (s *Store) Delete(id string) error { return s.DeleteContext(context.Backgro
 // (WithReceipt).
 func (s *Store) DeleteContext(ctx context.Context, id string) error {
 	err := s.updateN(ctx, 2, func(tx *txn) error {
-		prev, err := tx.Delete(docPrefix + id)
+		docKey := docPrefix + id
+		prev, err := tx.Delete(docKey)
 		if err != nil {
 			return err
 		}
-		if err := trackWrite(tx, id, readHeader(prev).Rev, s.nextRev(tx), true); err != nil {
+		if err := trackWrite(tx, docKey, readHeader(prev).Rev, s.nextRev(tx), true); err != nil {
 			return err
 		}
 		return storeReceipt(ctx, tx, []Result{{ID: id}})

@@ -3,15 +3,15 @@ package core
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/tidwall/buntdb"
 )
 
-// A document's replication state: kept under its dirty key while a local
-// write awaits the server, derived from the document itself once in sync.
+// A document's replication state: kept as its pending mark (pending.go)
+// while a local write awaits the server, derived from the document itself
+// once in sync.
 
 // syncMeta is a document's replication state.
 type syncMeta struct {
@@ -25,6 +25,16 @@ type syncMeta struct {
 // replicated: a flags digit ('0' + 1 for Deleted + 2 for Dirty), the length
 // of Base in decimal, ':', Base, then Rev.
 func (m syncMeta) encode() string {
+	var buf [64]byte // revisions are short: one allocation, the string
+	b := buf[:0]
+	if need := 22 + len(m.Base) + len(m.Rev); need > len(buf) {
+		b = make([]byte, 0, need)
+	}
+	return string(m.appendTo(b))
+}
+
+// appendTo appends what encode returns to b.
+func (m syncMeta) appendTo(b []byte) []byte {
 	flags := byte('0')
 	if m.Deleted {
 		flags++
@@ -32,17 +42,11 @@ func (m syncMeta) encode() string {
 	if m.Dirty {
 		flags += 2
 	}
-	var buf [64]byte // revisions are short: one allocation, the string
-	b := buf[:0]
-	if need := 22 + len(m.Base) + len(m.Rev); need > len(buf) {
-		b = make([]byte, 0, need)
-	}
 	b = append(b, flags)
 	b = strconv.AppendInt(b, int64(len(m.Base)), 10)
 	b = append(b, ':')
 	b = append(b, m.Base...)
-	b = append(b, m.Rev...)
-	return string(b)
+	return append(b, m.Rev...)
 }
 
 // decodeMeta reads what encode wrote (or the JSON of earlier versions).
@@ -76,7 +80,7 @@ func decodeMetaJSON(v string) (syncMeta, error) {
 	return m, err
 }
 
-// getMeta returns id's replication state: from its dirty key while a local
+// getMeta returns id's replication state: from its pending mark while a local
 // write is pending, else derived from the stored document (in sync: base and
 // rev are its _rev). found is false when there is neither.
 func getMeta(tx *txn, id string) (syncMeta, bool, error) {
@@ -84,20 +88,11 @@ func getMeta(tx *txn, id string) (syncMeta, bool, error) {
 }
 
 // getMetaAt is getMeta for the document stored at docKey; without
-// anyDirty (the store holds no pending write) it skips the dirty key.
+// anyDirty (the store holds no pending write) it skips the pending marks.
 func getMetaAt(tx *txn, id, docKey string, anyDirty bool) (syncMeta, bool, error) {
 	if anyDirty {
-		v, err := tx.Get(dirtyPrefix + id)
-		if err == nil {
-			m, err := decodeMeta(v)
-			if err != nil {
-				return m, false, fmt.Errorf("decode sync state of %q: %w", id, err)
-			}
-			m.Dirty = true
+		if m, ok := tx.pending(id); ok {
 			return m, true, nil
-		}
-		if !errors.Is(err, buntdb.ErrNotFound) {
-			return syncMeta{}, false, err
 		}
 	}
 	doc, err := tx.Get(docKey)
@@ -115,10 +110,11 @@ func getMetaAt(tx *txn, id, docKey string, anyDirty bool) (syncMeta, bool, error
 // sync (its stored _rev must then be m.Base).
 func putMeta(tx *txn, id string, m syncMeta) error {
 	if m.Dirty {
-		_, _, err := tx.Set(dirtyPrefix+id, m.encode(), nil)
-		return err
+		tx.setPending(id, m)
+	} else {
+		tx.dropPending(id)
 	}
-	return deleteKey(tx, dirtyPrefix+id)
+	return nil
 }
 
 func deleteKey(tx *txn, key string) error {
@@ -128,35 +124,24 @@ func deleteKey(tx *txn, key string) error {
 	return nil
 }
 
-// trackWrite records a local write of id at rev inside the writing
+// trackWrite records a local write of the document stored at docKey
+// (docPrefix and its id, a string of its own) at rev inside the writing
 // transaction, so it is pushed on the next sync. prevRev is the _rev the
-// document had before this write ("" if there was none).
-//
-// It writes the pending state first and reads what that replaced: most
-// writes are of documents with nothing pending, and a lookup saved per
-// document counts under WebAssembly. A write on top of a pending one keeps
-// that one's base, so its state is written again (the journal gets the
-// last one only, see txn.Set).
-func trackWrite(tx *txn, id, prevRev, rev string, deleted bool) error {
+// document had before this write ("" if there was none); a write on top of
+// a pending one keeps that one's base.
+func trackWrite(tx *txn, docKey, prevRev, rev string, deleted bool) error {
 	// A deletion is pushed even when no write of the document was ever
 	// acknowledged: one may have reached the server with its reply lost.
 	// The server takes a deletion of what it does not have as a no-op.
 	m := syncMeta{Base: prevRev, Rev: rev, Deleted: deleted, Dirty: true}
-	key := dirtyPrefix + id
-	prev, replaced, err := tx.Set(key, m.encode(), nil)
-	if err != nil || !replaced {
-		return err
-	}
-	old, err := decodeMeta(prev)
-	if err != nil {
-		return fmt.Errorf("decode sync state of %q: %w", id, err)
-	}
-	if old.Base == m.Base {
+	id := docKey[len(docPrefix):] // shares docKey's bytes: no copy
+	if e := tx.marks.m[id]; e != nil {
+		m.Base = e.meta.Base
+		tx.setEntry(e, m)
 		return nil
 	}
-	m.Base = old.Base
-	_, _, err = tx.Set(key, m.encode(), nil)
-	return err
+	tx.addEntry(id, m)
+	return nil
 }
 
 // ascendPrefix calls fn with every key that starts with prefix, in order,
@@ -167,14 +152,4 @@ func ascendPrefix(tx *txn, prefix string, fn func(k, v string) bool) error {
 	return tx.AscendGreaterOrEqual("", prefix, func(k, v string) bool {
 		return strings.HasPrefix(k, prefix) && fn(k, v)
 	})
-}
-
-// hasPrefix reports whether any key starts with prefix.
-func hasPrefix(tx *txn, prefix string) bool {
-	found := false
-	_ = tx.AscendGreaterOrEqual("", prefix, func(k, _ string) bool {
-		found = strings.HasPrefix(k, prefix)
-		return false
-	})
-	return found
 }

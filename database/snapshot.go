@@ -12,8 +12,10 @@ import (
 
 // A snapshot is a header line naming its format, the last frame it holds
 // and how many items follow (each number in 20 decimal digits), then the
-// store's items in key order, each a uvarint length and the key, a uvarint
-// length and the value:
+// store's items in key order (the pending marks, keys "dirty/<id>",
+// together where their keys would be but in no order among themselves:
+// the store keeps them in a map), each a uvarint length and the key, a
+// uvarint length and the value:
 //
 //	hilodb-snapshot 2 <seq> <items>\n | (uvarint len | key | uvarint len | value) …
 //
