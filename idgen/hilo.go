@@ -550,8 +550,12 @@ func (h *HiLo) closeJournaled(spares []*window, restored bool) error {
 type Generator struct {
 	src  RangeSource
 	opts Options
-	mu   sync.RWMutex
-	hl   map[string]*HiLo
+	mu   sync.Mutex // held to add a HiLo or close them
+	// hl maps tags to HiLos. Never changed once stored: a new tag stores
+	// a copy with it added. Every id looks its HiLo up, and one atomic
+	// load is cheaper than a read lock's two atomic adds (under
+	// WebAssembly, 0.7 µs of a bulk write's 1.2 µs an id went to For).
+	hl atomic.Pointer[map[string]*HiLo]
 }
 
 // NewGenerator returns a multi-tag HiLo generator leasing from src.
@@ -562,23 +566,29 @@ func NewGenerator(src RangeSource) *Generator {
 // NewGeneratorWith returns a multi-tag HiLo generator whose HiLos use opts.
 // A Journal in opts is shared by them and keyed by tag.
 func NewGeneratorWith(src RangeSource, opts Options) *Generator {
-	return &Generator{src: src, opts: opts, hl: make(map[string]*HiLo)}
+	g := &Generator{src: src, opts: opts}
+	g.hl.Store(&map[string]*HiLo{})
+	return g
 }
 
 // For returns the HiLo for tag, creating it on first use.
 func (g *Generator) For(tag string) *HiLo {
-	g.mu.RLock()
-	h := g.hl[tag]
-	g.mu.RUnlock()
-	if h != nil {
+	if h := (*g.hl.Load())[tag]; h != nil {
 		return h
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if h = g.hl[tag]; h == nil {
-		h = NewHiLoWith(tag, g.src, g.opts)
-		g.hl[tag] = h
+	old := *g.hl.Load()
+	if h := old[tag]; h != nil {
+		return h
 	}
+	h := NewHiLoWith(tag, g.src, g.opts)
+	hl := make(map[string]*HiLo, len(old)+1)
+	for t, x := range old {
+		hl[t] = x
+	}
+	hl[tag] = h
+	g.hl.Store(&hl)
 	return h
 }
 
@@ -597,8 +607,7 @@ func (g *Generator) NextNumber(ctx context.Context, tag string) (int64, string, 
 // others returned to the source when it takes them).
 func (g *Generator) Close(ctx context.Context) error {
 	g.mu.Lock()
-	hs := g.hl
-	g.hl = make(map[string]*HiLo)
+	hs := *g.hl.Swap(&map[string]*HiLo{})
 	g.mu.Unlock()
 	var errs []error
 	for _, h := range hs {

@@ -240,6 +240,57 @@ func TestGeneratorPerTag(t *testing.T) {
 	}
 }
 
+// TestGeneratorForConcurrently has goroutines ask for new tags at once:
+// each tag gets one HiLo, whoever asks, and no id is handed out twice.
+func TestGeneratorForConcurrently(t *testing.T) {
+	g := idgen.NewGenerator(newMemSource(8))
+	ctx := context.Background()
+	tags := []string{"a", "b", "c", "d", "e", "f"}
+	const workers, per = 8, 200
+	hs := make([][]*idgen.HiLo, workers)
+	ids := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				tag := tags[(i+w)%len(tags)]
+				hs[w] = append(hs[w], g.For(tag))
+				id, err := g.NextID(ctx, tag)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids[w] = append(ids[w], id)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, tag := range tags {
+		h := g.For(tag)
+		for w := range workers {
+			for i, got := range hs[w] {
+				if tags[(i+w)%len(tags)] == tag && got != h {
+					t.Fatalf("tag %q: two HiLos", tag)
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, list := range ids {
+		for _, id := range list {
+			if seen[id] {
+				t.Fatalf("id %q handed out twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != workers*per {
+		t.Fatalf("%d ids, want %d", len(seen), workers*per)
+	}
+}
+
 func ExampleHiLo() {
 	h := idgen.NewHiLo("orders", newMemSource(32))
 	id, _ := h.NextID(context.Background())
