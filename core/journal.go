@@ -155,6 +155,9 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 				return err
 			}
 		}
+		if len(tx.undo) > 0 {
+			s.marks.release()
+		}
 		if len(tx.changes) > 0 && s.journal != nil {
 			// Under the write lock: the journal sees commits in their order.
 			wait = s.journal.Commit(tx.changes)

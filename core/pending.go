@@ -85,6 +85,22 @@ func (p *pendingMarks) sorted() []*pendingEntry {
 	return merged
 }
 
+// release lets go of what the marks hold for entries no longer live once
+// none is (a push has been acknowledged whole): the sorted list, the
+// entries made since, and a map grown for many. Called by a write
+// transaction that changed marks, before it commits.
+func (p *pendingMarks) release() {
+	if len(p.m) > 0 || len(p.order)+len(p.added) == 0 && p.room == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.order, p.added, p.dead = nil, nil, 0
+	p.mu.Unlock()
+	if p.room > 0 {
+		p.m, p.room = make(map[string]*pendingEntry), 0
+	}
+}
+
 // markUndo is what a write transaction changed of one mark: what to put
 // back if it fails.
 type markUndo struct {

@@ -32,6 +32,12 @@ func FuzzPendingMarks(f *testing.F) {
 				tx.dropPending(id)
 				delete(want, id)
 			case 2: // commit
+				if len(tx.undo) > 0 { // as updateN does
+					p.release()
+					if len(want) == 0 && len(p.order)+len(p.added) > 0 {
+						t.Fatalf("step %d: nothing marked, %d entries kept", i/2, len(p.order)+len(p.added))
+					}
+				}
 				tx.undo = tx.undo[:0]
 				committed = maps.Clone(want)
 			case 4: // the transaction fails
