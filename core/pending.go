@@ -141,7 +141,7 @@ func (t *txn) setPending(id string, m syncMeta) {
 // slice of a larger text), pending with state m and records the change.
 func (t *txn) addEntry(id string, m syncMeta) {
 	p := t.marks
-	m.Dirty = true
+	m = ownRevs(m)
 	if len(p.slab) == 0 {
 		p.slab = make([]pendingEntry, min(max(t.sizeHint, 1), 1024))
 	}
@@ -173,10 +173,24 @@ func (p *pendingMarks) grow(n int) {
 
 // setEntry gives a live entry the state m and records the change.
 func (t *txn) setEntry(e *pendingEntry, m syncMeta) {
-	m.Dirty = true
+	m = ownRevs(m)
 	t.noteUndo(markUndo{e: e, prev: e.meta, op: markChanged})
 	e.meta = m
 	t.recordMark(e)
+}
+
+// ownRevs returns m, marked dirty, with its revisions in one string of
+// their own: a base is often a slice of something larger (a stored
+// document since replaced, a server's reply of thousands), which a mark
+// would otherwise keep alive until the server acknowledges it. Without a
+// base the revision is kept as it is (Go's concatenation returns a lone
+// string uncopied): a new document's, made by nextRev, or one loaded from
+// a snapshot or log whose copy the documents loaded with it hold anyway.
+func ownRevs(m syncMeta) syncMeta {
+	m.Dirty = true
+	both := m.Base + m.Rev
+	m.Base, m.Rev = both[:len(m.Base)], both[len(m.Base):]
+	return m
 }
 
 // dropPending forgets id's pending mark, if any, and records the change.
