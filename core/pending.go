@@ -47,7 +47,7 @@ type pendingMarks struct {
 	dead  int // about how many entries of order and added are not live
 
 	room int            // the size m was last made for (grow)
-	slab []pendingEntry // entries made ahead for a transaction that adds many
+	slab []pendingEntry // entries made ahead, 16 to 1,024 at a time
 }
 
 func newPendingMarks() *pendingMarks {
@@ -143,7 +143,7 @@ func (t *txn) addEntry(id string, m syncMeta) {
 	p := t.marks
 	m = ownRevs(m)
 	if len(p.slab) == 0 {
-		p.slab = make([]pendingEntry, min(max(t.sizeHint, 1), 1024))
+		p.slab = make([]pendingEntry, min(max(t.sizeHint, 16), 1024))
 	}
 	e := &p.slab[0]
 	p.slab = p.slab[1:]
