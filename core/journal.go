@@ -40,6 +40,7 @@ type txn struct {
 	record   bool
 	changes  []Change
 	undo     []markUndo // the marks changed, put back if the transaction fails
+	loading  bool       // loading into an empty store: no undo, a failure empties the marks
 	sizeHint int        // about how many changes the transaction makes
 	wallMs   int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
 }
@@ -198,7 +199,7 @@ func (s *Store) Replay(changes []Change) error {
 		}()
 		for _, c := range changes {
 			if strings.HasPrefix(c.Key, dirtyPrefix) {
-				if err := tx.applyPendingChange(c); err != nil {
+				if err := tx.applyPendingChange(c, true); err != nil {
 					return err
 				}
 				continue
@@ -288,21 +289,32 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
 		tx := &txn{Tx: btx, marks: s.marks}
 		defer func() {
-			if err != nil {
+			if err == nil {
+				return
+			}
+			if tx.loading {
+				s.marks.reset()
+			} else {
 				tx.undoMarks()
 			}
 		}()
 		before := readUint(tx, nodeSeqKey)
 		if n, err := tx.Len(); err == nil && n == 0 {
 			// Nothing to restore on a rollback but the empty trees:
-			// buntdb then keeps no per-key rollback record.
+			// buntdb then keeps no per-key rollback record, and the
+			// marks none either when there are none.
 			if err := tx.DeleteAll(); err != nil {
 				return err
+			}
+			if len(s.marks.m) == 0 {
+				tx.loading, tx.sizeHint = true, 1024
 			}
 		}
 		err = fill(func(c Change) error {
 			if strings.HasPrefix(c.Key, dirtyPrefix) {
-				return tx.applyPendingChange(c)
+				// Ids are slices of the load's copy, which the documents
+				// loaded with them keep alive anyway: not copied again.
+				return tx.applyPendingChange(c, false)
 			}
 			if c.Deleted {
 				if _, err := tx.Delete(c.Key); err != nil && !errors.Is(err, buntdb.ErrNotFound) {

@@ -101,6 +101,15 @@ func (p *pendingMarks) release() {
 	}
 }
 
+// reset empties the marks: a load into an empty store failed.
+func (p *pendingMarks) reset() {
+	fresh := newPendingMarks()
+	p.m, p.room, p.slab = fresh.m, 0, nil
+	p.mu.Lock()
+	p.order, p.added, p.dead = nil, nil, 0
+	p.mu.Unlock()
+}
+
 // markUndo is what a write transaction changed of one mark: what to put
 // back if it fails.
 type markUndo struct {
@@ -219,6 +228,9 @@ func (t *txn) recordMark(e *pendingEntry) {
 }
 
 func (t *txn) noteUndo(u markUndo) {
+	if t.loading {
+		return // a failure empties the marks instead (reset)
+	}
 	if t.undo == nil && t.sizeHint > 0 {
 		t.undo = make([]markUndo, 0, t.sizeHint)
 	}
@@ -249,8 +261,10 @@ func (t *txn) undoMarks() {
 }
 
 // applyPendingChange applies a stored change of a dirty key (from a
-// journal, a snapshot or buntdb's file format) to the marks.
-func (t *txn) applyPendingChange(c Change) error {
+// journal, a snapshot or buntdb's file format) to the marks; clone says
+// whether a new mark copies its id (false: the id is a string the mark may
+// keep as it is).
+func (t *txn) applyPendingChange(c Change, clone bool) error {
 	id := c.Key[len(dirtyPrefix):]
 	if c.Deleted {
 		t.dropPending(id)
@@ -260,7 +274,14 @@ func (t *txn) applyPendingChange(c Change) error {
 	if err != nil {
 		return fmt.Errorf("decode sync state of %q: %w", id, err)
 	}
-	t.setPending(id, m)
+	if e := t.marks.m[id]; e != nil {
+		t.setEntry(e, m)
+		return nil
+	}
+	if clone {
+		id = strings.Clone(id)
+	}
+	t.addEntry(id, m)
 	return nil
 }
 

@@ -265,3 +265,55 @@ func TestOpenTakesOnlyMemory(t *testing.T) {
 		t.Fatalf("Open of a file: %v, want ErrBadParameter", err)
 	}
 }
+
+func TestFailedLoadLeavesNoPendingMarks(t *testing.T) {
+	s := newTestStore(t)
+	pendingMix(t, s)
+	want := pendingState(t, s.Store)
+	var items []core.Change
+	err := s.Items(nil, func(k, v string) error {
+		items = append(items, core.Change{Key: strings.Clone(k), Value: strings.Clone(v)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(upTo int, fail error) func(func(core.Change) error) error {
+		return func(apply func(core.Change) error) error {
+			for _, c := range items[:upTo] {
+				if err := apply(c); err != nil {
+					return err
+				}
+			}
+			return fail
+		}
+	}
+	broken := errors.New("snapshot cut short")
+	for _, into := range []string{"an empty store", "a store with a pending write"} {
+		s2 := newTestStore(t)
+		var before []string
+		if into != "an empty store" {
+			if _, err := s2.Put(context.Background(), "other", []byte(`{"_key":"z"}`)); err != nil {
+				t.Fatal(err)
+			}
+			before = pendingState(t, s2.Store)
+		}
+		// Every mark applied, then the load fails: none of them may stay.
+		if err := s2.LoadChanges(fill(len(items), broken)); !errors.Is(err, broken) {
+			t.Fatalf("%s: failed load: %v", into, err)
+		}
+		if got := pendingState(t, s2.Store); !slices.Equal(got, before) {
+			t.Fatalf("%s: after a failed load:\n%q\nwant\n%q", into, got, before)
+		}
+		if into != "an empty store" {
+			continue
+		}
+		// And a load after it gives the whole store.
+		if err := s2.LoadChanges(fill(len(items), nil)); err != nil {
+			t.Fatal(err)
+		}
+		if got := pendingState(t, s2.Store); !slices.Equal(got, want) {
+			t.Fatalf("after a load:\n%q\nwant\n%q", got, want)
+		}
+	}
+}

@@ -173,7 +173,8 @@ func adoptDirtyKeys(tx *txn) error {
 		if _, err := tx.Tx.Delete(k); err != nil {
 			return err
 		}
-		if err := tx.applyPendingChange(Change{Key: k, Value: values[i]}); err != nil {
+		// buntdb's Load made each key a string of its own.
+		if err := tx.applyPendingChange(Change{Key: k, Value: values[i]}, false); err != nil {
 			return err
 		}
 	}
