@@ -135,7 +135,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 	if e != nil {
 		return res, e
 	}
-	if _, _, err := tx.Set(docKey, string(out), nil); err != nil {
+	if _, _, err := tx.Set(docKey, docString(out, w.opts != nil && w.opts.ReturnNew), nil); err != nil {
 		return res, newError(ErrInternal, key, "", "write %q: %v", w.id, err)
 	}
 	if err := trackWrite(tx, docKey, cur.Rev, rev, false); err != nil {
@@ -164,7 +164,7 @@ func (s *Store) applyFresh(tx *txn, w *write, key, docKey string) (res Result, e
 		return Result{}, nil, false // the general path reports it, after its checks
 	}
 	mark := tx.mark()
-	prev, replaced, err := tx.Set(docKey, string(out), nil)
+	prev, replaced, err := tx.Set(docKey, docString(out, w.opts != nil && w.opts.ReturnNew), nil)
 	if err != nil {
 		return Result{ID: w.id, Key: key}, newError(ErrInternal, key, "", "write %q: %v", w.id, err), true
 	}

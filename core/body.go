@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/tidwall/gjson"
@@ -110,12 +111,31 @@ func readHeader(doc string) header {
 	return h
 }
 
+// encodedOverhead is what encodeDoc adds to a body besides its strings:
+// `,"_id":""`, `,"_key":""`, `,"_rev":""`, `,"@metadata":{`,
+// `"@collection":""` and `}}`, less the body's closing brace.
+const encodedOverhead = 9 + 10 + 10 + 14 + 16 + 2 - 1
+
+// docString returns the stored form of a document encodeDoc made: out's
+// own bytes when nothing else will hold them (out is never written
+// again), a copy when the caller is given out too (Result.New), which it
+// may write to.
+func docString(out []byte, handedOut bool) string {
+	if handedOut || len(out) == 0 {
+		return string(out)
+	}
+	return unsafe.String(&out[0], len(out))
+}
+
 // encodeDoc writes the stored form of body: its attributes in their order
 // without _id, _key, _rev, _oldRev and @metadata, then _id, _key, _rev and
 // @metadata (the caller's, plus extra, plus @collection). body must have
 // passed scanBody; plain is what scanBody said of it (false: walk it).
 func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[string]json.RawMessage) ([]byte, *Error) {
-	out := make([]byte, 0, len(body)+len(id)+len(key)+len(rev)+len(coll)+80)
+	// Room for exactly what a plain body with nothing to escape becomes
+	// (encodedOverhead beside the strings): the stored form is often out's
+	// own bytes (docString), so room left over would stay with it.
+	out := make([]byte, 0, len(body)+len(id)+len(key)+len(rev)+len(coll)+encodedOverhead)
 	var userMeta []byte
 	n := 0
 	if plain {
