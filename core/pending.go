@@ -220,11 +220,18 @@ func (t *txn) dropEntry(e *pendingEntry) {
 	}
 }
 
-// recordMark records e's state for the journal, as its dirty key.
+// recordMark records e's state for the journal, as its dirty key: key
+// and value made in one allocation.
 func (t *txn) recordMark(e *pendingEntry) {
-	if t.record {
-		t.changes = append(t.changes, Change{Key: dirtyPrefix + e.id, Value: e.meta.encode()})
+	if !t.record {
+		return
 	}
+	k := len(dirtyPrefix) + len(e.id)
+	b := make([]byte, 0, k+metaOverhead+len(e.meta.Base)+len(e.meta.Rev))
+	b = append(append(b, dirtyPrefix...), e.id...)
+	b = e.meta.appendTo(b)
+	kv := unsafe.String(&b[0], len(b)) // b is not written again
+	t.changes = append(t.changes, Change{Key: kv[:k], Value: kv[k:]})
 }
 
 func (t *txn) noteUndo(u markUndo) {

@@ -13,6 +13,10 @@ import (
 // while a local write awaits the server, derived from the document itself
 // once in sync.
 
+// metaOverhead bounds what appendTo writes beside Base and Rev: the flags
+// digit, a length of up to 20 digits and the colon.
+const metaOverhead = 22
+
 // syncMeta is a document's replication state.
 type syncMeta struct {
 	Base    string `json:"b,omitempty"` // last rev the server acknowledged
@@ -21,19 +25,10 @@ type syncMeta struct {
 	Dirty   bool   `json:"p,omitempty"` // a local write awaits the server
 }
 
-// encode writes m compactly, as it is read and written for every document
-// replicated: a flags digit ('0' + 1 for Deleted + 2 for Dirty), the length
-// of Base in decimal, ':', Base, then Rev.
-func (m syncMeta) encode() string {
-	var buf [64]byte // revisions are short: one allocation, the string
-	b := buf[:0]
-	if need := 22 + len(m.Base) + len(m.Rev); need > len(buf) {
-		b = make([]byte, 0, need)
-	}
-	return string(m.appendTo(b))
-}
-
-// appendTo appends what encode returns to b.
+// appendTo appends m's stored form to b, compact, as it is read and
+// written for every document replicated: a flags digit ('0' + 1 for
+// Deleted + 2 for Dirty), the length of Base in decimal, ':', Base, then
+// Rev. At most metaOverhead bytes beside Base and Rev.
 func (m syncMeta) appendTo(b []byte) []byte {
 	flags := byte('0')
 	if m.Deleted {
@@ -49,7 +44,7 @@ func (m syncMeta) appendTo(b []byte) []byte {
 	return append(b, m.Rev...)
 }
 
-// decodeMeta reads what encode wrote (or the JSON of earlier versions).
+// decodeMeta reads what appendTo wrote (or the JSON of earlier versions).
 func decodeMeta(v string) (syncMeta, error) {
 	if strings.HasPrefix(v, "{") {
 		return decodeMetaJSON(v)
