@@ -81,7 +81,15 @@ func (p *pendingMarks) sorted() []*pendingEntry {
 		}
 		merged = append(merged, e)
 	}
-	p.order, p.added, p.dead = merged, p.added[:0], 0
+	// The added list's array would keep the entries it pointed to (and
+	// their allocations) alive: cleared, or let go when it is large.
+	if cap(p.added) > 1024 {
+		p.added = nil
+	} else {
+		clear(p.added)
+		p.added = p.added[:0]
+	}
+	p.order, p.dead = merged, 0
 	return merged
 }
 
