@@ -56,6 +56,21 @@ func pendingMix(t *testing.T, s *testStore) {
 	}
 }
 
+// itemsOf returns what s.Items walks, as changes to load.
+func itemsOf(t *testing.T, s *core.Store) []core.Change {
+	t.Helper()
+	var items []core.Change
+	err := s.Items(nil, func(k, v string) error {
+		// Valid only during the call: kept as copies.
+		items = append(items, core.Change{Key: strings.Clone(k), Value: strings.Clone(v)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
 func TestPendingWritesSurviveSaveAndLoad(t *testing.T) {
 	s := newTestStore(t)
 	pendingMix(t, s)
@@ -80,15 +95,7 @@ func TestItemsAndLoadChangesKeepPendingWrites(t *testing.T) {
 	s := newTestStore(t)
 	pendingMix(t, s)
 	want := pendingState(t, s.Store)
-	var items []core.Change
-	err := s.Items(nil, func(k, v string) error {
-		// Valid only during the call: kept as copies.
-		items = append(items, core.Change{Key: strings.Clone(k), Value: strings.Clone(v)})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := itemsOf(t, s.Store)
 	// In key order, the pending marks (in no order among themselves) where
 	// their keys would be.
 	byGroup := func(a, b core.Change) int {
@@ -110,7 +117,7 @@ func TestItemsAndLoadChangesKeepPendingWrites(t *testing.T) {
 		t.Fatalf("Items gave %d pending marks, want %d", dirty, len(want))
 	}
 	s2 := newTestStore(t)
-	err = s2.LoadChanges(func(apply func(core.Change) error) error {
+	err := s2.LoadChanges(func(apply func(core.Change) error) error {
 		for _, c := range items {
 			if err := apply(c); err != nil {
 				return err
@@ -270,14 +277,7 @@ func TestFailedLoadLeavesNoPendingMarks(t *testing.T) {
 	s := newTestStore(t)
 	pendingMix(t, s)
 	want := pendingState(t, s.Store)
-	var items []core.Change
-	err := s.Items(nil, func(k, v string) error {
-		items = append(items, core.Change{Key: strings.Clone(k), Value: strings.Clone(v)})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := itemsOf(t, s.Store)
 	fill := func(upTo int, fail error) func(func(core.Change) error) error {
 		return func(apply func(core.Change) error) error {
 			for _, c := range items[:upTo] {
