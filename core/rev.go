@@ -7,8 +7,9 @@ import (
 )
 
 // revAlphabet is ArangoDB's alphabet for encoded hybrid logical clock values.
-// Its order matches byte order, so encoded values of equal length sort like
-// the numbers they encode.
+// Its order is not byte order ('_' comes before the capitals here and after
+// them in ASCII, the digits last here and first there): revisions compare
+// by their decoded values, never as strings.
 const revAlphabet = "-_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // revClockLen is the length of the clock part of a _rev: 11 characters of 6
@@ -148,18 +149,33 @@ func DecodeRev(rev string) (v uint64, node string, err error) {
 	if len(rev) <= revClockLen {
 		return 0, "", newError(ErrBadJSON, "", rev, "malformed _rev %q: too short", rev)
 	}
+	// Every applied remote change decodes its _rev (Clock.Observe): the
+	// eleven digits are read without a branch each, and checked together.
+	_ = rev[revClockLen-1]
+	d0, d1, d2, d3 := revIndex[rev[0]], revIndex[rev[1]], revIndex[rev[2]], revIndex[rev[3]]
+	d4, d5, d6, d7 := revIndex[rev[4]], revIndex[rev[5]], revIndex[rev[6]], revIndex[rev[7]]
+	d8, d9, d10 := revIndex[rev[8]], revIndex[rev[9]], revIndex[rev[10]]
+	if d0|d1|d2|d3|d4|d5|d6|d7|d8|d9|d10 < 0 || d0 > 15 {
+		return 0, "", badRev(rev)
+	}
+	v = uint64(d0)<<60 | uint64(d1)<<54 | uint64(d2)<<48 | uint64(d3)<<42 |
+		uint64(d4)<<36 | uint64(d5)<<30 | uint64(d6)<<24 | uint64(d7)<<18 |
+		uint64(d8)<<12 | uint64(d9)<<6 | uint64(d10)
+	return v, rev[revClockLen:], nil
+}
+
+// badRev says what is wrong with a revision's clock digits.
+func badRev(rev string) *Error {
 	// The first character holds only the top 4 bits of 64.
 	if revIndex[rev[0]] < 0 || revIndex[rev[0]] > 15 {
-		return 0, "", newError(ErrBadJSON, "", rev, "malformed _rev %q", rev)
+		return newError(ErrBadJSON, "", rev, "malformed _rev %q", rev)
 	}
 	for i := 0; i < revClockLen; i++ {
-		d := revIndex[rev[i]]
-		if d < 0 {
-			return 0, "", newError(ErrBadJSON, "", rev, "malformed _rev %q: byte %q at offset %d", rev, rev[i], i)
+		if revIndex[rev[i]] < 0 {
+			return newError(ErrBadJSON, "", rev, "malformed _rev %q: byte %q at offset %d", rev, rev[i], i)
 		}
-		v = v<<6 | uint64(d)
 	}
-	return v, rev[revClockLen:], nil
+	return newError(ErrInternal, "", rev, "_rev %q: no fault found", rev) // not reached
 }
 
 // randomLocalTag returns "l" and 7 random lower-case letters and digits.
