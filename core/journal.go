@@ -143,11 +143,7 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 		if tx.record && n > 0 {
 			tx.changes = make([]Change, 0, n)
 		}
-		defer func() {
-			if err != nil {
-				tx.undoMarks() // buntdb rolls back its keys
-			}
-		}()
+		defer tx.undoOnError(&err) // buntdb rolls back its keys
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -192,11 +188,7 @@ func (s *Store) SetJournal(j Journal) { s.journal = j }
 func (s *Store) Replay(changes []Change) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
 		tx := &txn{Tx: btx, marks: s.marks}
-		defer func() {
-			if err != nil {
-				tx.undoMarks()
-			}
-		}()
+		defer tx.undoOnError(&err)
 		for _, c := range changes {
 			if strings.HasPrefix(c.Key, dirtyPrefix) {
 				if err := tx.applyPendingChange(c, true); err != nil {
@@ -288,16 +280,7 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
 		tx := &txn{Tx: btx, marks: s.marks}
-		defer func() {
-			if err == nil {
-				return
-			}
-			if tx.loading {
-				s.marks.reset()
-			} else {
-				tx.undoMarks()
-			}
-		}()
+		defer tx.undoOnError(&err)
 		before := readUint(tx, nodeSeqKey)
 		if n, err := tx.Len(); err == nil && n == 0 {
 			// Nothing to restore on a rollback but the empty trees:

@@ -143,15 +143,18 @@ func (t *txn) pending(id string) (syncMeta, bool) {
 // anyPending reports whether any document has a pending mark.
 func (t *txn) anyPending() bool { return len(t.marks.m) > 0 }
 
-// setPending marks id pending with state m and records the change.
-func (t *txn) setPending(id string, m syncMeta) {
+// setPending marks id pending with state m and records the change. clone
+// says whether a new mark copies id: true when it may be a slice of a
+// larger text (a request's), false when the mark may keep it as it is.
+func (t *txn) setPending(id string, m syncMeta, clone bool) {
 	if e := t.marks.m[id]; e != nil {
 		t.setEntry(e, m)
 		return
 	}
-	// The id may be a slice of a larger text (a request's): the entry
-	// keeps a copy of its own.
-	t.addEntry(strings.Clone(id), m)
+	if clone {
+		id = strings.Clone(id)
+	}
+	t.addEntry(id, m)
 }
 
 // addEntry marks id, which has no mark and is the caller's to give (not a
@@ -252,6 +255,19 @@ func (t *txn) noteUndo(u markUndo) {
 	t.undo = append(t.undo, u)
 }
 
+// undoOnError puts the marks back as they were before the transaction
+// when it ends with *err set (buntdb rolls back its keys then): from the
+// undo log, or, for a load into an empty store, by emptying them.
+func (t *txn) undoOnError(err *error) {
+	switch {
+	case *err == nil:
+	case t.loading:
+		t.marks.reset()
+	default:
+		t.undoMarks()
+	}
+}
+
 // undoMarks puts back the marks the transaction changed: it failed, and
 // buntdb rolls back its keys.
 func (t *txn) undoMarks() {
@@ -276,9 +292,8 @@ func (t *txn) undoMarks() {
 }
 
 // applyPendingChange applies a stored change of a dirty key (from a
-// journal, a snapshot or buntdb's file format) to the marks; clone says
-// whether a new mark copies its id (false: the id is a string the mark may
-// keep as it is).
+// journal, a snapshot or buntdb's file format) to the marks; clone is
+// setPending's.
 func (t *txn) applyPendingChange(c Change, clone bool) error {
 	id := c.Key[len(dirtyPrefix):]
 	if c.Deleted {
@@ -289,14 +304,7 @@ func (t *txn) applyPendingChange(c Change, clone bool) error {
 	if err != nil {
 		return fmt.Errorf("decode sync state of %q: %w", id, err)
 	}
-	if e := t.marks.m[id]; e != nil {
-		t.setEntry(e, m)
-		return nil
-	}
-	if clone {
-		id = strings.Clone(id)
-	}
-	t.addEntry(id, m)
+	t.setPending(id, m, clone)
 	return nil
 }
 

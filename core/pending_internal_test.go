@@ -26,7 +26,7 @@ func FuzzPendingMarks(f *testing.F) {
 			case 0, 3:
 				rev++
 				m := syncMeta{Base: "b", Rev: string(rune('A' + rev%26)), Deleted: rev%3 == 0, Dirty: true}
-				tx.setPending(id, m)
+				tx.setPending(id, m, true)
 				want[id] = m
 			case 1:
 				tx.dropPending(id)

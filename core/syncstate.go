@@ -105,7 +105,7 @@ func getMetaAt(tx *txn, id, docKey string, anyDirty bool) (syncMeta, bool, error
 // sync (its stored _rev must then be m.Base).
 func putMeta(tx *txn, id string, m syncMeta) error {
 	if m.Dirty {
-		tx.setPending(id, m)
+		tx.setPending(id, m, true)
 	} else {
 		tx.dropPending(id)
 	}
