@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { reuseCallObjects } from '../runtime.js';
+import { reuseCallObjects, touchHeadroom } from '../runtime.js';
 
 // fakeGo runs handlers[id](this, args) for a call of the function with id.
 function fakeGo(handlers) {
@@ -90,5 +90,30 @@ describe('reuseCallObjects', () => {
     const go = { _makeFuncWrapper: maker };
     reuseCallObjects(go);
     assert.equal(go._makeFuncWrapper, maker);
+  });
+});
+
+describe('touchHeadroom', () => {
+  test('grows the memory by the collector headroom, every byte of it zero', () => {
+    const mem = new WebAssembly.Memory({ initial: 2, maximum: 4096 });
+    new Uint8Array(mem.buffer).fill(7); // what was there stays
+    touchHeadroom(mem);
+    assert.equal(mem.buffer.byteLength, 2 * 65536 + (32 << 20));
+    const u8 = new Uint8Array(mem.buffer);
+    assert.equal(u8[2 * 65536 - 1], 7);
+    assert.equal(
+      u8.subarray(2 * 65536).findIndex((b) => b !== 0),
+      -1,
+    );
+  });
+
+  test('a memory that cannot grow so far is left as it is', () => {
+    const mem = new WebAssembly.Memory({ initial: 1, maximum: 100 });
+    touchHeadroom(mem);
+    assert.equal(mem.buffer.byteLength, 65536);
+  });
+
+  test('a module without a memory is left alone', () => {
+    assert.doesNotThrow(() => touchHeadroom(undefined));
   });
 });
