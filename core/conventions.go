@@ -194,13 +194,20 @@ func derefType(t reflect.Type) reflect.Type {
 // most one upper-case letter is lower-cased ("Orders" → "orders"), any other
 // is kept ("LineItems" → "LineItems").
 func IDPrefix(collection string) string {
-	upper := 0
+	upper, ascii := 0, true
 	for i := 0; i < len(collection); i++ {
 		if c := collection[i]; c >= 'A' && c <= 'Z' {
 			upper++
+		} else if c >= 0x80 {
+			ascii = false
 		}
 	}
-	if upper <= 1 {
+	switch {
+	case upper == 0 && ascii:
+		// Lower-case already; a bulk write asks once per document, and
+		// strings.ToLower reads the name twice more to find that out.
+		return collection
+	case upper <= 1:
 		return strings.ToLower(collection)
 	}
 	return collection

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
@@ -28,12 +29,35 @@ func TestPluralize(t *testing.T) {
 }
 
 func TestIDPrefix(t *testing.T) {
-	tests := map[string]string{"Orders": "orders", "orders": "orders", "LineItems": "LineItems", "Users": "users", "HTTP": "HTTP", "@empty": "@empty"}
+	tests := map[string]string{"Orders": "orders", "orders": "orders", "LineItems": "LineItems", "Users": "users", "HTTP": "HTTP", "@empty": "@empty", "Äpfel": "äpfel", "äPfel": "äpfel", "ÄPFEL": "ÄPFEL", "ÄpfelUndBirnen": "ÄpfelUndBirnen", "": ""}
 	for in, want := range tests {
 		if got := core.IDPrefix(in); got != want {
 			t.Errorf("IDPrefix(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzIDPrefix holds IDPrefix to its rule: lower-cased when the name has
+// at most one ASCII upper-case letter, kept as it is otherwise.
+func FuzzIDPrefix(f *testing.F) {
+	for _, s := range []string{"orders", "Orders", "LineItems", "Äpfel", "ordersÄ", "a\xffb", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		upper := 0
+		for _, c := range []byte(name) {
+			if c >= 'A' && c <= 'Z' {
+				upper++
+			}
+		}
+		want := name
+		if upper <= 1 {
+			want = strings.ToLower(name)
+		}
+		if got := core.IDPrefix(name); got != want {
+			t.Errorf("IDPrefix(%q) = %q, want %q", name, got, want)
+		}
+	})
 }
 
 func TestIDValuePart(t *testing.T) {
