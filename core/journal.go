@@ -43,6 +43,7 @@ type txn struct {
 	loading  bool       // loading into an empty store: no undo, a failure empties the marks
 	sizeHint int        // about how many changes the transaction makes
 	wallMs   int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
+	markBuf  []byte     // the chunk journaled marks are cut from (markBytes)
 }
 
 // Set sets key and records the change. A set of the key the last change

@@ -238,11 +238,33 @@ func (t *txn) recordMark(e *pendingEntry) {
 		return
 	}
 	k := len(dirtyPrefix) + len(e.id)
-	b := make([]byte, 0, k+metaOverhead+len(e.meta.Base)+len(e.meta.Rev))
+	b := t.markBytes(k + metaOverhead + len(e.meta.Base) + len(e.meta.Rev))
 	b = append(append(b, dirtyPrefix...), e.id...)
 	b = e.meta.appendTo(b)
 	kv := unsafe.String(&b[0], len(b)) // b is not written again
 	t.changes = append(t.changes, Change{Key: kv[:k], Value: kv[k:]})
+}
+
+// markChunk is the size of the chunks a bulk transaction's journaled
+// marks are cut from.
+const markChunk = 32 << 10
+
+// markBytes returns an empty slice with room for n bytes, for one
+// journaled mark. A transaction of many changes (a bulk write journals a
+// mark per document) cuts them from shared chunks, one allocation per few
+// hundred marks instead of one each; the journal copies them into its frame
+// at the commit, after which nothing refers to the chunks. Others get their
+// own.
+func (t *txn) markBytes(n int) []byte {
+	if t.sizeHint < 64 || n > markChunk/16 {
+		return make([]byte, 0, n)
+	}
+	if cap(t.markBuf)-len(t.markBuf) < n {
+		t.markBuf = make([]byte, 0, markChunk)
+	}
+	at := len(t.markBuf)
+	t.markBuf = t.markBuf[:at+n]
+	return t.markBuf[at : at : at+n]
 }
 
 func (t *txn) noteUndo(u markUndo) {

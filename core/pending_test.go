@@ -173,6 +173,59 @@ func TestJournalReplaysPendingWrites(t *testing.T) {
 	}
 }
 
+// A bulk write journals its documents' marks cut from shared chunks: they
+// replay into the same pending writes, whatever the ids' lengths.
+func TestJournalReplaysABulkWritesMarks(t *testing.T) {
+	s := newTestStore(t)
+	var log [][]core.Change
+	s.SetJournal(journalFunc(func(c []core.Change) { log = append(log, slices.Clone(c)) }))
+	docs := make([][]byte, 3000)
+	for i := range docs {
+		// Keys of 1 to 200 bytes: marks of many sizes, some across the
+		// end of a chunk.
+		docs[i] = []byte(fmt.Sprintf(`{"_key":"k%d-%s","v":%d}`, i, strings.Repeat("x", i%200), i))
+	}
+	rs, err := s.InsertMany(context.Background(), "notes", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if r.Err != nil {
+			t.Fatalf("document %d: %v", i, r.Err)
+		}
+	}
+	want := pendingState(t, s.Store)
+	if len(want) != len(docs) {
+		t.Fatalf("pending writes: %d, want %d", len(want), len(docs))
+	}
+	s2 := newTestStore(t)
+	for _, c := range log {
+		if err := s2.Replay(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := pendingState(t, s2.Store); !slices.Equal(got, want) {
+		t.Fatalf("after Replay: %d pending writes, want %d (first differing: %q)", len(got), len(want), firstDiff(got, want))
+	}
+}
+
+// firstDiff returns the first entry where got and want differ.
+func firstDiff(got, want []string) [2]string {
+	for i := range max(len(got), len(want)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			return [2]string{g, w}
+		}
+	}
+	return [2]string{}
+}
+
 func TestFailedTransactionPutsPendingMarksBack(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/buntdb"
 )
@@ -88,7 +89,12 @@ func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
 	// megabyte, and growing it would allocate and copy it twice more.
 	size := 32
 	for _, res := range results {
-		size += 48 + len(res.ID) + len(res.Key) + len(res.Rev) + len(res.OldRev)
+		// {"id":"…","key":"…","rev":"…"}, and ,"oldRev":"…" when there
+		// is one (an error's text makes it grow).
+		size += 28 + len(res.ID) + len(res.Key) + len(res.Rev)
+		if res.OldRev != "" {
+			size += 12 + len(res.OldRev)
+		}
 		if rc.docs {
 			size += 14 + len(res.New) + len(res.Old)
 		}
@@ -129,7 +135,16 @@ func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
 		text = append(text, '}')
 	}
 	text = append(text, "]}"...)
-	_, _, err := tx.Set(receiptPrefix+rc.key, string(text), nil)
+	// text is not written again: the stored value is its bytes rather
+	// than a copy (a bulk write's receipt is most of a megabyte), unless
+	// it grew past its estimate and would keep much room it does not use.
+	var value string
+	if cap(text)-len(text) <= len(text)/8 {
+		value = unsafe.String(unsafe.SliceData(text), len(text))
+	} else {
+		value = string(text)
+	}
+	_, _, err := tx.Set(receiptPrefix+rc.key, value, nil)
 	return err
 }
 
