@@ -10,6 +10,8 @@
 // (default all; the -warm ones measure again after a warm-up of the same
 // size in the same page); SYSTEMS some of hilodb,pouch-idb,pouch-indexeddb
 // (default all). CHROMIUM_ARGS adds command-line switches to Chromium's.
+// Each round starts with the next system, and each scenario waits for a
+// quiet machine first (settle below; SETTLE_MAX=0 turns that off).
 // BASE, the web root of another hilodb build (js/build-web.sh), adds it as
 // system hilodb-base, served under /base/ and measured beside this one in
 // the same rounds.
