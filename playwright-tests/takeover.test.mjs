@@ -239,6 +239,30 @@ const inFlight = [
     },
   },
   {
+    name: 'a put made',
+    hold: 'made',
+    method: 'put',
+    setup: async () => {},
+    write: () => window.store.put('orders', { _key: 'one', n: 1, nested: { a: [1, 'b'] } }),
+    check: async (answer) => {
+      const doc = await window.store.get('orders/one');
+      return { same: JSON.stringify(answer) === JSON.stringify(doc), n: doc.n, count: await window.store.collection('orders').count() };
+    },
+    want: { same: true, n: 1, count: { count: 1 } },
+  },
+  {
+    name: 'a put not made yet',
+    hold: 'unmade',
+    method: 'put',
+    setup: async () => {},
+    write: () => window.store.put('orders', { n: 2 }),
+    check: async (answer) => {
+      const page = await window.store.list('orders', { limit: 100 });
+      return { answered: typeof answer?._id === 'string' && answer.n === 2, stored: page.docs.map((d) => [d._id === answer?._id, d.n]) };
+    },
+    want: { answered: true, stored: [[true, 2]] },
+  },
+  {
     name: 'a collection save',
     hold: 'made',
     setup: async () => {},
@@ -305,7 +329,7 @@ for (const c of inFlight) {
       await writer.evaluate(`(${c.setup})()`);
       await holdNextWrite(reader, c.hold, c.method);
       await writer.evaluate(`window.inflight = (${c.write})(); window.inflight.catch(() => {}); undefined`);
-      assert.ok(['delete', '_saveBatch', '_collectionOp', '_putManyText'].includes(await reader.evaluate('window.held')));
+      assert.ok(['delete', '_saveBatch', '_collectionOp', '_putManyText', 'put'].includes(await reader.evaluate('window.held')));
       await host.close();
       const answer = await writer.evaluate('window.inflight');
       assert.deepEqual(await reader.evaluate(`(${c.check})(${JSON.stringify(answer ?? null)} ?? undefined)`), c.want);
