@@ -101,9 +101,7 @@ func (p *pendingMarks) release() {
 	if len(p.m) > 0 || len(p.order)+len(p.added) == 0 && p.room == 0 {
 		return
 	}
-	p.mu.Lock()
-	p.order, p.added, p.dead = nil, nil, 0
-	p.mu.Unlock()
+	p.clearLists()
 	if p.room > 0 {
 		p.m, p.room = make(map[string]*pendingEntry), 0
 	}
@@ -111,8 +109,12 @@ func (p *pendingMarks) release() {
 
 // reset empties the marks: a load into an empty store failed.
 func (p *pendingMarks) reset() {
-	fresh := newPendingMarks()
-	p.m, p.room, p.slab = fresh.m, 0, nil
+	p.m, p.room, p.slab = make(map[string]*pendingEntry), 0, nil
+	p.clearLists()
+}
+
+// clearLists lets go of the sorted and added lists.
+func (p *pendingMarks) clearLists() {
 	p.mu.Lock()
 	p.order, p.added, p.dead = nil, nil, 0
 	p.mu.Unlock()

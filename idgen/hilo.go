@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -583,10 +584,7 @@ func (g *Generator) For(tag string) *HiLo {
 		return h
 	}
 	h := NewHiLoWith(tag, g.src, g.opts)
-	hl := make(map[string]*HiLo, len(old)+1)
-	for t, x := range old {
-		hl[t] = x
-	}
+	hl := maps.Clone(old)
 	hl[tag] = h
 	g.hl.Store(&hl)
 	return h
