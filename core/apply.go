@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // Applying a prepared write inside a write transaction: the checks against
@@ -135,7 +136,7 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 	if e != nil {
 		return res, e
 	}
-	if _, _, err := tx.Set(docKey, docString(out, w.opts != nil && w.opts.ReturnNew), nil); err != nil {
+	if _, _, err := tx.Set(docKey, docString(out, w.opts.newCopied()), nil); err != nil {
 		return res, newError(ErrInternal, key, "", "write %q: %v", w.id, err)
 	}
 	if err := trackWrite(tx, docKey, cur.Rev, rev, false); err != nil {
@@ -151,6 +152,17 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 	return res, nil
 }
 
+// storedRev returns the revision tmp as it is written in the stored
+// document, from revAt on: a revision that shares the document's bytes
+// rather than its own. Should the document hold it escaped, it returns a
+// copy of tmp.
+func storedRev(stored string, revAt int, tmp string) string {
+	if end := revAt + len(tmp); end <= len(stored) && stored[revAt:end] == tmp {
+		return stored[revAt:end]
+	}
+	return strings.Clone(tmp)
+}
+
 // applyFresh inserts a document whose id was generated here without
 // looking it up first: no document has such an id (ids are unique), so the
 // lookup only ever finds nothing, and under WebAssembly it costs as much as
@@ -158,13 +170,24 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 // and done reports false: apply then takes the general path, which checks
 // everything against the existing document.
 func (s *Store) applyFresh(tx *txn, w *write, key, docKey string) (res Result, e *Error, done bool) {
-	rev := s.nextRev(tx)
-	out, e := encodeDoc(w.body, w.plain, w.id, key, rev, w.coll, w.meta)
+	var rb revBuf
+	tmp := s.nextRevIn(tx, &rb) // the revision's bytes, until the stored document holds them
+	copied := w.opts.newCopied()
+	size := encodedSize(w.body, w.id, key, tmp, w.coll)
+	var room []byte
+	if copied {
+		room = make([]byte, 0, size) // handed to the caller, who may write to it
+	} else {
+		room = tx.docRoom(size) // the stored document's own bytes
+	}
+	out, revAt, e := appendDoc(room, w.body, w.plain, w.id, key, tmp, w.coll, w.meta)
 	if e != nil {
 		return Result{}, nil, false // the general path reports it, after its checks
 	}
+	stored := docString(out, copied)
+	rev := storedRev(stored, revAt, tmp)
 	mark := tx.mark()
-	prev, replaced, err := tx.Set(docKey, docString(out, w.opts != nil && w.opts.ReturnNew), nil)
+	prev, replaced, err := tx.Set(docKey, stored, nil)
 	if err != nil {
 		return Result{ID: w.id, Key: key}, newError(ErrInternal, key, "", "write %q: %v", w.id, err), true
 	}

@@ -132,10 +132,20 @@ func docString(out []byte, handedOut bool) string {
 // @metadata (the caller's, plus extra, plus @collection). body must have
 // passed scanBody; plain is what scanBody said of it (false: walk it).
 func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[string]json.RawMessage) ([]byte, *Error) {
-	// Room for exactly what a plain body with nothing to escape becomes
-	// (encodedOverhead beside the strings): the stored form is often out's
-	// own bytes (docString), so room left over would stay with it.
-	out := make([]byte, 0, len(body)+len(id)+len(key)+len(rev)+len(coll)+encodedOverhead)
+	out, _, e := appendDoc(make([]byte, 0, encodedSize(body, id, key, rev, coll)), body, plain, id, key, rev, coll, extra)
+	return out, e
+}
+
+// encodedSize is the room for exactly what a plain body with nothing to
+// escape becomes (encodedOverhead beside the strings): the stored form is
+// often out's own bytes (docString), so room left over would stay with it.
+func encodedSize(body []byte, id, key, rev, coll string) int {
+	return len(body) + len(id) + len(key) + len(rev) + len(coll) + encodedOverhead
+}
+
+// appendDoc is encodeDoc appending to out. revAt is where rev's text starts
+// in the result.
+func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra map[string]json.RawMessage) (_ []byte, revAt int, _ *Error) {
 	var userMeta []byte
 	n := 0
 	if plain {
@@ -164,7 +174,7 @@ func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[str
 			out = appendMember(out, &n, k, v)
 		}
 		if it.bad {
-			return nil, newError(ErrBadJSON, key, "", "malformed JSON: a document must be a JSON object")
+			return nil, 0, newError(ErrBadJSON, key, "", "malformed JSON: a document must be a JSON object")
 		}
 	}
 	if n > 0 {
@@ -175,12 +185,13 @@ func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[str
 	out = append(out, `,"_key":`...)
 	out = appendString(out, key)
 	out = append(out, `,"_rev":`...)
+	revAt = len(out) + 1 // after the quote
 	out = appendString(out, rev)
 	out = append(out, `,"@metadata":{`...)
 	m := 0
 	if userMeta != nil && userMeta[0] != 'n' {
 		if userMeta[0] != '{' {
-			return nil, newError(ErrBadJSON, key, "", "malformed JSON: @metadata must be a JSON object")
+			return nil, 0, newError(ErrBadJSON, key, "", "malformed JSON: @metadata must be a JSON object")
 		}
 		it := newObjIter(userMeta, 2)
 		for {
@@ -218,7 +229,7 @@ func encodeDoc(body []byte, plain bool, id, key, rev, coll string, extra map[str
 	out = append(out, `"@collection":`...)
 	out = appendString(out, coll)
 	out = append(out, "}}"...)
-	return out, nil
+	return out, revAt, nil
 }
 
 // appendString appends s as a JSON string: copied at once when nothing in

@@ -1,8 +1,11 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
@@ -92,4 +95,85 @@ func TestGeneratedIDThatExists(t *testing.T) {
 			t.Fatalf("orders/1-A changed: %s", got)
 		}
 	})
+}
+
+// A bulk write stores its documents in shared chunks, with each revision
+// held in its document's bytes and its clock values reserved a block at a
+// time. Every document must still read back as written, every revision
+// be distinct and later than the one before, and a Result.New the caller
+// owns (ReturnNew without ShareNew) be its own to write to.
+func TestBulkWriteDocumentsAndRevisions(t *testing.T) {
+	ctx := context.Background()
+	for _, share := range []bool{false, true} {
+		s := newTestStore(t)
+		before, err := s.Put(ctx, "orders", []byte(`{"n":-1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastRev := gjson.GetBytes(before, "_rev").String()
+		// Sizes from tiny to past the chunks' share, some not compact
+		// (encoded member by member), so that documents of every kind sit
+		// side by side in a chunk.
+		const n = 3000
+		docs := make([][]byte, n)
+		for i := range docs {
+			pad := strings.Repeat("x", (i*37)%700)
+			if i%5 == 0 {
+				pad = strings.Repeat("y", 4500+i%100) // past an eighth of a chunk
+			}
+			if i%3 == 0 {
+				docs[i] = []byte(fmt.Sprintf(`{ "n" : %d, "pad": %q, "_oldRev": "x" }`, i, pad))
+			} else {
+				docs[i] = []byte(fmt.Sprintf(`{"n":%d,"pad":%q}`, i, pad))
+			}
+		}
+		rs, err := s.InsertMany(ctx, "orders", docs, &core.WriteOptions{ReturnNew: true, ShareNew: share})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, _, err := core.DecodeRev(lastRev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rs {
+			if r.Err != nil {
+				t.Fatalf("doc %d: %v", i, r.Err)
+			}
+			v, node, err := core.DecodeRev(r.Rev)
+			if err != nil || node != "C" || v <= prev {
+				t.Fatalf("doc %d: _rev %q (%v): not after the one before (%d)", i, r.Rev, err, prev)
+			}
+			prev = v
+			got, err := s.Get(r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(r.New) {
+				t.Fatalf("doc %d: stored %s, New %s", i, got, r.New)
+			}
+			wantPad := strings.Repeat("x", (i*37)%700)
+			if i%5 == 0 {
+				wantPad = strings.Repeat("y", 4500+i%100)
+			}
+			d := gjson.ParseBytes(got)
+			if d.Get("n").Int() != int64(i) || d.Get("pad").String() != wantPad || d.Get("_rev").String() != r.Rev || d.Get("_oldRev").Exists() {
+				t.Fatalf("doc %d stored as %s", i, got)
+			}
+		}
+		if share {
+			continue
+		}
+		// Without ShareNew the caller's copy is its own.
+		for _, r := range rs {
+			for j := range r.New {
+				r.New[j] = '#'
+			}
+		}
+		for i, r := range rs {
+			got, err := s.Get(r.ID)
+			if err != nil || bytes.ContainsRune(got, '#') || gjson.GetBytes(got, "n").Int() != int64(i) {
+				t.Fatalf("doc %d after the caller wrote to New: %s, %v", i, got, err)
+			}
+		}
+	}
 }

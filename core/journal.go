@@ -44,6 +44,9 @@ type txn struct {
 	sizeHint int        // about how many changes the transaction makes
 	wallMs   int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
 	markBuf  []byte     // the chunk journaled marks are cut from (markBytes)
+	docBuf   []byte     // the chunk stored documents are cut from (docRoom)
+	tick     uint64     // the next of the clock values reserved for revisions (Store.nextTick)
+	tickEnd  uint64     // past the last of them
 }
 
 // Set sets key and records the change. A set of the key the last change

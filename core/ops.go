@@ -31,6 +31,11 @@ const (
 type WriteOptions struct {
 	// ReturnNew puts the stored document in Result.New.
 	ReturnNew bool
+	// ShareNew, with ReturnNew, lets Result.New hold the stored document's
+	// own bytes instead of a copy of them, which saves a copy of every
+	// document a bulk write stores. The caller must never write to
+	// Result.New then.
+	ShareNew bool
 	// ReturnOld puts the previous document in Result.Old (replace, update,
 	// remove, and insert that overwrites).
 	ReturnOld bool
@@ -54,6 +59,10 @@ type WriteOptions struct {
 	// single-document operations.
 	IfMatch string
 }
+
+// newCopied reports whether Result.New is to hold a copy of the stored
+// document: with ReturnNew, unless ShareNew.
+func (o *WriteOptions) newCopied() bool { return o != nil && o.ReturnNew && !o.ShareNew }
 
 func (o *WriteOptions) keepNull() bool { return o == nil || o.KeepNull == nil || *o.KeepNull }
 func (o *WriteOptions) mergeObjects() bool {

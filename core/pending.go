@@ -269,6 +269,29 @@ func (t *txn) markBytes(n int) []byte {
 	return t.markBuf[at : at : at+n]
 }
 
+// docChunk is the size of the chunks a bulk transaction's stored
+// documents are cut from.
+const docChunk = 32 << 10
+
+// docRoom returns an empty slice with room for n bytes, for a document the
+// transaction stores as the slice's own bytes. A transaction of many
+// changes cuts them from shared chunks, one allocation per hundred
+// documents or so instead of one each. A chunk then lives as long as any
+// document cut from it is stored: at most the size of the write that made
+// them. Others, and documents of more than an eighth of a chunk, get their
+// own.
+func (t *txn) docRoom(n int) []byte {
+	if t.sizeHint < 64 || n > docChunk/8 {
+		return make([]byte, 0, n)
+	}
+	if cap(t.docBuf)-len(t.docBuf) < n {
+		t.docBuf = make([]byte, 0, docChunk)
+	}
+	at := len(t.docBuf)
+	t.docBuf = t.docBuf[:at+n]
+	return t.docBuf[at : at : at+n]
+}
+
 func (t *txn) noteUndo(u markUndo) {
 	if t.loading {
 		return // a failure empties the marks instead (reset)

@@ -102,6 +102,24 @@ func (c *Clock) tickAt(ms int64) uint64 {
 	}
 }
 
+// tickN reserves n consecutive clock values (n ≥ 1), with the wall clock
+// read as ms by the caller, and returns the first: first..first+n-1 are
+// all greater than every value returned or observed before, and no other
+// call returns any of them. A transaction of many writes takes its
+// revisions' values this way, one atomic step for all of them.
+func (c *Clock) tickN(ms int64, n uint64) uint64 {
+	for {
+		old := c.last.Load()
+		first := old + 1
+		if wall := uint64(ms) << 20; wall > old {
+			first = wall
+		}
+		if c.last.CompareAndSwap(old, first+n-1) {
+			return first
+		}
+	}
+}
+
 // Observe moves the clock past v, a value seen in another node's revision,
 // so that revisions made here afterwards order after it.
 func (c *Clock) Observe(v uint64) {

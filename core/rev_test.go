@@ -103,3 +103,48 @@ func FuzzDecodeRev(f *testing.F) {
 		}
 	})
 }
+
+// A transaction of many writes reserves its revisions' clock values a
+// block at a time; with single writes made beside it, on other goroutines,
+// no value is made twice and each goroutine's values increase.
+func TestRevBlocksBesideSingleTicks(t *testing.T) {
+	c := core.NewClock("A")
+	var mu sync.Mutex
+	seen := map[uint64]bool{}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local []uint64
+			for i := range 3000 {
+				if g%2 == 0 {
+					local = append(local, c.Tick())
+					continue
+				}
+				first := core.TickN(c, uint64(1+i%50))
+				for k := range uint64(1 + i%50) {
+					local = append(local, first+k)
+				}
+			}
+			for i := 1; i < len(local); i++ {
+				if local[i] <= local[i-1] {
+					t.Errorf("goroutine %d: value %d after %d", g, local[i], local[i-1])
+					return
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, v := range local {
+				if seen[v] {
+					t.Errorf("value %d made twice", v)
+				}
+				seen[v] = true
+			}
+		}()
+	}
+	wg.Wait()
+	if v := c.Tick(); seen[v] {
+		t.Fatalf("a tick after the blocks repeats %d", v)
+	}
+}

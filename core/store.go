@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/buntdb"
 )
@@ -521,8 +522,46 @@ func (s *Store) NodeSequence() uint64 {
 // revisions of one transaction still order after every earlier one and
 // after each other (the clock's counter goes on).
 func (s *Store) nextRev(tx *txn) string {
+	return EncodeRev(s.nextTick(tx), s.clock.Node())
+}
+
+// tickBlock is how many clock values a transaction of many writes reserves
+// at a time (nextTick).
+const tickBlock = 1024
+
+// nextTick returns the clock value of the next revision made in tx. A
+// transaction of many writes (a bulk write) reserves its values a block at
+// a time, in one atomic step each (Clock.tickN); values it reserves and
+// does not use are never used.
+func (s *Store) nextTick(tx *txn) uint64 {
 	if tx.wallMs == 0 {
 		tx.wallMs = s.clock.now().UnixMilli()
 	}
-	return s.clock.nextRevAt(tx.wallMs)
+	if tx.sizeHint < 64 {
+		return s.clock.tickAt(tx.wallMs)
+	}
+	if tx.tick == tx.tickEnd {
+		n := uint64(min(tx.sizeHint, tickBlock))
+		tx.tick = s.clock.tickN(tx.wallMs, n)
+		tx.tickEnd = tx.tick + n
+	}
+	v := tx.tick
+	tx.tick++
+	return v
+}
+
+// revBuf holds a revision while a document is encoded (nextRevIn).
+type revBuf [revClockLen + 16]byte
+
+// nextRevIn is nextRev written into b, without an allocation: the string
+// it returns shares b's bytes and must not outlive b. A node tag too long
+// for b gets an allocated revision.
+func (s *Store) nextRevIn(tx *txn, b *revBuf) string {
+	v, node := s.nextTick(tx), s.clock.Node()
+	if len(node) > len(b)-revClockLen {
+		return EncodeRev(v, node)
+	}
+	encodeClock(b[:revClockLen], v)
+	n := revClockLen + copy(b[revClockLen:], node)
+	return unsafe.String(&b[0], n)
 }

@@ -52,7 +52,7 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 			err := withCause(rcpt.on(h.ctx), func(ctx context.Context) (err error) {
 				// A _rev in a document is a precondition, as in put.
 				honour := false
-				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true, IgnoreRevs: &honour})
+				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true, ShareNew: true, IgnoreRevs: &honour})
 				return err
 			})
 			if err != nil {
