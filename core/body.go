@@ -23,8 +23,26 @@ type sysAttrs struct {
 // _rev. A null _id or _key counts as absent; any other non-string is an
 // illegal key (1221).
 func scanBody(body []byte) (sysAttrs, *Error) {
-	var a sysAttrs
 	it := newObjIter(body, 1)
+	return scanMembers(&it)
+}
+
+// scanElement is scanBody for the object at text[i] (its opening brace),
+// an element of the array text: the object ends at its closing brace,
+// whatever follows it. end is the index after that brace, or -1 when the
+// object is not valid JSON (e then says so).
+func scanElement(text []byte, i int) (a sysAttrs, end int, e *Error) {
+	it := newElemIter(text, i)
+	a, e = scanMembers(&it)
+	if it.bad {
+		return a, -1, e
+	}
+	return a, it.end, e
+}
+
+// scanMembers reads the system attributes of the object it walks.
+func scanMembers(it *objIter) (sysAttrs, *Error) {
+	var a sysAttrs
 	reserved := false
 	var err *Error
 	for {

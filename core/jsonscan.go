@@ -29,6 +29,10 @@ type objIter struct {
 	// or around it: the object is not in the compact form encodeDoc can
 	// copy as it is.
 	loose bool
+	// tail says that b goes on after the object (an element of an array):
+	// the walk ends at its closing brace, and end is the index after it.
+	tail bool
+	end  int
 }
 
 // newObjIter starts walking the object in b, whose members are at nesting
@@ -47,6 +51,17 @@ func newObjIter(b []byte, depth int) objIter {
 	return it
 }
 
+// newElemIter starts walking the object whose opening brace is b[i], an
+// element of an array: what follows its closing brace is not its own.
+func newElemIter(b []byte, i int) objIter {
+	it := objIter{b: b, depth: 1, tail: true}
+	it.i = it.ws(i + 1)
+	if it.i < len(b) && b[it.i] == '}' {
+		it.close()
+	}
+	return it
+}
+
 // ws skips whitespace from i, noting any it finds.
 func (it *objIter) ws(i int) int {
 	j := skipWS(it.b, i)
@@ -57,9 +72,13 @@ func (it *objIter) ws(i int) int {
 }
 
 // close finishes the walk at the object's closing brace: only whitespace
-// may follow it.
+// may follow it, unless the object is an element (tail).
 func (it *objIter) close() {
 	it.done = true
+	if it.tail {
+		it.end = it.i + 1
+		return
+	}
 	if it.ws(it.i+1) != len(it.b) {
 		it.bad = true
 	}

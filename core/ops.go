@@ -143,6 +143,7 @@ type write struct {
 	body      []byte // the caller's document (insert, replace) or patch (update)
 	plain     bool   // body is stored as it is, plus the system attributes (sysAttrs.plain)
 	fresh     bool   // id was generated here (HiLo, generated key, UUID): almost surely new
+	genID     bool   // the id is yet to be taken from the collection's generator (takeID)
 	ifRev     string // precondition on the current _rev
 	meta      map[string]json.RawMessage
 	opts      *WriteOptions
@@ -158,11 +159,33 @@ type write struct {
 // generated keys are taken here; node-sequence ids are made inside the
 // transaction and identities in one call for the batch.
 func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keyGen, doc []byte, opts *WriteOptions) *write {
-	*w = write{kind: opInsert, coll: coll, opts: opts, body: doc}
 	a, e := scanBody(doc)
+	s.resolveInsert(w, coll, g, doc, a, e, opts)
+	if w.genID {
+		s.takeID(ctx, w, coll, g)
+	}
+	return w
+}
+
+// takeID takes the generated id of w (w.genID): a HiLo id or a generated
+// key.
+func (s *Store) takeID(ctx context.Context, w *write, coll string, g keyGen) {
+	w.genID = false
+	gid, err := s.generateID(ctx, coll, g)
+	if err != nil {
+		w.err = AsError(err)
+		return
+	}
+	w.id = gid
+}
+
+// resolveInsert is prepareInsert once the document is scanned (a, or the
+// scan's error e), without taking a generated id: it sets w.genID instead.
+func (s *Store) resolveInsert(w *write, coll string, g keyGen, doc []byte, a sysAttrs, e *Error, opts *WriteOptions) {
+	*w = write{kind: opInsert, coll: coll, opts: opts, body: doc}
 	if e != nil {
 		w.err = e
-		return w
+		return
 	}
 	w.plain = a.plain
 	if !opts.ignoreRevs() && a.hasRev {
@@ -173,54 +196,48 @@ func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keyG
 		key := a.key
 		if !g.allowUserKeys {
 			w.err = newError(ErrUnexpectedKey, key, "", "unexpected document key: collection %q does not allow user-given keys", coll)
-			return w
+			return
 		}
 		if err := ValidateKey(key); err != nil {
 			w.err = err.(*Error)
-			return w
+			return
 		}
 		if coll == EmptyCollection {
 			w.id = key
 		} else {
 			w.id = s.conv.IDPrefix(coll) + s.sep + key
 		}
-		return w
+		return
 	}
 	switch classifyID(id, hasID, s.sep) {
 	case idGenerate:
-		gid, err := s.generateID(ctx, coll, g)
-		if err != nil {
-			w.err = AsError(err)
-			return w
-		}
-		w.id, w.fresh = gid, true
+		w.genID, w.fresh = true, true
 	case idUUID:
 		w.id, w.fresh = NewUUID(), true
 	case idNodeSeq:
 		if err := s.checkPrefix(id[:len(id)-len(s.sep)]); err != nil {
 			w.err = err
-			return w
+			return
 		}
 		w.seqPrefix = id
 	case idIdentity:
 		name := identityName(id, s.sep)
 		if err := s.checkPrefix(name); err != nil {
 			w.err = err
-			return w
+			return
 		}
 		w.identity = name
 	case idGiven:
 		if !g.allowUserKeys {
 			w.err = newError(ErrUnexpectedKey, id, "", "unexpected document key: collection %q does not allow user-given keys", coll)
-			return w
+			return
 		}
 		if _, _, err := ParseID(id, s.sep); err != nil {
 			w.err = err.(*Error)
-			return w
+			return
 		}
 		w.id = id
 	}
-	return w
 }
 
 // checkPrefix validates the prefix of an id ending in the separator or "|".

@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/hilodb/hilodb/core"
-	"github.com/hilodb/hilodb/internal/jsontext"
 )
 
 // maxPutMany bounds the documents of one putMany call.
@@ -32,7 +31,7 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 		return nil, &argError{"putMany: collection must be a string"}
 	}
 	coll := collection.String()
-	docs, err := docsArg(arg(args, 2))
+	docs, text, err := docsArg(arg(args, 2))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +51,18 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 			err := withCause(rcpt.on(h.ctx), func(ctx context.Context) (err error) {
 				// A _rev in a document is a precondition, as in put.
 				honour := false
-				rs, err = h.store.InsertMany(ctx, coll, docs, &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true, ShareNew: true, IgnoreRevs: &honour})
+				opts := &core.WriteOptions{OverwriteMode: core.OverwriteReplace, ReturnNew: true, ShareNew: true, IgnoreRevs: &honour}
+				if text == nil {
+					rs, err = h.store.InsertMany(ctx, coll, docs, opts)
+					return err
+				}
+				rs, err = h.store.InsertArray(ctx, coll, text, maxPutMany, opts)
+				switch {
+				case errors.Is(err, core.ErrBadParameter):
+					return &argError{"putMany: at most 100,000 documents per call"}
+				case errors.Is(err, core.ErrBadJSON):
+					return &argError{"putMany: docs must be an array"}
+				}
 				return err
 			})
 			if err != nil {
@@ -87,39 +97,35 @@ func (a *api) putManyArgs(args []js.Value) (func() (any, error), error) {
 }
 
 // docsArg reads putMany's documents: one JSON array text (what index.js
-// sends: one string crosses into Go, not one per document) or an array.
-func docsArg(v js.Value) ([][]byte, error) {
+// sends: one string crosses into Go, not one per document), which core
+// splits as it reads each document (Store.InsertArray), or an array.
+func docsArg(v js.Value) (docs [][]byte, text []byte, err error) {
 	if v.Type() == js.TypeString {
 		// One copy of the text for all documents: each is a slice of it,
 		// read in place (core never writes to a document it is given, so
-		// the string's bytes are never written). The split checks
-		// the array's syntax; core validates each document as it reads it.
-		text := v.String()
-		docs, err := jsontext.SplitArray(unsafe.Slice(unsafe.StringData(text), len(text)), maxPutMany)
-		switch {
-		case errors.Is(err, jsontext.ErrTooMany):
-			return nil, &argError{"putMany: at most 100,000 documents per call"}
-		case err != nil:
-			return nil, &argError{"putMany: docs must be an array"}
+		// the string's bytes are never written).
+		s := v.String()
+		if len(s) == 0 {
+			return nil, nil, &argError{"putMany: docs must be an array"}
 		}
-		return docs, nil
+		return nil, unsafe.Slice(unsafe.StringData(s), len(s)), nil
 	}
 	if v.Type() != js.TypeObject || !jsArray.Call("isArray", v).Bool() {
-		return nil, &argError{"putMany: docs must be an array"}
+		return nil, nil, &argError{"putMany: docs must be an array"}
 	}
 	n := v.Length()
 	if n > maxPutMany {
-		return nil, &argError{"putMany: at most 100,000 documents per call"}
+		return nil, nil, &argError{"putMany: at most 100,000 documents per call"}
 	}
-	docs := make([][]byte, n)
+	docs = make([][]byte, n)
 	for i := range n {
-		text, err := docText(v.Index(i))
+		t, err := docText(v.Index(i))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		docs[i] = []byte(text)
+		docs[i] = []byte(t)
 	}
-	return docs, nil
+	return docs, nil, nil
 }
 
 // listArgs: list(collection, limit, after) resolves to {docs, next}: up to

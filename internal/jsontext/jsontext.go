@@ -4,8 +4,6 @@
 package jsontext
 
 import (
-	"errors"
-	"fmt"
 	"unicode/utf8"
 )
 
@@ -58,73 +56,16 @@ func AppendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// ErrNotArray is returned by SplitArray for a text that is not a JSON array.
-var ErrNotArray = errors.New("not a JSON array")
-
-// ErrTooMany is returned by SplitArray for an array of more elements than
-// its limit.
-var ErrTooMany = errors.New("too many array elements")
-
-// maxDepth bounds the nesting SplitArray follows inside an element.
+// maxDepth bounds the nesting SkipValue follows inside a value.
 const maxDepth = 10000
-
-// SplitArray returns the elements of the JSON array text as sub-slices of
-// it, in one pass and without copying. It checks the array's own syntax
-// (brackets, commas, whitespace) and finds where each element ends by its
-// brackets and strings, but does not check what an element holds: a caller
-// that takes the elements must validate each (core does, as it reads a
-// document). For a valid JSON array it returns what encoding/json would,
-// and when every element it returns is valid JSON, so was text. It fails
-// with ErrNotArray (wrapped, with the offset) or, past limit elements (0:
-// no limit), with ErrTooMany.
-func SplitArray(text []byte, limit int) ([][]byte, error) {
-	i := skipSpace(text, 0)
-	if i >= len(text) || text[i] != '[' {
-		return nil, fmt.Errorf("split array at %d: %w", i, ErrNotArray)
-	}
-	i = skipSpace(text, i+1)
-	var out [][]byte
-	if i < len(text) && text[i] == ']' {
-		if skipSpace(text, i+1) != len(text) {
-			return nil, fmt.Errorf("split array at %d: %w", i+1, ErrNotArray)
-		}
-		return out, nil
-	}
-	for {
-		end, ok := skipElement(text, i)
-		if !ok || end == i {
-			return nil, fmt.Errorf("split array at %d: %w", i, ErrNotArray)
-		}
-		if limit > 0 && len(out) == limit {
-			return nil, ErrTooMany
-		}
-		out = append(out, text[i:end:end])
-		i = skipSpace(text, end)
-		if i >= len(text) {
-			return nil, fmt.Errorf("split array at %d: %w", i, ErrNotArray)
-		}
-		switch text[i] {
-		case ',':
-			i = skipSpace(text, i+1)
-		case ']':
-			if skipSpace(text, i+1) != len(text) {
-				return nil, fmt.Errorf("split array at %d: %w", i+1, ErrNotArray)
-			}
-			return out, nil
-		default:
-			return nil, fmt.Errorf("split array at %d: %w", i, ErrNotArray)
-		}
-	}
-}
 
 // SkipSpace returns the index of the first byte of b at or after i that is
 // not JSON whitespace.
 func SkipSpace(b []byte, i int) int { return skipSpace(b, i) }
 
-// SkipValue returns where the JSON value starting at b[i] ends, as
-// SplitArray finds an element's end: by its brackets and strings, without
-// checking what it holds. ok is false when it runs off the end or its
-// brackets do not match.
+// SkipValue returns where the JSON value starting at b[i] ends: by its
+// brackets and strings, without checking what it holds. ok is false when
+// it runs off the end or its brackets do not match.
 func SkipValue(b []byte, i int) (end int, ok bool) { return skipElement(b, i) }
 
 func skipSpace(b []byte, i int) int {

@@ -1,10 +1,7 @@
 package jsontext_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/hilodb/hilodb/internal/jsontext"
@@ -33,89 +30,30 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
-func TestSplitArray(t *testing.T) {
+// TestSkipValue finds where a value ends by its brackets and strings,
+// whatever it holds, and fails where they do not match or run off the end.
+func TestSkipValue(t *testing.T) {
 	for _, tc := range []struct {
-		text  string
-		want  []string
-		limit int
-		err   error
+		text string
+		end  int
+		ok   bool
 	}{
-		{`[]`, nil, 0, nil},
-		{` [ ] `, nil, 0, nil},
-		{`[{"a":1}]`, []string{`{"a":1}`}, 0, nil},
-		{`[{"a":"]}\"["},[1,[2]], "x,y" ,null,-1.5e3,true]`, []string{`{"a":"]}\"["}`, `[1,[2]]`, `"x,y"`, `null`, `-1.5e3`, `true`}, 0, nil},
-		{"\n[\t{}\r,{} ]\n", []string{`{}`, `{}`}, 0, nil},
-		{`[tru]`, []string{`tru`}, 0, nil}, // the caller validates elements
-		{`[1,2,3]`, nil, 2, jsontext.ErrTooMany},
-		{`[1,2]`, []string{`1`, `2`}, 2, nil},
-		{``, nil, 0, jsontext.ErrNotArray},
-		{`{}`, nil, 0, jsontext.ErrNotArray},
-		{`[`, nil, 0, jsontext.ErrNotArray},
-		{`[1`, nil, 0, jsontext.ErrNotArray},
-		{`[1,]`, nil, 0, jsontext.ErrNotArray},
-		{`[,1]`, nil, 0, jsontext.ErrNotArray},
-		{`[1 2]`, nil, 0, jsontext.ErrNotArray},
-		{`[1]x`, nil, 0, jsontext.ErrNotArray},
-		{`[] []`, nil, 0, jsontext.ErrNotArray},
-		{`[{"a":[1}]`, nil, 0, jsontext.ErrNotArray},
-		{`[{"a":1]`, nil, 0, jsontext.ErrNotArray},
-		{`["abc]`, nil, 0, jsontext.ErrNotArray},
-		{`[}]`, nil, 0, jsontext.ErrNotArray},
-		{`[1"a"]`, nil, 0, jsontext.ErrNotArray},
+		{`{"a":"]}\"["},1`, 13, true},
+		{`[1,[2]] x`, 7, true},
+		{`"x,y" ,`, 5, true},
+		{`-1.5e3,`, 6, true},
+		{`tru]`, 3, true}, // what it holds is the caller's to check
+		{`{"a":[1}`, 7, false},
+		{`{"a":1]`, 6, false},
+		{`"abc`, 4, false},
+		{`{`, 1, false},
+		{``, 0, false},
 	} {
-		got, err := jsontext.SplitArray([]byte(tc.text), tc.limit)
-		if !errors.Is(err, tc.err) {
-			t.Errorf("SplitArray(%q): error %v, want %v", tc.text, err, tc.err)
-			continue
-		}
-		if err != nil {
-			continue
-		}
-		var gs []string
-		for _, e := range got {
-			gs = append(gs, string(e))
-		}
-		if !reflect.DeepEqual(gs, tc.want) {
-			t.Errorf("SplitArray(%q) = %q, want %q", tc.text, gs, tc.want)
+		end, ok := jsontext.SkipValue([]byte(tc.text), 0)
+		if ok != tc.ok || ok && end != tc.end {
+			t.Errorf("SkipValue(%q) = %d, %v; want %d, %v", tc.text, end, ok, tc.end, tc.ok)
 		}
 	}
-}
-
-// FuzzSplitArray holds SplitArray to encoding/json: a valid array splits
-// into the elements json.Unmarshal finds, and a text that splits into
-// valid elements is valid.
-func FuzzSplitArray(f *testing.F) {
-	for _, s := range []string{`[]`, `[{"a":1},{"b":[2,"]"]}]`, `["\"",null]`, `[1,]`, `[{]}]`, ` [ 1 , 2 ] `, `[tru]`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, text []byte) {
-		got, err := jsontext.SplitArray(text, 0)
-		var want []json.RawMessage
-		validArray := json.Valid(text) && json.Unmarshal(text, &want) == nil
-		if validArray {
-			if err != nil {
-				t.Fatalf("SplitArray(%q): %v, but it is a valid array", text, err)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("SplitArray(%q): %d elements, encoding/json finds %d", text, len(got), len(want))
-			}
-			for i := range got {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("SplitArray(%q): element %d is %q, encoding/json finds %q", text, i, got[i], want[i])
-				}
-			}
-			return
-		}
-		if err != nil {
-			return
-		}
-		for _, e := range got {
-			if !json.Valid(e) {
-				return // the caller refuses this element
-			}
-		}
-		t.Fatalf("SplitArray(%q) split an invalid text into valid elements %q", text, got)
-	})
 }
 
 // plainRunBytewise is PlainRun's definition, a byte at a time.

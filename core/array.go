@@ -1,0 +1,112 @@
+package core
+
+import (
+	"context"
+
+	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/jsontext"
+)
+
+// InsertArray is InsertMany with the documents given as the elements of
+// one JSON array text, at most max of them (0: no limit). Each document is
+// read once, both to find where it ends and to check it as InsertMany
+// does, where splitting the array first would read every document twice.
+// An element that is not a valid JSON object gets its error in its result,
+// as in InsertMany; text that is not a JSON array of such elements (its
+// brackets, commas or strings broken) fails the call with ErrBadJSON, and
+// more than max elements with ErrBadParameter, before anything is written.
+// text must not be written to while InsertArray runs; the stored
+// documents do not refer to it.
+func (s *Store) InsertArray(ctx context.Context, collection string, text []byte, max int, opts *WriteOptions) ([]Result, error) {
+	g, err := s.collectionGen(collection)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := opts.overwrite(); err != nil {
+		return nil, err
+	}
+	slab, err := s.scanArray(collection, g, text, max, opts)
+	if err != nil {
+		return nil, err
+	}
+	// The ids once every document is read: the HiLo then knows how many
+	// the batch takes, one lease and one journal write per range.
+	ctx = idgen.WithDemand(ctx, len(slab))
+	ws := make([]*write, len(slab))
+	for i := range slab {
+		w := &slab[i]
+		if w.genID {
+			s.takeID(ctx, w, collection, g)
+		}
+		ws[i] = w
+	}
+	return s.run(ctx, ws, false)
+}
+
+// notArray is InsertArray's error for text that is not a JSON array.
+func notArray(at int) *Error {
+	return newError(ErrBadJSON, "", "", "malformed JSON: the documents must be a JSON array (at offset %d)", at)
+}
+
+// scanArray reads the elements of the array text into writes resolved as
+// InsertMany's, without their generated ids (genID).
+func (s *Store) scanArray(coll string, g keyGen, text []byte, max int, opts *WriteOptions) ([]write, error) {
+	i := jsontext.SkipSpace(text, 0)
+	if i >= len(text) || text[i] != '[' {
+		return nil, notArray(i)
+	}
+	i = jsontext.SkipSpace(text, i+1)
+	if i < len(text) && text[i] == ']' {
+		if jsontext.SkipSpace(text, i+1) != len(text) {
+			return nil, notArray(i + 1)
+		}
+		return nil, nil
+	}
+	var slab []write
+	for {
+		if max > 0 && len(slab) == max {
+			return nil, newError(ErrBadParameter, "", "", "too many documents: at most %d in one call", max)
+		}
+		var a sysAttrs
+		var e *Error
+		end := -1
+		if i < len(text) && text[i] == '{' {
+			a, end, e = scanElement(text, i)
+		} else {
+			e = newError(ErrBadJSON, "", "", "malformed JSON: a document must be a JSON object")
+		}
+		if end < 0 {
+			// Not a valid object: where it ends by its brackets and strings.
+			var ok bool
+			if end, ok = jsontext.SkipValue(text, i); !ok || end == i {
+				return nil, notArray(i)
+			}
+		}
+		if slab == nil {
+			// Room for as many elements as the first one's size suggests:
+			// a bulk write's documents are often alike.
+			n := len(text)/(end-i+1) + 16
+			if max > 0 {
+				n = min(n, max)
+			}
+			slab = make([]write, 0, n)
+		}
+		slab = append(slab, write{})
+		s.resolveInsert(&slab[len(slab)-1], coll, g, text[i:end:end], a, e, opts)
+		i = jsontext.SkipSpace(text, end)
+		if i >= len(text) {
+			return nil, notArray(i)
+		}
+		switch text[i] {
+		case ',':
+			i = jsontext.SkipSpace(text, i+1)
+		case ']':
+			if jsontext.SkipSpace(text, i+1) != len(text) {
+				return nil, notArray(i + 1)
+			}
+			return slab, nil
+		default:
+			return nil, notArray(i)
+		}
+	}
+}
