@@ -25,6 +25,7 @@ func (s *Store) InsertArray(ctx context.Context, collection string, text []byte,
 	if _, err := opts.overwrite(); err != nil {
 		return nil, err
 	}
+	s.prepareIDs(collection, g, text, max)
 	slab, err := s.scanArray(collection, g, text, max, opts)
 	if err != nil {
 		return nil, err
@@ -41,6 +42,42 @@ func (s *Store) InsertArray(ctx context.Context, collection string, text []byte,
 		ws[i] = w
 	}
 	return s.run(ctx, ws, false)
+}
+
+// idPreparer is an IDSource that can ready itself, in the background,
+// for a bulk write about to take about want ids of tag
+// (idgen.Generator.Prepare).
+type idPreparer interface {
+	Prepare(tag string, want int)
+}
+
+// prepareIDs has the id source get ready for the documents of text when
+// the first of them is to get a HiLo id: it then leases and journals what
+// the write needs while the documents are read. How many there are is
+// guessed from the first one's size (at most max): a guess too high leaves
+// numbers in the range for later writes, one too low leaves the rest to
+// the write's own takes.
+func (s *Store) prepareIDs(coll string, g keyGen, text []byte, max int) {
+	p, ok := s.ids.(idPreparer)
+	if !ok || g.typ != KeyGenHiLo || coll == EmptyCollection {
+		return
+	}
+	i := jsontext.SkipSpace(text, 0)
+	if i >= len(text) || text[i] != '[' {
+		return
+	}
+	if i = jsontext.SkipSpace(text, i+1); i >= len(text) || text[i] != '{' {
+		return
+	}
+	a, end, e := scanElement(text, i)
+	if e != nil || a.hasKey && !a.hasID || classifyID(a.id, a.hasID, s.sep) != idGenerate {
+		return
+	}
+	n := len(text) / (end - i + 1)
+	if max > 0 {
+		n = min(n, max)
+	}
+	p.Prepare(s.conv.IDPrefix(coll), n)
 }
 
 // notArray is InsertArray's error for text that is not a JSON array.

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/idgen"
 )
 
 // TestInsertArrayText holds InsertArray to the array's syntax: a text that
@@ -136,4 +138,49 @@ func FuzzInsertArray(f *testing.F) {
 // uuidLike reports whether id has a UUID's form.
 func uuidLike(id string) bool {
 	return len(id) == 36 && id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-'
+}
+
+// TestInsertArrayPreparesIDs: a bulk write whose first document is to get
+// a HiLo id has its ids readied while it reads the documents, and the ids
+// are what taking them one by one gives; one whose first document brings
+// its own key leases nothing.
+func TestInsertArrayPreparesIDs(t *testing.T) {
+	ctx := context.Background()
+	ranges := newMemRanges(32)
+	gen := idgen.NewGenerator(ranges)
+	s, err := core.Open(":memory:", core.Options{Node: "C", IDs: gen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close(); gen.Close(ctx) }()
+
+	keyed := `[{"_key":"a"},{"_key":"b"},{"_key":"c"}]`
+	if _, err := s.InsertArray(ctx, "orders", []byte(keyed), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	ranges.mu.Lock()
+	leased := ranges.max["orders"]
+	ranges.mu.Unlock()
+	if leased != 0 {
+		t.Fatalf("documents with their own keys leased %d numbers", leased)
+	}
+
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"n":` + strconv.Itoa(i) + `}`)
+	}
+	b.WriteByte(']')
+	rs, err := s.InsertArray(ctx, "orders", []byte(b.String()), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if want := "orders/" + strconv.Itoa(i+1) + "-A"; r.Err != nil || r.ID != want {
+			t.Fatalf("document %d: %s, %v; want %s", i, r.ID, r.Err, want)
+		}
+	}
 }

@@ -431,6 +431,13 @@ func (s sources) NextID(ctx context.Context, tag string) (string, error) {
 	return id, s.note(ctx, err)
 }
 
+// Prepare readies the generator for a bulk write (idgen.Generator.Prepare).
+func (s sources) Prepare(tag string, want int) {
+	if s.gen != nil {
+		s.gen.Prepare(tag, want)
+	}
+}
+
 // NextNumber implements core.NumberSource.
 func (s sources) NextNumber(ctx context.Context, tag string) (int64, string, error) {
 	n, serverTag, err := s.gen.NextNumber(ctx, tag)

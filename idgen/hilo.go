@@ -188,11 +188,18 @@ func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
 					if quick {
 						return nil, 0, ErrWouldWait // n is skipped, never reused
 					}
-					if err := h.journal(w, n, left); err != nil {
-						return nil, 0, err
+					// A bulk write's demand past w journals the range after
+					// it instead, once for both (journalPast).
+					if left-1 <= w.r.High-n || !h.journalPast(ctx, w, n, left) {
+						if err := h.journal(w, n, left); err != nil {
+							return nil, 0, err
+						}
 					}
 				}
-				if at := w.aheadAt.Load(); n >= at && w.aheadAt.CompareAndSwap(at, noAhead) {
+				// Not for a demand past w: its first number past the mark
+				// journals the range after w (journalPast), and a write of
+				// w's next step meanwhile would only delay that one.
+				if at := w.aheadAt.Load(); n >= at && left-1 <= w.r.High-n && w.aheadAt.CompareAndSwap(at, noAhead) {
 					h.journalAhead(w)
 				}
 				d.took()
@@ -600,6 +607,10 @@ func (g *Generator) NextID(ctx context.Context, tag string) (string, error) {
 func (g *Generator) NextNumber(ctx context.Context, tag string) (int64, string, error) {
 	return g.For(tag).NextNumber(ctx)
 }
+
+// Prepare readies tag's HiLo for a bulk write about to take about want
+// numbers (HiLo.Prepare).
+func (g *Generator) Prepare(tag string, want int) { g.For(tag).Prepare(want) }
 
 // Close closes every HiLo (see HiLo.Close: journaled ranges are kept,
 // others returned to the source when it takes them).
