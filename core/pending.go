@@ -261,12 +261,18 @@ func (t *txn) markBytes(n int) []byte {
 	if t.sizeHint < 64 || n > markChunk/16 {
 		return make([]byte, 0, n)
 	}
-	if cap(t.markBuf)-len(t.markBuf) < n {
-		t.markBuf = make([]byte, 0, markChunk)
+	return cut(&t.markBuf, markChunk, n)
+}
+
+// cut returns an empty slice with room for n bytes, cut from *chunk, or
+// from a new chunk of size bytes when *chunk has too little room left.
+func cut(chunk *[]byte, size, n int) []byte {
+	if cap(*chunk)-len(*chunk) < n {
+		*chunk = make([]byte, 0, size)
 	}
-	at := len(t.markBuf)
-	t.markBuf = t.markBuf[:at+n]
-	return t.markBuf[at : at : at+n]
+	at := len(*chunk)
+	*chunk = (*chunk)[:at+n]
+	return (*chunk)[at : at : at+n]
 }
 
 // docChunk is the size of the chunks a bulk transaction's stored
@@ -284,12 +290,7 @@ func (t *txn) docRoom(n int) []byte {
 	if t.sizeHint < 64 || n > docChunk/8 {
 		return make([]byte, 0, n)
 	}
-	if cap(t.docBuf)-len(t.docBuf) < n {
-		t.docBuf = make([]byte, 0, docChunk)
-	}
-	at := len(t.docBuf)
-	t.docBuf = t.docBuf[:at+n]
-	return t.docBuf[at : at : at+n]
+	return cut(&t.docBuf, docChunk, n)
 }
 
 func (t *txn) noteUndo(u markUndo) {

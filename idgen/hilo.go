@@ -415,24 +415,31 @@ func (h *HiLo) refill(ctx context.Context, old *window, left int64) error {
 			return ctx.Err()
 		}
 	}
-	f := &fetch{done: make(chan struct{})}
-	h.pending = f
-	want := h.takeAskLocked()
-	h.mu.Unlock()
-
 	// A bulk write (WithDemand) asks for a range that holds the rest of it,
 	// rather than growing range by range, a round trip each.
-	nw, err := h.lease(ctx, old, want)
-
-	h.mu.Lock()
-	f.err = err
-	h.pending, h.leasing = nil, 0
-	close(f.done)
+	nw, err := h.leaseLocked(ctx, old)
 	if err == nil && !h.closed {
 		h.installLocked(nw)
 	}
 	h.mu.Unlock()
 	return err
+}
+
+// leaseLocked leases the range after old, for at least what was asked
+// (askLocked), as the fetch under way that other callers wait for. Called
+// with h.mu held; it lets go of it during the lease and holds it again
+// when it returns.
+func (h *HiLo) leaseLocked(ctx context.Context, old *window) (*window, error) {
+	f := &fetch{done: make(chan struct{})}
+	h.pending = f
+	want := h.takeAskLocked()
+	h.mu.Unlock()
+	nw, err := h.lease(ctx, old, want)
+	h.mu.Lock()
+	f.err = err
+	h.pending, h.leasing = nil, 0
+	close(f.done)
+	return nw, err
 }
 
 // Current returns the range in use and the last number taken from it; ok is

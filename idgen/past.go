@@ -89,17 +89,7 @@ func (h *HiLo) successor(ctx context.Context, w *window, short int64) (*window, 
 			}
 		}
 		h.askLocked(short)
-		f := &fetch{done: make(chan struct{})}
-		h.pending = f
-		ask := h.takeAskLocked()
-		h.mu.Unlock()
-
-		nw, err := h.lease(ctx, w, ask)
-
-		h.mu.Lock()
-		f.err = err
-		h.pending, h.leasing = nil, 0
-		close(f.done)
+		nw, err := h.leaseLocked(ctx, w)
 		if err != nil || h.closed || h.cur.Load() != w {
 			h.mu.Unlock()
 			return nil, false
