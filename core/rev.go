@@ -137,11 +137,6 @@ func (c *Clock) NextRev() string {
 	return EncodeRev(c.Tick(), c.Node())
 }
 
-// nextRevAt is NextRev with the wall clock read as ms by the caller.
-func (c *Clock) nextRevAt(ms int64) string {
-	return EncodeRev(c.tickAt(ms), c.Node())
-}
-
 // EncodeRev returns the revision for clock value v made on node.
 func EncodeRev(v uint64, node string) string {
 	var buf [revClockLen + 16]byte
