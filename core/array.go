@@ -54,9 +54,9 @@ type idPreparer interface {
 // prepareIDs has the id source get ready for the documents of text when
 // the first of them is to get a HiLo id: it then leases and journals what
 // the write needs while the documents are read. How many there are is
-// guessed from the first one's size (at most max): a guess too high leaves
-// numbers in the range for later writes, one too low leaves the rest to
-// the write's own takes.
+// guessed from the size of the first few (at most max): a guess too high
+// leaves numbers in the range for later writes (and, should the process
+// die, skips them), one too low leaves the rest to the write's own takes.
 func (s *Store) prepareIDs(coll string, g keyGen, text []byte, max int) {
 	p, ok := s.ids.(idPreparer)
 	if !ok || g.typ != KeyGenHiLo || coll == EmptyCollection {
@@ -66,19 +66,34 @@ func (s *Store) prepareIDs(coll string, g keyGen, text []byte, max int) {
 	if i >= len(text) || text[i] != '[' {
 		return
 	}
-	if i = jsontext.SkipSpace(text, i+1); i >= len(text) || text[i] != '{' {
+	i = jsontext.SkipSpace(text, i+1)
+	start, seen := i, 0
+	for seen < prepareSample && i < len(text) && text[i] == '{' {
+		a, end, e := scanElement(text, i)
+		if e != nil || seen == 0 && (a.hasKey && !a.hasID || classifyID(a.id, a.hasID, s.sep) != idGenerate) {
+			break
+		}
+		seen++
+		if i = jsontext.SkipSpace(text, end); i < len(text) && text[i] == ',' {
+			i = jsontext.SkipSpace(text, i+1)
+		}
+	}
+	if seen == 0 {
 		return
 	}
-	a, end, e := scanElement(text, i)
-	if e != nil || a.hasKey && !a.hasID || classifyID(a.id, a.hasID, s.sep) != idGenerate {
-		return
+	n := seen
+	if i < len(text) && text[i] != ']' {
+		n = len(text) * seen / (i - start) // more follow: as many as their share of the text
 	}
-	n := len(text) / (end - i + 1)
 	if max > 0 {
 		n = min(n, max)
 	}
 	p.Prepare(s.conv.IDPrefix(coll), n)
 }
+
+// prepareSample is how many documents prepareIDs reads to guess how many
+// a bulk write holds.
+const prepareSample = 8
 
 // notArray is InsertArray's error for text that is not a JSON array.
 func notArray(at int) *Error {

@@ -532,7 +532,9 @@ const tickBlock = 1024
 // nextTick returns the clock value of the next revision made in tx. A
 // transaction of many writes (a bulk write) reserves its values a block at
 // a time, in one atomic step each (Clock.tickN); values it reserves and
-// does not use are never used.
+// does not use are never used. Such a transaction writes local documents
+// only: one that applies remote versions (and moves the clock past theirs,
+// Clock.Observe) has no size hint and takes each value as it goes.
 func (s *Store) nextTick(tx *txn) uint64 {
 	if tx.wallMs == 0 {
 		tx.wallMs = s.clock.now().UnixMilli()
