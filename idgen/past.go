@@ -15,8 +15,8 @@ import (
 // for the numbers of the demand it is to give. A reload then goes on in
 // that range, past every number of w, so w needs no journal write of its
 // own (as after journalSuccessor). It reports false when it did not (w is
-// no longer current, the lease or the write failed, or the journal names
-// another range ahead): the caller journals w as before.
+// no longer current, or the lease or the write failed): the caller
+// journals w as before.
 func (h *HiLo) journalPast(ctx context.Context, w *window, n, want int64) bool {
 	short := want - (w.r.High - n + 1) // what the demand takes after w
 	nw, ok := h.successor(ctx, w, short)
