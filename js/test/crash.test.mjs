@@ -37,9 +37,9 @@ after(async () => {
 // runUntilKilled runs the writer, SIGKILLs it once it has reported at
 // least after writes acknowledged (so the kill lands mid-write however busy
 // the machine is) and returns the writes it reported.
-function runUntilKilled(database, persist, after, durability) {
+function runUntilKilled(database, persist, after, durability, mode) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(here, 'fixtures', 'crash-writer.mjs'), server.wsURL, database, persist, durability], {
+    const child = spawn(process.execPath, [join(here, 'fixtures', 'crash-writer.mjs'), server.wsURL, database, persist, durability, mode], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const acked = [];
@@ -65,13 +65,19 @@ function runUntilKilled(database, persist, after, durability) {
 }
 
 // Both levels that acknowledge a stored write: 'strict' (the operating
-// system holds it) and 'flushed' (on the disk).
-for (const durability of ['strict', 'flushed']) test(`${durability}: every acknowledged write survives SIGKILL, and no id is handed out twice`, async () => {
-  const database = `crash${durability}${process.pid}`;
-  const persist = join(dir, `${durability}.hilodb`);
+// system holds it) and 'flushed' (on the disk); and bulk writes, whose ids
+// are journaled a range ahead (the range after the current one named in
+// the journal before the current one is spent).
+for (const [durability, mode] of [
+  ['strict', 'put'],
+  ['flushed', 'put'],
+  ['strict', 'bulk'],
+]) test(`${durability}, ${mode}: every acknowledged write survives SIGKILL, and no id is handed out twice`, async () => {
+  const database = `crash${durability}${mode}${process.pid}`;
+  const persist = join(dir, `${durability}-${mode}.hilodb`);
   const seen = new Map(); // id → rev of its acknowledged write
   for (const after of [100, 37, 250]) {
-    const acked = await runUntilKilled(database, persist, after, durability);
+    const acked = await runUntilKilled(database, persist, after, durability, mode);
     assert.ok(acked.length >= after, `only ${acked.length} writes acknowledged before the kill`);
     for (const a of acked) {
       assert.ok(!seen.has(a.id), `id ${a.id} handed out twice`);
