@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/jsontext"
@@ -33,15 +34,58 @@ func (s *Store) InsertArray(ctx context.Context, collection string, text []byte,
 	// The ids once every document is read: the HiLo then knows how many
 	// the batch takes, one lease and one journal write per range.
 	ctx = idgen.WithDemand(ctx, len(slab))
+	s.takeIDs(ctx, slab, collection, g)
 	ws := make([]*write, len(slab))
 	for i := range slab {
-		w := &slab[i]
-		if w.genID {
-			s.takeID(ctx, w, collection, g)
-		}
-		ws[i] = w
+		ws[i] = &slab[i]
 	}
 	return s.run(ctx, ws, false)
+}
+
+// idBatcher is an IDSource that hands out many HiLo ids of a tag in one
+// call (idgen.Generator.NextIDs).
+type idBatcher interface {
+	NextIDs(ctx context.Context, tag string, ids []string) (int, error)
+}
+
+// takeIDs takes the generated ids of the writes that need one (genID), in
+// their order: HiLo ids in one call when the id source can give them so,
+// else one at a time (takeID).
+func (s *Store) takeIDs(ctx context.Context, slab []write, coll string, g keyGen) {
+	b, ok := s.ids.(idBatcher)
+	if !ok || g.typ != KeyGenHiLo || coll == EmptyCollection || s.sep != "/" && s.nums != nil {
+		for i := range slab {
+			if slab[i].genID {
+				s.takeID(ctx, &slab[i], coll, g)
+			}
+		}
+		return
+	}
+	need := 0
+	for i := range slab {
+		if slab[i].genID {
+			need++
+		}
+	}
+	if need == 0 {
+		return
+	}
+	ids := make([]string, need)
+	got, err := b.NextIDs(ctx, s.conv.IDPrefix(coll), ids)
+	k := 0
+	for i := range slab {
+		w := &slab[i]
+		if !w.genID {
+			continue
+		}
+		w.genID = false
+		if k < got {
+			w.id = ids[k]
+		} else {
+			w.err = AsError(fmt.Errorf("generate id: %w", err))
+		}
+		k++
+	}
 }
 
 // idPreparer is an IDSource that can ready itself, in the background,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,5 +183,50 @@ func TestInsertArrayPreparesIDs(t *testing.T) {
 		if want := "orders/" + strconv.Itoa(i+1) + "-A"; r.Err != nil || r.ID != want {
 			t.Fatalf("document %d: %s, %v; want %s", i, r.ID, r.Err, want)
 		}
+	}
+}
+
+// offlineRanges is a RangeSource that cannot reach the server.
+type offlineRanges struct{}
+
+func (offlineRanges) NextRange(ctx context.Context, tag string, last idgen.Range) (idgen.Range, error) {
+	return idgen.Range{}, fmt.Errorf("dial sync server: %w", core.ErrNeedsServer)
+}
+
+// TestInsertArrayIDsOffline: with no range to be had, every document that
+// is to get a HiLo id fails as it does in InsertMany, and the one that
+// brings its own key is stored.
+func TestInsertArrayIDsOffline(t *testing.T) {
+	ctx := context.Background()
+	text := `[{"n":1},{"_key":"k","n":2},{"n":3}]`
+	var got [2][]core.Result
+	for i := range got {
+		gen := idgen.NewGenerator(offlineRanges{})
+		s, err := core.Open(":memory:", core.Options{Node: "C", IDs: gen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			got[i], err = s.InsertArray(ctx, "orders", []byte(text), 0, nil)
+		} else {
+			got[i], err = s.InsertMany(ctx, "orders", [][]byte{[]byte(`{"n":1}`), []byte(`{"_key":"k","n":2}`), []byte(`{"n":3}`)}, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		gen.Close(ctx)
+	}
+	for j := range got[0] {
+		a, m := got[0][j], got[1][j]
+		if (a.Err == nil) != (m.Err == nil) || a.ID != m.ID {
+			t.Fatalf("document %d: InsertArray %+v, InsertMany %+v", j, a, m)
+		}
+		if a.Err != nil {
+			wantErr(t, a.Err, core.NumNeedsServer, core.ErrNeedsServer)
+		}
+	}
+	if got[0][1].ID != "orders/k" || got[0][0].Err == nil || got[0][2].Err == nil {
+		t.Fatalf("results %+v: want the keyed document stored and the others refused", got[0])
 	}
 }

@@ -431,6 +431,13 @@ func (s sources) NextID(ctx context.Context, tag string) (string, error) {
 	return id, s.note(ctx, err)
 }
 
+// NextIDs fills ids with HiLo ids for tag, a bulk write's, in one call
+// (idgen.Generator.NextIDs).
+func (s sources) NextIDs(ctx context.Context, tag string, ids []string) (int, error) {
+	n, err := s.gen.NextIDs(ctx, tag, ids)
+	return n, s.note(ctx, err)
+}
+
 // Prepare readies the generator for a bulk write (idgen.Generator.Prepare).
 func (s sources) Prepare(tag string, want int) {
 	if s.gen != nil {

@@ -154,7 +154,11 @@ func (h *HiLo) NextNumber(ctx context.Context) (int64, string, error) {
 }
 
 func (h *HiLo) take(ctx context.Context) (*window, int64, error) {
-	o := takeOptsOf(ctx) // one look-up of the context per take
+	return h.takeWith(ctx, takeOptsOf(ctx)) // one look-up of the context per take
+}
+
+// takeWith is take with what ctx tells it already looked up.
+func (h *HiLo) takeWith(ctx context.Context, o takeOpts) (*window, int64, error) {
 	quick, d := o.noWait, o.demand
 	left := d.left() // numbers a bulk write has yet to take, this one included
 	for {
@@ -614,10 +618,6 @@ func (g *Generator) NextID(ctx context.Context, tag string) (string, error) {
 func (g *Generator) NextNumber(ctx context.Context, tag string) (int64, string, error) {
 	return g.For(tag).NextNumber(ctx)
 }
-
-// Prepare readies tag's HiLo for a bulk write about to take about want
-// numbers (HiLo.Prepare).
-func (g *Generator) Prepare(tag string, want int) { g.For(tag).Prepare(want) }
 
 // Close closes every HiLo (see HiLo.Close: journaled ranges are kept,
 // others returned to the source when it takes them).

@@ -153,3 +153,32 @@ func (h *HiLo) prepare(ctx context.Context, want int64) {
 		_ = h.journal(w, n, want)
 	}
 }
+
+// NextIDs fills ids with the next len(ids) ids, in order: what as many
+// NextID calls would give, with one look-up of the context for all of
+// them. Without a demand in ctx (WithDemand), the batch is one of
+// len(ids). It returns how many it filled, fewer only with an error.
+func (h *HiLo) NextIDs(ctx context.Context, ids []string) (int, error) {
+	o := takeOptsOf(ctx)
+	if o.demand == nil {
+		o.demand = &demandLeft{}
+		o.demand.n.Store(int64(len(ids)))
+	}
+	for i := range ids {
+		w, n, err := h.takeWith(ctx, o)
+		if err != nil {
+			return i, err
+		}
+		ids[i] = w.format(n)
+	}
+	return len(ids), nil
+}
+
+// NextIDs fills ids with the next HiLo ids for tag (HiLo.NextIDs).
+func (g *Generator) NextIDs(ctx context.Context, tag string, ids []string) (int, error) {
+	return g.For(tag).NextIDs(ctx, ids)
+}
+
+// Prepare readies tag's HiLo for a bulk write about to take about want
+// numbers (HiLo.Prepare).
+func (g *Generator) Prepare(tag string, want int) { g.For(tag).Prepare(want) }

@@ -2,6 +2,7 @@ package idgen_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -180,5 +181,33 @@ func TestPrepare(t *testing.T) {
 				t.Errorf("the batch made %d journal writes and %d leases after its preparation, want none", s-saves, src.leases.Load()-leases)
 			}
 		})
+	}
+}
+
+// TestNextIDs: a batch of ids is what as many NextID calls give, across
+// ranges; when a lease fails partway, the ids before it are filled and
+// the error says why.
+func TestNextIDs(t *testing.T) {
+	ctx := context.Background()
+	one := idgen.NewHiLo("orders", newMemSource(32))
+	defer one.Close(ctx)
+	src := newMemSource(32)
+	many := idgen.NewHiLo("orders", src)
+	defer many.Close(ctx)
+	ids := make([]string, 100)
+	if n, err := many.NextIDs(ctx, ids); n != 100 || err != nil {
+		t.Fatalf("NextIDs: %d, %v", n, err)
+	}
+	for i, id := range ids {
+		want, err := one.NextID(ctx)
+		if err != nil || id != want {
+			t.Fatalf("id %d: %q, NextID gives %q (%v)", i, id, want, err)
+		}
+	}
+	// 100 taken of ranges of 32: 28 are left in the current one.
+	src.fail.Store(true)
+	n, err := many.NextIDs(ctx, make([]string, 50))
+	if n != 28 || !errors.Is(err, errOffline) {
+		t.Fatalf("NextIDs with the source failing: %d, %v; want 28 and the lease's error", n, err)
 	}
 }
