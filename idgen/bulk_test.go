@@ -81,14 +81,7 @@ func TestDemandPastRangeNeverReissues(t *testing.T) {
 				seen := map[int64]bool{}
 				take := func(h *idgen.HiLo, ctx context.Context) {
 					t.Helper()
-					n, _, err := h.NextNumber(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if seen[n] {
-						t.Fatalf("number %d handed out twice", n)
-					}
-					seen[n] = true
+					n := takeNew(t, h, ctx, seen)
 					if rs, _ := j.get("orders"); n > rs.Mark {
 						t.Fatalf("number %d handed out past the journal's mark %d (%+v)", n, rs.Mark, rs)
 					}

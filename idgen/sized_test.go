@@ -30,6 +30,21 @@ func (s *sizedSource) NextRangeFor(ctx context.Context, tag string, last idgen.R
 	return idgen.Range{Prefix: tag + "/", Low: low, High: high, LastSize: size, ServerTag: s.tag}, nil
 }
 
+// takeNew takes the next number of h under ctx and fails the test if it
+// is in seen, where it adds it.
+func takeNew(t *testing.T, h *idgen.HiLo, ctx context.Context, seen map[int64]bool) int64 {
+	t.Helper()
+	n, _, err := h.NextNumber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen[n] {
+		t.Fatalf("number %d handed out twice", n)
+	}
+	seen[n] = true
+	return n
+}
+
 func TestWithDemandLeasesOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -55,16 +70,7 @@ func TestWithDemandLeasesOnce(t *testing.T) {
 			defer h.Close(context.Background())
 			ctx := context.Background()
 			seen := map[int64]bool{}
-			take := func(ctx context.Context) {
-				n, _, err := h.NextNumber(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if seen[n] {
-					t.Fatalf("number %d handed out twice", n)
-				}
-				seen[n] = true
-			}
+			take := func(ctx context.Context) { takeNew(t, h, ctx, seen) }
 			take(ctx) // the first, ordinary lease
 			const batch = 10000
 			bulk := idgen.WithDemand(ctx, batch)
