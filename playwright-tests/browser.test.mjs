@@ -518,6 +518,9 @@ describe('hilodb in Chromium', () => {
       const second = await idCell.textContent();
       assert.match(second, hiloID);
       assert.notEqual(second, id);
+      // The list is read again from the change feed after the result is
+      // shown: wait for it, then check it.
+      await page.waitForFunction(() => document.querySelectorAll('#docs tbody tr').length === 2);
       assert.equal(await page.locator('#docs tbody tr').count(), 2);
       assert.equal(await page.locator('#docs tbody tr').first().getAttribute('data-id'), second);
       assert.equal(await page.locator('#count').textContent(), '2');
