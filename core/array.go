@@ -26,7 +26,6 @@ func (s *Store) InsertArray(ctx context.Context, collection string, text []byte,
 	if _, err := opts.overwrite(); err != nil {
 		return nil, err
 	}
-	s.prepareIDs(collection, g, text, max)
 	slab, err := s.scanArray(collection, g, text, max, opts)
 	if err != nil {
 		return nil, err
@@ -95,48 +94,23 @@ type idPreparer interface {
 	Prepare(tag string, want int)
 }
 
-// prepareIDs has the id source get ready for the documents of text when
-// the first of them is to get a HiLo id: it then leases and journals what
-// the write needs while the documents are read. How many there are is
-// guessed from the size of the first few (at most max): a guess too high
-// leaves numbers in the range for later writes (and, should the process
-// die, skips them), one too low leaves the rest to the write's own takes.
-func (s *Store) prepareIDs(coll string, g keyGen, text []byte, max int) {
+// prepareIDs has the id source get ready for a bulk write of about n
+// documents when the first of them is to get a HiLo id: it then leases and
+// journals what the write needs while the documents are read. scanArray
+// guesses n from the size of the first few (at most the call's limit): a
+// guess too high leaves numbers in the range for later writes (and, should
+// the process die, skips them), one too low leaves the rest to the write's
+// own takes.
+func (s *Store) prepareIDs(coll string, g keyGen, first *write, n int) {
 	p, ok := s.ids.(idPreparer)
-	if !ok || g.typ != KeyGenHiLo || coll == EmptyCollection {
+	if !ok || !first.genID || g.typ != KeyGenHiLo || coll == EmptyCollection {
 		return
-	}
-	i := jsontext.SkipSpace(text, 0)
-	if i >= len(text) || text[i] != '[' {
-		return
-	}
-	i = jsontext.SkipSpace(text, i+1)
-	start, seen := i, 0
-	for seen < prepareSample && i < len(text) && text[i] == '{' {
-		a, end, e := scanElement(text, i)
-		if e != nil || seen == 0 && (a.hasKey && !a.hasID || classifyID(a.id, a.hasID, s.sep) != idGenerate) {
-			break
-		}
-		seen++
-		if i = jsontext.SkipSpace(text, end); i < len(text) && text[i] == ',' {
-			i = jsontext.SkipSpace(text, i+1)
-		}
-	}
-	if seen == 0 {
-		return
-	}
-	n := seen
-	if i < len(text) && text[i] != ']' {
-		n = len(text) * seen / (i - start) // more follow: as many as their share of the text
-	}
-	if max > 0 {
-		n = min(n, max)
 	}
 	p.Prepare(s.conv.IDPrefix(coll), n)
 }
 
-// prepareSample is how many documents prepareIDs reads to guess how many
-// a bulk write holds.
+// prepareSample is how many documents scanArray reads to guess how many a
+// bulk write holds (prepareIDs).
 const prepareSample = 8
 
 // notArray is InsertArray's error for text that is not a JSON array.
@@ -145,7 +119,8 @@ func notArray(at int) *Error {
 }
 
 // scanArray reads the elements of the array text into writes resolved as
-// InsertMany's, without their generated ids (genID).
+// InsertMany's, without their generated ids (genID). Once it has read a
+// few, it has the id source get ready for the rest (prepareIDs).
 func (s *Store) scanArray(coll string, g keyGen, text []byte, max int, opts *WriteOptions) ([]write, error) {
 	i := jsontext.SkipSpace(text, 0)
 	if i >= len(text) || text[i] != '[' {
@@ -158,6 +133,7 @@ func (s *Store) scanArray(coll string, g keyGen, text []byte, max int, opts *Wri
 		}
 		return nil, nil
 	}
+	start := i
 	var slab []write
 	for {
 		if max > 0 && len(slab) == max {
@@ -196,9 +172,20 @@ func (s *Store) scanArray(coll string, g keyGen, text []byte, max int, opts *Wri
 		switch text[i] {
 		case ',':
 			i = jsontext.SkipSpace(text, i+1)
+			if len(slab) == prepareSample {
+				// As many more as their share of the text.
+				n := len(text) * len(slab) / (i - start)
+				if max > 0 {
+					n = min(n, max)
+				}
+				s.prepareIDs(coll, g, &slab[0], n)
+			}
 		case ']':
 			if jsontext.SkipSpace(text, i+1) != len(text) {
 				return nil, notArray(i + 1)
+			}
+			if len(slab) <= prepareSample { // not prepared yet: as many as there are
+				s.prepareIDs(coll, g, &slab[0], len(slab))
 			}
 			return slab, nil
 		default:

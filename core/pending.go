@@ -247,51 +247,37 @@ func (t *txn) recordMark(e *pendingEntry) {
 	t.changes = append(t.changes, Change{Key: kv[:k], Value: kv[k:]})
 }
 
-// markChunk is the size of the chunks a bulk transaction's journaled
-// marks are cut from.
-const markChunk = 32 << 10
+// chunkSize is the size of the chunks a transaction of many changes cuts
+// small byte slices from (chunked).
+const chunkSize = 32 << 10
 
-// markBytes returns an empty slice with room for n bytes, for one
-// journaled mark. A transaction of many changes (a bulk write journals a
-// mark per document) cuts them from shared chunks, one allocation per few
-// hundred marks instead of one each; the journal copies them into its frame
-// at the commit, after which nothing refers to the chunks. Others get their
-// own.
-func (t *txn) markBytes(n int) []byte {
-	if t.sizeHint < 64 || n > markChunk/16 {
+// chunked returns an empty slice with room for n bytes. A transaction of
+// many changes cuts it from the shared chunk *buf, one allocation per few
+// hundred slices instead of one each; others, and slices of more than an
+// eighth of a chunk, get their own. A chunk lives as long as any slice cut
+// from it.
+func (t *txn) chunked(buf *[]byte, n int) []byte {
+	if t.sizeHint < 64 || n > chunkSize/8 {
 		return make([]byte, 0, n)
 	}
-	return cut(&t.markBuf, markChunk, n)
-}
-
-// cut returns an empty slice with room for n bytes, cut from *chunk, or
-// from a new chunk of size bytes when *chunk has too little room left.
-func cut(chunk *[]byte, size, n int) []byte {
-	if cap(*chunk)-len(*chunk) < n {
-		*chunk = make([]byte, 0, size)
+	if cap(*buf)-len(*buf) < n {
+		*buf = make([]byte, 0, chunkSize)
 	}
-	at := len(*chunk)
-	*chunk = (*chunk)[:at+n]
-	return (*chunk)[at : at : at+n]
+	at := len(*buf)
+	*buf = (*buf)[:at+n]
+	return (*buf)[at : at : at+n]
 }
 
-// docChunk is the size of the chunks a bulk transaction's stored
-// documents are cut from.
-const docChunk = 32 << 10
+// markBytes returns room for n bytes of one journaled mark (chunked: a
+// bulk write journals a mark per document). The journal copies them into
+// its frame at the commit, after which nothing refers to the chunks.
+func (t *txn) markBytes(n int) []byte { return t.chunked(&t.markBuf, n) }
 
-// docRoom returns an empty slice with room for n bytes, for a document the
-// transaction stores as the slice's own bytes. A transaction of many
-// changes cuts them from shared chunks, one allocation per hundred
-// documents or so instead of one each. A chunk then lives as long as any
+// docRoom returns room for n bytes of a document the transaction stores as
+// the slice's own bytes (chunked). A chunk then lives as long as any
 // document cut from it is stored: at most the size of the write that made
-// them. Others, and documents of more than an eighth of a chunk, get their
-// own.
-func (t *txn) docRoom(n int) []byte {
-	if t.sizeHint < 64 || n > docChunk/8 {
-		return make([]byte, 0, n)
-	}
-	return cut(&t.docBuf, docChunk, n)
-}
+// them.
+func (t *txn) docRoom(n int) []byte { return t.chunked(&t.docBuf, n) }
 
 func (t *txn) noteUndo(u markUndo) {
 	if t.loading {

@@ -439,11 +439,7 @@ func (s sources) NextIDs(ctx context.Context, tag string, ids []string) (int, er
 }
 
 // Prepare readies the generator for a bulk write (idgen.Generator.Prepare).
-func (s sources) Prepare(tag string, want int) {
-	if s.gen != nil {
-		s.gen.Prepare(tag, want)
-	}
-}
+func (s sources) Prepare(tag string, want int) { s.gen.Prepare(tag, want) }
 
 // NextNumber implements core.NumberSource.
 func (s sources) NextNumber(ctx context.Context, tag string) (int64, string, error) {
