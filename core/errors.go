@@ -44,6 +44,7 @@ var (
 	ErrInvalidKeyGenerator = errors.New("invalid key generator")
 	ErrNeedsServer         = errors.New("operation needs the sync server")
 	ErrInternal            = errors.New("internal error")
+	ErrBadQuery            = errors.New("bad query")
 )
 
 // kinds maps each sentinel to its code in the registry.
@@ -62,6 +63,7 @@ var kinds = map[error]errcode.Code{
 	ErrInvalidKeyGenerator: errcode.InvalidKeyGenerator,
 	ErrNeedsServer:         errcode.NeedsServer,
 	ErrInternal:            errcode.Internal,
+	ErrBadQuery:            errcode.BadQuery,
 }
 
 // Error is the error type of the document layer. It carries an ArangoDB-style

@@ -57,6 +57,7 @@ var (
 	ServerBusy          = Code{"server_busy", 1909, 503, "the server holds as many incoming bytes as it allows; the connection closes"}
 	TooManyConnections  = Code{"too_many_connections", 1910, 503, "over the server's total or per-address connection limit"}
 	UnknownPath         = Code{"unknown_path", 1911, 404, "no such route"}
+	BadQuery            = Code{"bad_query", 1912, 400, "a query, selector or index definition that cannot run: an unknown operator, a malformed selector, a bad sort or cursor"}
 )
 
 // All is every code, in order of number.
@@ -65,7 +66,7 @@ var All = []Code{
 	TooBig, ForbiddenHost, Locked, RateLimited, Unavailable, Timeout, BadJSON, Conflict, MergeFailed, NotFound,
 	CollectionNotFound, DuplicateName, IllegalName, UniqueConstraint, IllegalKey, UnexpectedKey, OutOfKeys, BadDocument,
 	DatabaseNotFound, InvalidKeyGenerator, NeedsServer, HelloRequired, Closed, Rejected, TooDeep, BatchTooBig, ReplyTooBig,
-	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath,
+	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath, BadQuery,
 }
 
 // ByNum returns the code numbered num.

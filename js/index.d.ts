@@ -280,6 +280,7 @@ export interface StoreInfo {
  * - `server_busy` (1909, 503): the server holds as many incoming bytes as it allows; the connection closes
  * - `too_many_connections` (1910, 503): over the server's total or per-address connection limit
  * - `unknown_path` (1911, 404): no such route
+ * - `bad_query` (1912, 400): a query, selector or index definition that cannot run: an unknown operator, a malformed selector, a bad sort or cursor
  */
 export type ErrorCode =
   | 'internal'
@@ -321,7 +322,8 @@ export type ErrorCode =
   | 'hello_timeout'
   | 'server_busy'
   | 'too_many_connections'
-  | 'unknown_path';
+  | 'unknown_path'
+  | 'bad_query';
 // errcode:end
 
 /** The error every rejected Promise of this package carries: a {@link ErrorCode} and its number. */
