@@ -47,12 +47,22 @@ type txn struct {
 	docBuf   []byte     // the chunk stored documents are cut from (docRoom)
 	tick     uint64     // the next of the clock values reserved for revisions (Store.nextTick)
 	tickEnd  uint64     // past the last of them
+
+	ixs       *indexSet // the secondary indexes its document writes keep (index.go)
+	ixBuf     []byte    // an index entry's key, reused
+	ixDefs    bool      // an index definition changed: see resolveIndexes
+	live      bool      // live queries watch: touched collects the ids written
+	touched   []string  // the ids of the documents written, for live queries
+	noIndexes bool      // a load: the indexes are built once at its end
 }
 
 // Set sets key and records the change. A set of the key the last change
 // set replaces that change: replaying either gives the same store.
 func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, error) {
 	prev, replaced, err := t.Tx.Set(key, value, opts)
+	if err == nil && (t.ixs != nil || t.live || t.noIndexes || strings.HasPrefix(key, ixdefPrefix)) {
+		err = t.keyChanged(key, prev, replaced, value, true)
+	}
 	if err == nil && t.record {
 		if n := len(t.changes); n > 0 && !t.changes[n-1].Deleted && t.changes[n-1].Key == key {
 			t.changes[n-1].Value = value
@@ -82,8 +92,14 @@ func (t *txn) mark() changeMark {
 // and forgets that Set: the store and its record of changes are as they
 // were at m.
 func (t *txn) undoSet(m changeMark, key, prev string) error {
-	if _, _, err := t.Tx.Set(key, prev, nil); err != nil {
+	undone, _, err := t.Tx.Set(key, prev, nil)
+	if err != nil {
 		return err
+	}
+	if t.ixs != nil || t.live {
+		if err := t.keyChanged(key, undone, true, prev, true); err != nil {
+			return err
+		}
 	}
 	if t.record {
 		t.changes = t.changes[:m.n]
@@ -97,6 +113,9 @@ func (t *txn) undoSet(m changeMark, key, prev string) error {
 // Delete deletes key and records the change.
 func (t *txn) Delete(key string) (string, error) {
 	prev, err := t.Tx.Delete(key)
+	if err == nil && (t.ixs != nil || t.live || t.noIndexes || strings.HasPrefix(key, ixdefPrefix)) {
+		err = t.keyChanged(key, prev, true, "", false)
+	}
 	if err == nil && t.record {
 		t.changes = append(t.changes, Change{Key: key, Deleted: true})
 	}
@@ -142,8 +161,10 @@ func (s *Store) update(fn func(tx *txn) error) error { return s.updateN(context.
 // the wait.
 func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) error {
 	var wait func() error
+	var touched []string
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
 		tx := &txn{Tx: btx, marks: s.marks, record: s.journal != nil || s.feed, sizeHint: n}
+		s.beginIndexes(tx)
 		if tx.record && n > 0 {
 			tx.changes = make([]Change, 0, n)
 		}
@@ -156,6 +177,10 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 				return err
 			}
 		}
+		if err := s.endIndexes(tx, false); err != nil {
+			return err
+		}
+		touched = tx.touched
 		if len(tx.undo) > 0 {
 			s.marks.release()
 		}
@@ -165,6 +190,9 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 		}
 		return nil
 	})
+	if err == nil && len(touched) > 0 {
+		s.live.written(touched)
+	}
 	if err != nil || wait == nil {
 		return err
 	}
@@ -180,7 +208,7 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 
 // view runs fn in a read transaction.
 func (s *Store) view(fn func(tx *txn) error) error {
-	return s.db.View(func(btx *buntdb.Tx) error { return fn(&txn{Tx: btx, marks: s.marks}) })
+	return s.db.View(func(btx *buntdb.Tx) error { return fn(&txn{Tx: btx, marks: s.marks, ixs: s.ixs.Load()}) })
 }
 
 // SetJournal makes every later write transaction wait for j (nil: none).
@@ -191,8 +219,13 @@ func (s *Store) SetJournal(j Journal) { s.journal = j }
 // again: how a store is rebuilt from its snapshot and journal.
 func (s *Store) Replay(changes []Change) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
-		tx := &txn{Tx: btx, marks: s.marks}
+		tx := &txn{Tx: btx, marks: s.marks, noIndexes: true}
 		defer tx.undoOnError(&err)
+		defer func() {
+			if err == nil {
+				err = s.endIndexes(tx, true)
+			}
+		}()
 		for _, c := range changes {
 			if strings.HasPrefix(c.Key, dirtyPrefix) {
 				if err := tx.applyPendingChange(c, true); err != nil {
@@ -215,6 +248,7 @@ func (s *Store) Replay(changes []Change) error {
 	if err != nil {
 		return fmt.Errorf("replay journal: %w", err)
 	}
+	s.live.reloaded()
 	s.colMu.Lock()
 	s.cols = make(map[string]keyGen)
 	s.colMu.Unlock()
@@ -283,8 +317,13 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 // Load, and far less than Replay of one transaction at a time.
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
-		tx := &txn{Tx: btx, marks: s.marks}
+		tx := &txn{Tx: btx, marks: s.marks, noIndexes: true}
 		defer tx.undoOnError(&err)
+		defer func() {
+			if err == nil {
+				err = s.endIndexes(tx, true)
+			}
+		}()
 		before := readUint(tx, nodeSeqKey)
 		if n, err := tx.Len(); err == nil && n == 0 {
 			// Nothing to restore on a rollback but the empty trees:
@@ -321,6 +360,7 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 		return fmt.Errorf("load store: %w", err)
 	}
 	s.forgetCollections()
+	s.live.reloaded()
 	return nil
 }
 
@@ -329,6 +369,14 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 // would be, in no order among themselves, until fn returns false. A mark's
 // key and value are valid only during the call.
 func ascendAll(tx *txn, fn func(key, value string) bool) error {
+	// Index entries are derived from the documents: never saved.
+	inner := fn
+	fn = func(k, v string) bool {
+		if strings.HasPrefix(k, idxPrefix) {
+			return true
+		}
+		return inner(k, v)
+	}
 	more := true
 	err := tx.AscendLessThan("", dirtyPrefix, func(k, v string) bool {
 		more = fn(k, v)

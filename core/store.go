@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tidwall/buntdb"
@@ -66,6 +67,9 @@ type Store struct {
 	feed    bool    // Options.ChangeFeed
 
 	marks *pendingMarks // documents with writes the server has not acknowledged
+
+	ixs  atomic.Pointer[indexSet] // the secondary indexes (index.go); nil: none
+	live liveQueries              // the watched queries (live.go)
 }
 
 // Storage layout inside buntdb.
@@ -126,7 +130,10 @@ func (s *Store) Conventions() *Conventions { return s.conv }
 func (s *Store) Separator() string { return s.sep }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.live.closeAll()
+	return s.db.Close()
+}
 
 // Save writes the whole store to w, for Load to read back: documents,
 // collection definitions and the node sequence.
@@ -150,7 +157,11 @@ func (s *Store) Load(r io.Reader) error {
 		if err := adoptDirtyKeys(tx); err != nil {
 			return err
 		}
-		return keepNodeSeq(tx, before)
+		if err := keepNodeSeq(tx, before); err != nil {
+			return err
+		}
+		// The loaded documents have no index entries yet.
+		return s.endIndexes(tx, true)
 	})
 	if err != nil {
 		return fmt.Errorf("load store: %w", err)

@@ -1,0 +1,380 @@
+package core
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/hilodb/hilodb/core/query"
+	"github.com/tidwall/gjson"
+)
+
+// Plan is how a query ran: which index gave its candidates (none: a scan
+// of the collection), how the index narrowed them, and what it cost.
+type Plan struct {
+	// Index names the index used; "" when the collection was scanned.
+	Index string `json:"index"`
+	// Fields are the index's fields.
+	Fields []string `json:"fields,omitempty"`
+	// Equality is how many of the index's leading fields the selector fixes.
+	Equality int `json:"equality"`
+	// Range reports whether the next field's range narrowed the scan.
+	Range bool `json:"range"`
+	// SortedByIndex reports whether the index gave the documents in the
+	// query's order, so the scan stopped once the page was full.
+	SortedByIndex bool `json:"sortedByIndex"`
+	// Descending reports whether the index was read backwards.
+	Descending bool `json:"descending"`
+	// Examined counts the documents read; Matched those the selector took.
+	Examined int `json:"examined"`
+	Matched  int `json:"matched"`
+}
+
+// FindResult is one page of a query's documents, in its order, projected
+// to its fields. Bookmark starts the next page (set when the page is full).
+type FindResult struct {
+	Docs     [][]byte
+	Bookmark string
+	Plan     Plan
+}
+
+// scanLimit is how many documents Find may examine before it gives up: a
+// bound on one call's memory and time, far past any app's collection on a
+// device.
+const scanLimit = 10_000_000
+
+// Find runs q over collection's documents: the planner picks the index
+// that fixes the most leading fields by equality, then narrows by a range
+// of the next, then serves the sort (see Plan), and scans the collection
+// when none helps. Every candidate is checked against the whole selector,
+// so an index only ever saves work. It fails with 1912 (bad_query) for a
+// use_index that names no index, and 1208 for an illegal collection name.
+func (s *Store) Find(collection string, q *query.Query) (FindResult, error) {
+	var res FindResult
+	err := s.view(func(tx *txn) error {
+		var err error
+		res, err = s.find(tx, collection, q, false)
+		return err
+	})
+	return res, err
+}
+
+// FindJSON is Find with the query as PouchDB's find takes it (query.Parse).
+func (s *Store) FindJSON(collection string, q []byte) (FindResult, error) {
+	pq, err := ParseQuery(q)
+	if err != nil {
+		return FindResult{}, err
+	}
+	return s.Find(collection, pq)
+}
+
+// ParseQuery parses a query (query.Parse) and reports a malformed one as
+// an *Error with code bad_query.
+func ParseQuery(q []byte) (*query.Query, error) {
+	pq, err := query.Parse(q)
+	if err != nil {
+		return nil, newError(ErrBadQuery, "", "", "%v", err)
+	}
+	return pq, nil
+}
+
+// ParseSelector parses a selector (query.ParseSelector) and reports a
+// malformed one as an *Error with code bad_query.
+func ParseSelector(sel []byte) (*query.Selector, error) {
+	ps, err := query.ParseSelector(sel)
+	if err != nil {
+		return nil, newError(ErrBadQuery, "", "", "%v", err)
+	}
+	return ps, nil
+}
+
+// CountWhere returns how many of collection's documents sel matches.
+func (s *Store) CountWhere(collection string, sel *query.Selector) (int, error) {
+	var n int
+	err := s.view(func(tx *txn) error {
+		res, err := s.find(tx, collection, &query.Query{Selector: sel}, true)
+		n = res.Plan.Matched
+		return err
+	})
+	return n, err
+}
+
+// candidate is a document a query matched, with the key it sorts by.
+type candidate struct {
+	key []byte
+	doc string
+}
+
+// find runs q inside tx; with countOnly it only counts the matches.
+func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool) (FindResult, error) {
+	if err := ValidateCollectionName(collection); err != nil {
+		return FindResult{}, err
+	}
+	p, err := s.plan(tx, collection, q)
+	if err != nil {
+		return FindResult{}, err
+	}
+	after := q.After()
+	need := -1 // stop once the page is full, where the order allows
+	if q.Limit > 0 && p.plan.SortedByIndex && !countOnly {
+		need = q.Skip + q.Limit
+	}
+	var got []candidate
+	var lastPrefix []byte
+	var keyBuf []byte
+	var ferr error
+	visit := func(doc string) bool {
+		p.plan.Examined++
+		if p.plan.Examined > scanLimit {
+			ferr = newError(ErrBadQuery, "", "", "query examined more than %d documents", scanLimit)
+			return false
+		}
+		if !q.Selector.MatchString(doc) {
+			return true
+		}
+		if countOnly {
+			p.plan.Matched++
+			return true
+		}
+		v := gjson.Parse(doc)
+		keyBuf = q.AppendSortKey(keyBuf[:0], v)
+		if after != nil && bytes.Compare(keyBuf, after) <= 0 {
+			return true
+		}
+		p.plan.Matched++
+		prefix := keyBuf[:len(keyBuf)-len(v.Get("_id").Str)]
+		if need >= 0 && len(got) >= need && !bytes.Equal(prefix, lastPrefix) {
+			p.plan.Matched--
+			return false // past the page, and past every tie of its last document
+		}
+		key := append([]byte(nil), keyBuf...)
+		got = append(got, candidate{key: key, doc: doc})
+		lastPrefix = key[:len(prefix)]
+		return true
+	}
+	if err := p.scan(tx, visit); err != nil {
+		return FindResult{}, fmt.Errorf("find: %w", err)
+	}
+	if ferr != nil {
+		return FindResult{}, ferr
+	}
+	res := FindResult{Plan: p.plan}
+	if countOnly {
+		return res, nil
+	}
+	sort.Slice(got, func(i, j int) bool { return bytes.Compare(got[i].key, got[j].key) < 0 })
+	if q.Skip >= len(got) {
+		got = nil
+	} else {
+		got = got[q.Skip:]
+	}
+	if q.Limit > 0 && len(got) > q.Limit {
+		got = got[:q.Limit]
+	}
+	res.Docs = make([][]byte, len(got))
+	for i, c := range got {
+		res.Docs[i] = q.Project([]byte(c.doc))
+	}
+	if q.Limit > 0 && len(got) == q.Limit {
+		res.Bookmark = q.BookmarkFor(got[len(got)-1].key)
+	}
+	return res, nil
+}
+
+// plannedScan is a chosen way to read a query's candidates.
+type plannedScan struct {
+	plan   Plan
+	ix     *secIndex // nil: the collection's documents
+	lo, hi string    // the keys to read: lo inclusive, hi exclusive
+}
+
+// scan calls visit with each candidate document until it returns false.
+func (p *plannedScan) scan(tx *txn, visit func(doc string) bool) error {
+	if p.ix == nil {
+		return tx.AscendRange("", p.lo, p.hi, func(_, v string) bool { return visit(v) })
+	}
+	var gerr error
+	each := func(k, id string) bool {
+		doc, err := tx.Get(docPrefix + id)
+		if err != nil {
+			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, id, err)
+			return false
+		}
+		return visit(doc)
+	}
+	var err error
+	if p.plan.Descending {
+		err = tx.DescendLessOrEqual("", p.hi, func(k, id string) bool {
+			if k < p.lo {
+				return false
+			}
+			if k == p.hi {
+				return true
+			}
+			return each(k, id)
+		})
+	} else {
+		err = tx.AscendRange("", p.lo, p.hi, each)
+	}
+	if err == nil {
+		err = gerr
+	}
+	return err
+}
+
+// plan picks how to read collection for q.
+func (s *Store) plan(tx *txn, collection string, q *query.Query) (*plannedScan, error) {
+	docs := docPrefix + s.Prefix(collection) + s.sep
+	scan := &plannedScan{lo: docs, hi: docs + "\xff"}
+	indexes := tx.ixs.of(collection)
+	conds := map[string][]query.Cond{}
+	for _, c := range q.Selector.Conds() {
+		conds[c.Path.String()] = append(conds[c.Path.String()], c)
+	}
+	best, bestScore := (*secIndex)(nil), 0
+	var bestPlan Plan
+	var bestLo, bestHi []byte
+	for _, ix := range indexes {
+		if q.UseIndex != "" && ix.def.Name != q.UseIndex {
+			continue
+		}
+		pl, lo, hi := planIndex(ix, conds, q.Sort)
+		score := pl.Equality*4 + b2i(pl.Range)*2 + b2i(pl.SortedByIndex && len(q.Sort) > 0)
+		if best == nil && q.UseIndex != "" || score > bestScore {
+			best, bestScore, bestPlan, bestLo, bestHi = ix, score, pl, lo, hi
+		}
+	}
+	if q.UseIndex != "" && best == nil {
+		return nil, newError(ErrBadQuery, q.UseIndex, "", "use_index: collection %q has no index %q", collection, q.UseIndex)
+	}
+	if best == nil {
+		scan.plan.SortedByIndex = len(q.Sort) == 0 || onlyID(q.Sort)
+		return scan, nil
+	}
+	scan.ix, scan.plan = best, bestPlan
+	scan.lo, scan.hi = best.keyPfx+string(bestLo), best.keyPfx+string(bestHi)
+	return scan, nil
+}
+
+func onlyID(sortBy []query.SortField) bool {
+	return len(sortBy) == 1 && sortBy[0].Path.String() == "_id" && !sortBy[0].Desc
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// planIndex works out how ix serves a query with conds and sortBy: the
+// key range to read (relative to the index's key prefix) and the plan.
+func planIndex(ix *secIndex, conds map[string][]query.Cond, sortBy []query.SortField) (Plan, []byte, []byte) {
+	pl := Plan{Index: ix.def.Name, Fields: ix.def.Fields}
+	var prefix []byte
+	eqFields := map[string]bool{}
+	for _, f := range ix.fields {
+		v, ok := equalityOf(conds[f.String()])
+		if !ok {
+			break
+		}
+		prefix = query.AppendKey(prefix, v)
+		eqFields[f.String()] = true
+		pl.Equality++
+	}
+	lo := append([]byte(nil), prefix...)
+	hi := append(append([]byte(nil), prefix...), 0xFF)
+	if pl.Equality < len(ix.fields) {
+		if l, h, ok := rangeOf(conds[ix.fields[pl.Equality].String()]); ok {
+			lo = append(append([]byte(nil), prefix...), l...)
+			hi = append(append([]byte(nil), prefix...), h...)
+			pl.Range = true
+		}
+	}
+	// The sort, but for the fields equality fixes, must follow the index's
+	// next fields, all one way.
+	var rest []query.SortField
+	for _, f := range sortBy {
+		if !eqFields[f.Path.String()] {
+			rest = append(rest, f)
+		}
+	}
+	switch {
+	case len(rest) == 0:
+		pl.SortedByIndex = true
+	case len(rest) <= len(ix.fields)-pl.Equality:
+		ok := true
+		for i, f := range rest {
+			if f.Path.String() != ix.fields[pl.Equality+i].String() || f.Desc != rest[0].Desc {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			pl.SortedByIndex, pl.Descending = true, rest[0].Desc
+		}
+	}
+	return pl, lo, hi
+}
+
+// equalityOf returns the one value conds fix their field to, if they do.
+func equalityOf(conds []query.Cond) (v gjson.Result, ok bool) {
+	for _, c := range conds {
+		switch {
+		case c.Op == query.OpEq:
+			return c.Value, true
+		case c.Op == query.OpIn && len(c.Values) == 1:
+			return c.Values[0], true
+		}
+	}
+	return v, false
+}
+
+// rangeOf returns the key range every value meeting conds lies in (the
+// intersection of what each allows), if any condition bounds it.
+func rangeOf(conds []query.Cond) (lo, hi []byte, ok bool) {
+	for _, c := range conds {
+		var l, h []byte
+		switch c.Op {
+		case query.OpGt, query.OpGte, query.OpLt, query.OpLte:
+			l, h = query.TypeKeyBounds(c.Value)
+			k := query.AppendKey(nil, c.Value)
+			switch c.Op {
+			case query.OpGt:
+				l = append(k, 0xFF)
+			case query.OpGte:
+				l = k
+			case query.OpLt:
+				h = k
+			case query.OpLte:
+				h = append(k, 0xFF)
+			}
+		case query.OpIn:
+			if len(c.Values) == 0 {
+				continue
+			}
+			for i, v := range c.Values {
+				k := query.AppendKey(nil, v)
+				if i == 0 || bytes.Compare(k, l) < 0 {
+					l = k
+				}
+				if e := append(k, 0xFF); i == 0 || bytes.Compare(e, h) > 0 {
+					h = e
+				}
+			}
+		default:
+			continue
+		}
+		if !ok || bytes.Compare(l, lo) > 0 {
+			lo = l
+		}
+		if !ok || bytes.Compare(h, hi) < 0 {
+			hi = h
+		}
+		ok = true
+	}
+	if ok && bytes.Compare(lo, hi) > 0 {
+		hi = lo // nothing can match: an empty range
+	}
+	return lo, hi, ok
+}
