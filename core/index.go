@@ -340,8 +340,9 @@ func (s *Store) AdoptIndexes(defs []CollectionIndexes) error {
 							return err
 						}
 					}
-				case !ok && pend == "define":
-					// Made here, not sent yet: it stays.
+				case !ok && pend == "define" && !hasFields(c.Indexes, d.Fields):
+					// Made here, not sent yet: it stays. (One the server
+					// has under another name is dropped for that one.)
 				default:
 					if _, err := tx.Delete(ixdefPrefix + c.Collection + "/" + d.Name); err != nil {
 						return err
@@ -606,4 +607,20 @@ func (s *Store) endIndexes(t *txn, rebuild bool) error {
 	t.ixs = set
 	s.ixs.Store(set)
 	return nil
+}
+
+// CheckIndexDef validates def as CreateIndex does, naming it after its
+// fields when it has no name; a bad one fails with 1912 (bad_query).
+func CheckIndexDef(def *IndexDef) error {
+	_, err := checkIndexDef(def)
+	return err
+}
+
+func hasFields(defs []IndexDef, fields []string) bool {
+	for _, d := range defs {
+		if sameFields(d.Fields, fields) {
+			return true
+		}
+	}
+	return false
 }

@@ -144,6 +144,9 @@ func (r *Replicator) push(ctx context.Context, pullAfter bool) (int, error) {
 	if err := r.pushCollections(ctx); err != nil {
 		return 0, err
 	}
+	if err := r.pushIndexes(ctx); err != nil {
+		return 0, err
+	}
 	depth := 1
 	if r.cli.PipelinesPushes() {
 		depth = 2
@@ -470,9 +473,14 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 				total += n
 			}
 			if defs != nil {
-				return total, r.adoptAll(defs)
+				err = r.adoptAll(defs)
+			} else {
+				err = r.pullCollections(ctx)
 			}
-			return total, r.pullCollections(ctx)
+			if err != nil {
+				return total, err
+			}
+			return total, r.pullIndexes(ctx)
 		}
 	}
 }
