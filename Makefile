@@ -148,6 +148,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzSplitArray -fuzztime=60s ./internal/jsontext/
 	$(GO) test -run '^$$' -fuzz=FuzzPlainRun -fuzztime=60s ./internal/jsontext/
 	$(GO) test -run '^$$' -fuzz='^FuzzScanBody$$' -fuzztime=60s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzParseSelector$$' -fuzztime=60s ./core/query/
+	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/
+	$(GO) test -run '^$$' -fuzz='^FuzzAppendKey$$' -fuzztime=30s ./core/query/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:

@@ -173,3 +173,41 @@ func ExampleEncodeRev() {
 	// 1785857268822 0 A
 	// _l6zhVDW---B
 }
+
+func ExampleStore_Find() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+	_, _, _ = s.CreateIndex(ctx, "todos", core.IndexDef{Fields: []string{"done", "created"}})
+	for i, title := range []string{"milk", "bread", "tea", "jam"} {
+		doc := fmt.Sprintf(`{"_key":%q,"done":%v,"created":%d}`, title, i == 1, i)
+		_, _ = s.Insert(ctx, "todos", []byte(doc), nil)
+	}
+	q, _ := core.ParseQuery([]byte(`{"selector":{"done":false},"sort":[{"created":"desc"}],"limit":2,"fields":["_key"]}`))
+	res, _ := s.Find("todos", q)
+	for _, d := range res.Docs {
+		fmt.Println(string(d))
+	}
+	fmt.Println(res.Plan.Index, res.Plan.Examined)
+	// Output:
+	// {"_key":"jam"}
+	// {"_key":"tea"}
+	// idx-done-created 3
+}
+
+func ExampleStore_WatchQuery() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+	q, _ := core.ParseQuery([]byte(`{"selector":{"done":false},"sort":["_key"],"fields":["_key"]}`))
+	results := make(chan core.LiveResult, 4)
+	stop, _ := s.WatchQuery("todos", q, func(r core.LiveResult) { results <- r })
+	defer stop()
+	fmt.Println(len((<-results).Docs)) // the first result
+	_, _ = s.Insert(ctx, "todos", []byte(`{"_key":"milk","done":false}`), nil)
+	r := <-results
+	fmt.Println(string(r.Docs[0]), r.Changes[0].Kind, r.Reran)
+	// Output:
+	// 0
+	// {"_key":"milk"} added false
+}
