@@ -12,9 +12,10 @@
 
 import { collectionWrites } from './collection.js';
 import { openStore } from './index.js';
+import { HostWatches } from './query.js';
 
 /** methods are the Store methods a tab may call. */
-const methods = new Set(['put', 'putMany', '_putManyText', 'get', '_getMany', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch']);
+const methods = new Set(['put', 'putMany', '_putManyText', 'get', '_getMany', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch', '_query', '_watchQuery', '_unwatchQuery']);
 const writes = new Set(['put', 'putMany', '_putManyText', 'delete', '_saveBatch']);
 
 /**
@@ -98,6 +99,13 @@ export class Host {
             if (hold.when === 'made') await receiptedCall(s.entry.store, msg).catch(() => {});
             hold.resolve(msg.m);
             return;
+          }
+          if (msg.m === '_watchQuery' || msg.m === '_unwatchQuery') {
+            // Live queries run here; their results go to the tab as 'query' events.
+            s.watches ??= new HostWatches();
+            if (msg.m === '_watchQuery') await s.watches.start(s.entry.store, msg.args ?? [], (payload) => port.postMessage({ t: 'event', sid: msg.sid, type: 'query', payload }));
+            else s.watches.stop(msg.args?.[0]);
+            return reply(msg.rid, undefined);
           }
           let value = withReceipt ? await receiptedCall(s.entry.store, msg) : await s.entry.store[msg.m](...(msg.args ?? []));
           if (msg.m === 'putMany') value = value.map((r) => (r instanceof Error ? { __hiloError: plainError(r) } : r));
@@ -196,6 +204,7 @@ export class Host {
     const s = this.#sessions.get(sid);
     if (!s) return;
     this.#sessions.delete(sid);
+    s.watches?.stopAll();
     const { entry } = s;
     entry.sessions.delete(sid);
     // The tab's writes through this session can no longer be sent again.

@@ -607,3 +607,164 @@ export declare class Store {
  * installed on `globalThis`.
  */
 export declare function openStore(options: OpenOptions): Promise<Store>;
+
+// Queries, indexes and live queries (query.js; js/README.md, "Queries").
+
+/** A Mango selector: `{field: value}`, `{field: {$op: arg}}`, `$and`, `$or`, `$nor`, `$not`. */
+export type Selector = { [fieldOrOperator: string]: unknown };
+
+/** One sort criterion: a field path (ascending) or `{path: 'asc' | 'desc'}`. */
+export type SortField = string | { [path: string]: 'asc' | 'desc' };
+
+/** A query in PouchDB's find shape. */
+export interface FindQuery {
+  /** Which documents; `{}` matches every one. */
+  selector: Selector;
+  /** The order, then `_id`; by `_id` without one. */
+  sort?: SortField[];
+  /** At most this many documents. */
+  limit?: number;
+  /** Documents to pass over first (at most 1,048,576; a bookmark pages further). */
+  skip?: number;
+  /** The fields each document is cut down to; all without. */
+  fields?: string[];
+  /** An earlier page's `bookmark`: this page starts after its last document. */
+  bookmark?: string;
+  /** The index to use, by name, where the planner should not choose. */
+  use_index?: string;
+}
+
+/** A page of a query's documents. */
+export interface FindResult<T extends object = Document> {
+  docs: Stored<T>[];
+  /** Starts the next page (`find` with `bookmark`); absent when the page is not full. */
+  bookmark?: string;
+}
+
+/** How a query ran ({@link Store.explain}). */
+export interface QueryPlan {
+  /** The index used; `''` when the collection was scanned. */
+  index: string;
+  /** The index's fields. */
+  fields?: string[];
+  /** How many of the index's leading fields the selector fixes by equality. */
+  equality: number;
+  /** Whether a range of the next field narrowed the read. */
+  range: boolean;
+  /** Whether the index gave the documents in the query's order (the read stopped once the page was full). */
+  sortedByIndex: boolean;
+  /** Whether the index was read backwards. */
+  descending: boolean;
+  /** Documents read. */
+  examined: number;
+  /** Documents the selector took. */
+  matched: number;
+}
+
+/** An index definition: its fields in order, and a name (else one made from the fields). */
+export interface IndexOptions {
+  fields: (string | { [field: string]: 'asc' })[];
+  name?: string;
+}
+
+/** A collection's index, in PouchDB's shape. */
+export interface IndexInfo {
+  name: string;
+  type: 'json';
+  def: { fields: { [field: string]: 'asc' }[] };
+}
+
+/** One difference between two results of a live query. */
+export interface LiveChange<T extends object = Document> {
+  /** `added` at `index`; `removed` from `oldIndex`; `changed` in place; `moved` from `oldIndex` to `index`. */
+  type: 'added' | 'removed' | 'changed' | 'moved';
+  id: string;
+  /** Its place in `docs`; -1 when removed. */
+  index: number;
+  /** Its place in the last result; -1 when added. */
+  oldIndex: number;
+  /** The document now (`docs[index]`); absent when removed. */
+  doc?: Stored<T>;
+}
+
+/** A live query's result: all its documents and what changed since the last one. */
+export interface LiveResult<T extends object = Document> {
+  docs: Stored<T>[];
+  changes: LiveChange<T>[];
+}
+
+/** A running live query. */
+export interface LiveQuery {
+  /** Resolves after the first result; rejects (`bad_query`) when the query cannot run. */
+  readonly ready: Promise<void>;
+  /** Stops it: the callback is not called again. */
+  close(): void;
+}
+
+export interface Store {
+  /** Defines an index of `collection` (kept by every write, replicated to every client of the database). */
+  createIndex(collection: string, index: IndexOptions): Promise<{ result: 'created' | 'exists'; name: string }>;
+  /** The indexes of `collection`. */
+  getIndexes(collection: string): Promise<{ indexes: IndexInfo[] }>;
+  /** Drops the index `name` of `collection`; `not_found` when there is none. */
+  deleteIndex(collection: string, name: string): Promise<{ ok: true }>;
+  /** The page of `collection`'s documents `query` asks for; `bad_query` (1912) when it cannot run. */
+  find<T extends object = Document>(collection: string, query: FindQuery): Promise<FindResult<T>>;
+  /** Runs `query` and resolves to how it ran: the index it used, what it examined. */
+  explain(collection: string, query: FindQuery): Promise<QueryPlan>;
+  /** How many documents of `collection` the selector matches (all without one). */
+  count(collection: string, options?: { selector?: Selector }): Promise<number>;
+  /**
+   * Runs `query` over `collection` and keeps running it: `callback` gets the
+   * first result, then a new one after every local, other tab's or remote
+   * write that changes it.
+   */
+  watchQuery<T extends object = Document>(collection: string, query: FindQuery, callback: (result: LiveResult<T>) => void): LiveQuery;
+}
+
+/** The comparison a session query's `orderBy` sorts with (all the same to hilodb's collation). */
+export type OrderingType = 'String' | 'Long' | 'Double' | 'AlphaNumeric';
+
+/** A RavenDB-style query of a session, compiled to one Mango query. */
+export interface DocumentQuery<T extends object> {
+  whereEquals(field: string, value: unknown): this;
+  whereNotEquals(field: string, value: unknown): this;
+  whereGreaterThan(field: string, value: unknown): this;
+  whereGreaterThanOrEqual(field: string, value: unknown): this;
+  whereLessThan(field: string, value: unknown): this;
+  whereLessThanOrEqual(field: string, value: unknown): this;
+  /** `from <= field <= to`. */
+  whereBetween(field: string, from: unknown, to: unknown): this;
+  whereIn(field: string, values: unknown[]): this;
+  /** The field is a string starting with `prefix` (case-sensitive). */
+  whereStartsWith(field: string, prefix: string): this;
+  whereExists(field: string): this;
+  /** Negates the next condition or subclause. */
+  not(): this;
+  andAlso(): this;
+  orElse(): this;
+  openSubclause(): this;
+  closeSubclause(): this;
+  orderBy(field: string, ordering?: OrderingType): this;
+  orderByDescending(field: string, ordering?: OrderingType): this;
+  skip(count: number): this;
+  take(count: number): this;
+  /** Projects the results to these fields: plain objects, not tracked. */
+  selectFields<P extends object = Document>(...fields: (string | string[])[]): DocumentQuery<P>;
+  /** The Mango query it compiles to. */
+  toQuery(): FindQuery;
+  all(): Promise<T[]>;
+  /** The first result; `not_found` (1202) when there is none. */
+  first(): Promise<T>;
+  firstOrNull(): Promise<T | null>;
+  /** The one result; `not_found` when there is none, `bad_request` when there are more. */
+  single(): Promise<T>;
+  count(): Promise<number>;
+  any(): Promise<boolean>;
+}
+
+export interface Session {
+  /** A query of a collection's documents, tracked by the session as `load` tracks them. */
+  query<T extends object = Document>(options: { collection: string; documentType?: EntityType }): DocumentQuery<T>;
+  query<T extends object>(documentType: abstract new (...args: never[]) => T): DocumentQuery<T>;
+}

@@ -15,6 +15,7 @@ import { ReadCache } from './cache.js';
 import { openPersistence } from './persist.js';
 import { fastKey, inNode, runtime } from './runtime.js';
 import { Feed } from './watch.js';
+import { installQueries, queryOps } from './query.js';
 
 /**
  * Opens a store connected to a hilodb sync server.
@@ -346,6 +347,8 @@ export class Store {
         this.#sendPuts();
         return raw.saveBatch(t);
       },
+      find: (c, q) => this.find(c, q),
+      count: (c, q) => this.count(c, q),
     };
     return new Session(store, this.conventions, hiloError, options);
   }
@@ -488,6 +491,26 @@ export class Store {
     return this.#feed.watch(listener, options, (err) => this.#events.emit('error', err));
   }
 
+  /** @internal Runs a query call of Go's store (query.js: queryOps). */
+  _query(op, ...args) {
+    this.#sendPuts();
+    if (!queryOps.has(op)) return Promise.reject(hiloError('bad_request', 400, `unknown query call ${op}`));
+    return this.#raw[op](...args);
+  }
+
+  /** @internal Starts a live query (query.js); resolves to the function that stops it. */
+  _watchQuery(collection, text, onText) {
+    this.#sendPuts();
+    return this.#raw.watchQuery(collection, text, onText).then((n) => () => {
+      this.#raw.unwatchQuery(n).catch(() => {});
+    });
+  }
+
+  /** @internal Reports err to the 'error' listeners (query.js). */
+  _emitError(err) {
+    this.#events.emit('error', err);
+  }
+
   /** @internal The shared worker forwards the feed's heads to the tabs. */
   _onFeedHead(fn) {
     this.#feed?.onHead(fn);
@@ -549,6 +572,8 @@ export class Store {
     return this.#raw.close().then(() => undefined);
   }
 }
+
+installQueries(Store);
 
 const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 

@@ -2,6 +2,8 @@
 // store.openSession() tracks entities and saveChanges() writes them in one
 // transaction; store.conventions maps classes to collections and ids.
 
+import { DocumentQuery } from './documentquery.js';
+
 const METADATA = '@metadata';
 const NODE_TYPE = 'Raven-Node-Type';
 
@@ -270,6 +272,13 @@ export class Session {
       if (err.code === 'not_found') return null;
       throw err;
     }
+    return this.#entityOf(id, doc, documentType);
+  }
+
+  // entityOf tracks the stored document doc (whose _id is id) as an
+  // entity: an instance of documentType if given, else of the class
+  // registered under its Raven-Node-Type.
+  #entityOf(id, doc, documentType) {
     const meta = doc[METADATA] ?? {};
     const Type = documentType ?? (meta[NODE_TYPE] ? this.#conv.findJsType(meta[NODE_TYPE]) : undefined);
     const entity = Type ? Object.create(Type.prototype) : {};
@@ -280,6 +289,42 @@ export class Session {
     t.snapshot = bodyOf(t, this.#conv);
     this.#track(t);
     return entity;
+  }
+
+  /**
+   * A query of a collection's documents: query({collection, documentType?})
+   * or query(Class), the collection of Class. Its results are tracked as
+   * load's are (an entity already tracked comes back as it is here).
+   */
+  query(options) {
+    let collection;
+    let Type;
+    if (typeof options === 'function') {
+      Type = options;
+      collection = this.#conv.collectionOfAsync(Object.create(Type.prototype));
+    } else {
+      if (options === null || typeof options !== 'object') throw this.#hiloError('bad_query', 1912, 'query: want a class or {collection}');
+      const { collection: c, documentType, ...rest } = options;
+      const unknown = Object.keys(rest);
+      if (unknown.length > 0) throw this.#hiloError('bad_query', 1912, `query: unknown option ${JSON.stringify(unknown[0])}; want collection or documentType (indexName is not served)`);
+      if (typeof c !== 'string' || c === '') throw this.#hiloError('bad_query', 1912, 'query: collection must be a non-empty string');
+      if (documentType !== undefined && typeof documentType !== 'function') throw this.#hiloError('bad_query', 1912, 'query: documentType must be a class');
+      collection = Promise.resolve(c);
+      Type = documentType;
+    }
+    collection.catch(() => {}); // answered by the call that runs the query
+    const run = {
+      collection,
+      idProperty: this.#conv.identityProperty,
+      find: (c, q) => this.#raw.find(c, q),
+      count: (c, q) => this.#raw.count(c, q),
+      track: (doc) => {
+        const known = this.#byId.get(doc._id);
+        if (known) return known.deleted ? null : known.entity;
+        return this.#entityOf(doc._id, doc, Type);
+      },
+    };
+    return new DocumentQuery(run, this.#hiloError);
   }
 
   /** Marks an entity, or the document with an id, for deletion. */

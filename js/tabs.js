@@ -13,6 +13,7 @@ import { Collection, collectionWrites } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { Group, PutGroup, TaskMark, groupable } from './group.js';
 import { Feed } from './watch.js';
+import { SharedWatches, installQueries } from './query.js';
 
 let broker; // this realm's connection to the shared worker
 let nextRid = 0;
@@ -103,7 +104,7 @@ const lostHost = Symbol('lost host');
 // safe are the calls sent again to the next host when their host went
 // away before answering: those that change nothing, or whose repeat
 // changes nothing more.
-const safe = new Set(['get', '_getMany', 'list', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', 'changes', '_names', '_generateId']);
+const safe = new Set(['get', '_getMany', 'list', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', 'changes', '_names', '_generateId', '_watchQuery', '_unwatchQuery']);
 const safeCollectionOps = new Set(['document', 'documents', 'count']);
 
 // receipted are the writes sent with a receipt (host.js): sent again to the
@@ -132,6 +133,9 @@ class Link {
   #closed = false;
   #id = crypto.randomUUID().slice(0, 8); // names this Link's receipts
   #wseq = 0; // sequence of its receipted writes
+  #attached = 0; // how many times it opened the store at a host
+  /** onReattached, if set, is called once the store is open at a new host. */
+  onReattached = null;
 
   constructor(options, hiloError, onEvent) {
     this.persist = options.persist;
@@ -164,6 +168,7 @@ class Link {
         this.#port = port;
         try {
           this.#sid = await this.#send(port, { t: 'open', options: this.#options, link: this.#id });
+          if (this.#attached++ > 0) this.onReattached?.();
           return;
         } catch (err) {
           if (err !== lostHost) throw err;
@@ -239,7 +244,7 @@ class Link {
           resend = true;
           continue;
         }
-        if (!safe.has(m) && !(m === '_collectionOp' && safeCollectionOps.has(args[0]))) {
+        if (!safe.has(m) && !(m === '_collectionOp' && safeCollectionOps.has(args[0])) && !(m === '_query' && args[0] !== 'deleteIndex')) {
           throw this.#hiloError('unavailable', 503, `${m}: the tab that ran the shared store went away before it answered; the write may or may not be stored (retry it)`);
         }
       }
@@ -275,10 +280,13 @@ export async function openShared(options, { hiloError, Emitter }) {
   }
   const events = new Emitter();
   let feed;
+  const watches = new SharedWatches((m, args) => link.call(m, args));
   const link = new Link(plain, hiloError, (type, payload) => {
     if (type === 'feed') feed?.notify(payload);
+    else if (type === 'query') watches.deliver(payload);
     else events.emit(type, type === 'error' ? hiloError(payload.code, payload.num, payload.message) : payload);
   });
+  link.onReattached = () => watches.resume();
   links.add(link);
   try {
     await link.opened;
@@ -289,7 +297,7 @@ export async function openShared(options, { hiloError, Emitter }) {
   feed = options.changeFeed ? new Feed((since, limit) => link.call('changes', [{ since, limit }]), hiloError) : undefined;
   const names = new SharedNames((kind, name) => link.call('_names', [kind, name]), hiloError);
   await names.fetch('separator', '');
-  return new SharedStore(link, events, hiloError, feed, names);
+  return new SharedStore(link, events, hiloError, feed, names, watches);
 }
 
 /** SharedStore is a Store whose work is done by a host (host.js). */
@@ -301,8 +309,10 @@ class SharedStore {
   #feed;
   #names;
   #conventions;
+  #watches;
 
-  constructor(link, events, hiloError, feed, names) {
+  constructor(link, events, hiloError, feed, names, watches) {
+    this.#watches = watches;
     this.#link = link;
     this.#events = events;
     this.#hiloError = hiloError;
@@ -449,6 +459,8 @@ class SharedStore {
       get: (id) => this.get(id),
       generateId: (c) => this.#call('_generateId', c),
       saveBatch: (text) => this.#call('_saveBatch', text),
+      find: (c, q) => this.find(c, q),
+      count: (c, q) => this.count(c, q),
     };
     return new Session(raw, this.conventions, this.#hiloError, options);
   }
@@ -486,6 +498,24 @@ class SharedStore {
     return this.#feed.watch(listener, options, (err) => this.#events.emit('error', err));
   }
 
+  /** @internal A query call (query.js), run at the host. */
+  _query(op, ...args) {
+    return this.#call('_query', op, ...args);
+  }
+
+  /** @internal A live query (query.js), run at the host. */
+  _watchQuery(collection, text, onText) {
+    if (this.#closed) return Promise.reject(this.#hiloError('closed', 1902, 'store is closed'));
+    this.#sendGets();
+    this.#sendPuts();
+    return this.#after(() => this.#watches.start(collection, text, onText));
+  }
+
+  /** @internal Reports err to the 'error' listeners (query.js). */
+  _emitError(err) {
+    this.#events.emit('error', err);
+  }
+
   conflicts(id) {
     return this.#call('conflicts', id);
   }
@@ -513,10 +543,13 @@ class SharedStore {
     this.#sendPuts();
     this.#closed = true;
     this.#feed?.close();
+    this.#watches.close();
     await this.#group; // the puts made before close are sent first
     await this.#link.close();
   }
 }
+
+installQueries(SharedStore);
 
 /**
  * SharedNames answers the conventions' name lookups in a tab from what the

@@ -303,6 +303,7 @@ func (a *api) closeArgs(args []js.Value) (func() (any, error), error) {
 		if h == nil {
 			return nil, nil // closing twice is fine
 		}
+		a.dropWatches(h)
 		return nil, h.shutdown()
 	}, nil
 }

@@ -33,6 +33,8 @@
 //	putMany(collection, docs) → Promise<[doc | {__hiloError}]>: one transaction (bulk.go);
 //	                        a fifth argument true: the array as one JSON text
 //	list(collection, limit, after) → Promise<{docs, next}>: a page in key order (bulk.go)
+//	createIndex, getIndexes, deleteIndex, find, count, watchQuery, unwatchQuery
+//	                      → queries and indexes (query.go)
 //	close()               → Promise<undefined>
 //	number                the store's number, for the fast path of get
 //	dropLog               with the dropLog option: the address of the drop
@@ -213,6 +215,8 @@ type api struct {
 	putMany, list, getText, putText, putIn, collection js.Func
 	saveBatch, generateID, names, identity             js.Func
 	changes, receipt, dropReceipts                     js.Func
+	q                                                  queryCalls // query.go
+	watches                                            watches
 
 	mu     sync.Mutex
 	stores map[int]*handle
@@ -223,7 +227,8 @@ type api struct {
 var lastStore atomic.Int32
 
 func newAPI() *api {
-	a := &api{stores: make(map[int]*handle)}
+	a := &api{stores: make(map[int]*handle), watches: watches{all: make(map[int]*liveWatch)}}
+	a.newQueryCalls()
 	a.put = async(a.putArgs)
 	a.get = immediate(a.getArgs)
 	a.getText = direct(a.getTextCall)
@@ -472,6 +477,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 	} {
 		obj.Set(name, fn.Call("bind", js.Null(), id))
 	}
+	a.bindQueries(obj, id)
 	obj.Set("number", id)
 	if h.drops != nil {
 		obj.Set("dropLog", h.drops.addr())

@@ -15,6 +15,12 @@ import {
   type DocumentError,
   type DocumentResult,
   type FeedEntry,
+  type FindQuery,
+  type FindResult,
+  type IndexInfo,
+  type LiveQuery,
+  type LiveResult,
+  type QueryPlan,
 } from '../index.js';
 
 interface Order {
@@ -109,4 +115,61 @@ export async function useStore(): Promise<void> {
   await store.createCollection('x', { keyOptions: { type: 'snowflake' } });
   // @ts-expect-error openSession takes useOptimisticConcurrency only
   store.openSession({ noTracking: true });
+}
+
+export async function useQueries(store: Store): Promise<void> {
+  const made: { result: 'created' | 'exists'; name: string } = await store.createIndex('orders', { fields: ['item', { qty: 'asc' }], name: 'by-item' });
+  const { indexes }: { indexes: IndexInfo[] } = await store.getIndexes('orders');
+  const fields: { [f: string]: 'asc' }[] = indexes[0].def.fields;
+  const page: FindResult<Order> = await store.find<Order>('orders', { selector: { item: 'apple', qty: { $gt: 1 } }, sort: [{ qty: 'desc' }], limit: 20 });
+  const qty: number = page.docs[0].qty;
+  const next = await store.find<Order>('orders', { selector: {}, bookmark: page.bookmark, fields: ['item'] });
+  const plan: QueryPlan = await store.explain('orders', { selector: { item: 'apple' }, use_index: 'by-item' });
+  const used: string = plan.index;
+  const n: number = await store.count('orders', { selector: { qty: { $lt: 3 } } });
+  const live: LiveQuery = store.watchQuery<Order>('orders', { selector: { qty: { $gte: 1 } } }, (r: LiveResult<Order>) => {
+    for (const c of r.changes) {
+      const kind: 'added' | 'removed' | 'changed' | 'moved' = c.type;
+      const item: string | undefined = c.doc?.item;
+      void kind;
+      void item;
+    }
+    const first: number | undefined = r.docs[0]?.qty;
+    void first;
+  });
+  await live.ready;
+  live.close();
+  const dropped: { ok: true } = await store.deleteIndex('orders', made.name);
+  void fields;
+  void qty;
+  void next;
+  void used;
+  void n;
+  void dropped;
+  // @ts-expect-error a query needs a selector
+  await store.find('orders', { limit: 3 });
+}
+
+class Product {
+  name = '';
+  price = 0;
+}
+
+export async function useSessionQueries(store: Store): Promise<void> {
+  const session = store.openSession();
+  const cheap: Product[] = await session.query(Product).whereLessThan('price', 10).orderBy('name').take(5).all();
+  const one: Product | null = await session.query(Product).whereEquals('name', 'tea').firstOrNull();
+  const named = await session.query<Product>({ collection: 'Products' }).whereStartsWith('name', 'te').not().whereExists('gone').single();
+  const price: number = named.price;
+  const n: number = await session.query(Product).openSubclause().whereIn('name', ['a', 'b']).orElse().whereBetween('price', 1, 2).closeSubclause().count();
+  const any: boolean = await session.query(Product).whereNotEquals('price', 0).andAlso().whereGreaterThanOrEqual('price', 1).any();
+  const names: { name: string }[] = await session.query(Product).orderByDescending('price').skip(1).selectFields<{ name: string }>('name').all();
+  const q: FindQuery = session.query(Product).whereGreaterThan('price', 3).whereLessThanOrEqual('price', 9).toQuery();
+  void cheap;
+  void one;
+  void price;
+  void n;
+  void any;
+  void names;
+  void q;
 }

@@ -1,0 +1,303 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+	"syscall/js"
+
+	"github.com/hilodb/hilodb/core"
+)
+
+// Queries and indexes (core's find.go, index.go and live.go). Queries,
+// selectors and index definitions cross as JSON text, made by index.js
+// with JSON.stringify; results come back as JSON text too, parsed once by
+// the host's JSON.parse:
+//
+//	createIndex(collection, defText)      → Promise<{result: "created"|"exists", name}>
+//	getIndexes(collection)                → Promise<{indexes: [{name, type, def: {fields: [{f: "asc"}]}}]}>
+//	deleteIndex(collection, name)         → Promise<{ok: true}>
+//	find(collection, queryText, explain)  → Promise<{docs, bookmark?}>, or with explain the plan
+//	count(collection, selectorText)       → Promise<number>
+//	watchQuery(collection, queryText, fn) → Promise<watch number>; fn(resultText) for each result (liveResultJSON)
+//	unwatchQuery(watch number)            → Promise<undefined>
+
+// queryCalls are the query functions of the api.
+type queryCalls struct {
+	createIndex, getIndexes, deleteIndex, find, count, watchQuery, unwatchQuery js.Func
+}
+
+func (a *api) newQueryCalls() {
+	a.q.createIndex = async(a.createIndexArgs)
+	a.q.getIndexes = immediate(a.getIndexesArgs)
+	a.q.deleteIndex = async(a.deleteIndexArgs)
+	a.q.find = immediate(a.findArgs)
+	a.q.count = immediate(a.countArgs)
+	a.q.watchQuery = async(a.watchQueryArgs)
+	a.q.unwatchQuery = async(a.unwatchQueryArgs)
+}
+
+// bindQueries sets the query functions on the store object of store id.
+func (a *api) bindQueries(obj js.Value, id int) {
+	for name, fn := range map[string]js.Func{
+		"createIndex": a.q.createIndex, "getIndexes": a.q.getIndexes, "deleteIndex": a.q.deleteIndex,
+		"find": a.q.find, "count": a.q.count, "watchQuery": a.q.watchQuery, "unwatchQuery": a.q.unwatchQuery,
+	} {
+		obj.Set(name, fn.Call("bind", js.Null(), id))
+	}
+}
+
+// collectionAndText reads the collection and a JSON text after the store
+// number: the arguments of every query call.
+func collectionAndText(args []js.Value, op, what string) (coll, text string, err error) {
+	if coll, err = stringArg(args, 1, op+": collection"); err != nil {
+		return "", "", err
+	}
+	text, err = stringArg(args, 2, op+": "+what)
+	return coll, text, err
+}
+
+func (a *api) createIndexArgs(args []js.Value) (func() (any, error), error) {
+	coll, text, err := collectionAndText(args, "createIndex", "index")
+	if err != nil {
+		return nil, err
+	}
+	var def core.IndexDef
+	if err := json.Unmarshal([]byte(text), &def); err != nil {
+		return nil, &argError{"createIndex: want {fields: [names], name?}"}
+	}
+	return a.onStore(args, func(h *handle) (any, error) {
+		name, created, err := h.store.CreateIndex(h.ctx, coll, def)
+		if err != nil {
+			return nil, err
+		}
+		result := "exists"
+		if created {
+			result = "created"
+		}
+		return object("result", result, "name", name), nil
+	})
+}
+
+func (a *api) getIndexesArgs(args []js.Value) (func() (any, error), error) {
+	return a.withString(args, "getIndexes: collection", func(h *handle, coll string) (any, error) {
+		if err := core.ValidateCollectionName(coll); err != nil {
+			return nil, err
+		}
+		defs, err := h.store.Indexes(coll)
+		if err != nil {
+			return nil, err
+		}
+		// PouchDB's shape: each field as {name: "asc"}.
+		type def struct {
+			Fields []map[string]string `json:"fields"`
+		}
+		type index struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+			Def  def    `json:"def"`
+		}
+		out := struct {
+			Indexes []index `json:"indexes"`
+		}{Indexes: make([]index, len(defs))}
+		for i, d := range defs {
+			ix := index{Name: d.Name, Type: "json", Def: def{Fields: make([]map[string]string, len(d.Fields))}}
+			for j, f := range d.Fields {
+				ix.Def.Fields[j] = map[string]string{f: "asc"}
+			}
+			out.Indexes[i] = ix
+		}
+		return jsonValue(out)
+	})
+}
+
+func (a *api) deleteIndexArgs(args []js.Value) (func() (any, error), error) {
+	coll, name, err := collectionAndText(args, "deleteIndex", "name")
+	if err != nil {
+		return nil, err
+	}
+	return a.onStore(args, func(h *handle) (any, error) {
+		if err := h.store.DeleteIndex(h.ctx, coll, name); err != nil {
+			return nil, err
+		}
+		return object("ok", true), nil
+	})
+}
+
+// findArgs runs a query on the event loop (a read of the in-memory store):
+// its page as {docs, bookmark?}, or with a third argument true its plan.
+func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
+	coll, text, err := collectionAndText(args, "find", "query")
+	if err != nil {
+		return nil, err
+	}
+	explain := arg(args, 3).Truthy()
+	return a.onStore(args, func(h *handle) (any, error) {
+		res, err := h.store.FindJSON(coll, []byte(text))
+		if err != nil {
+			return nil, err
+		}
+		if explain {
+			return jsonValue(res.Plan)
+		}
+		return parseJSON(appendPage(nil, res.Docs, res.Bookmark)), nil
+	})
+}
+
+// appendPage appends {"docs": [...], "bookmark": "..."} (no bookmark when
+// the page is the last).
+func appendPage(out []byte, docs [][]byte, bookmark string) []byte {
+	out = appendDocs(append(out, `{"docs":`...), docs)
+	if bookmark != "" {
+		out = appendString(append(out, `,"bookmark":`...), bookmark)
+	}
+	return append(out, '}')
+}
+
+// appendDocs appends the documents as a JSON array.
+func appendDocs(out []byte, docs [][]byte) []byte {
+	out = append(out, '[')
+	for i, d := range docs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, d...)
+	}
+	return append(out, ']')
+}
+
+func (a *api) countArgs(args []js.Value) (func() (any, error), error) {
+	coll, text, err := collectionAndText(args, "count", "selector")
+	if err != nil {
+		return nil, err
+	}
+	return a.onStore(args, func(h *handle) (any, error) {
+		sel, err := core.ParseSelector([]byte(text))
+		if err != nil {
+			return nil, err
+		}
+		return h.store.CountWhere(coll, sel)
+	})
+}
+
+// watches are the live queries of every store of the api, by number.
+type watches struct {
+	mu   sync.Mutex
+	last int
+	all  map[int]*liveWatch
+}
+
+// liveWatch is one live query: its store and the function that stops it.
+type liveWatch struct {
+	h    *handle
+	stop func()
+}
+
+func (a *api) watchQueryArgs(args []js.Value) (func() (any, error), error) {
+	coll, text, err := collectionAndText(args, "watchQuery", "query")
+	if err != nil {
+		return nil, err
+	}
+	fn := arg(args, 3)
+	if fn.Type() != js.TypeFunction {
+		return nil, &argError{"watchQuery: callback must be a function"}
+	}
+	return a.onStore(args, func(h *handle) (any, error) {
+		q, err := core.ParseQuery([]byte(text))
+		if err != nil {
+			return nil, err
+		}
+		// The watch is known before its first result can come.
+		a.watches.mu.Lock()
+		a.watches.last++
+		n := a.watches.last
+		w := &liveWatch{h: h}
+		a.watches.all[n] = w
+		a.watches.mu.Unlock()
+		stop, err := h.store.WatchQuery(coll, q, func(r core.LiveResult) {
+			// From the query's goroutine: the callback only queues the text.
+			protect(func() (any, error) { fn.Invoke(string(liveResultJSON(r))); return nil, nil })
+		})
+		if err != nil {
+			a.dropWatch(n)
+			return nil, err
+		}
+		a.watches.mu.Lock()
+		if a.watches.all[n] == w {
+			w.stop = stop
+		} else {
+			defer stop() // unwatched already
+		}
+		a.watches.mu.Unlock()
+		return n, nil
+	})
+}
+
+func (a *api) unwatchQueryArgs(args []js.Value) (func() (any, error), error) {
+	v := arg(args, 1)
+	if v.Type() != js.TypeNumber {
+		return nil, &argError{"unwatchQuery: want the number watchQuery gave"}
+	}
+	n := v.Int()
+	return func() (any, error) { a.dropWatch(n); return nil, nil }, nil
+}
+
+// dropWatch stops watch n, if it runs.
+func (a *api) dropWatch(n int) {
+	a.watches.mu.Lock()
+	w := a.watches.all[n]
+	delete(a.watches.all, n)
+	a.watches.mu.Unlock()
+	if w != nil && w.stop != nil {
+		w.stop()
+	}
+}
+
+// dropWatches stops every live query of h (the store is closing).
+func (a *api) dropWatches(h *handle) {
+	a.watches.mu.Lock()
+	var stops []func()
+	for n, w := range a.watches.all {
+		if w.h == h {
+			delete(a.watches.all, n)
+			if w.stop != nil {
+				stops = append(stops, w.stop)
+			}
+		}
+	}
+	a.watches.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
+}
+
+// liveResultJSON is a live query's result as query.js takes it:
+// {"docs": [...], "changes": [{"type", "id", "index", "oldIndex"}]}; a
+// change's document is docs[index], which query.js gives it.
+func liveResultJSON(r core.LiveResult) []byte {
+	size := 64
+	for _, d := range r.Docs {
+		size += len(d) + 1
+	}
+	out := appendDocs(append(make([]byte, 0, size), `{"docs":`...), r.Docs)
+	out = append(out, `,"changes":[`...)
+	for i, c := range r.Changes {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendString(append(out, `{"type":`...), c.Kind)
+		out = appendString(append(out, `,"id":`...), c.ID)
+		out = strconv.AppendInt(append(out, `,"index":`...), int64(c.Index), 10)
+		out = strconv.AppendInt(append(out, `,"oldIndex":`...), int64(c.OldIndex), 10)
+		out = append(out, '}')
+	}
+	return append(out, "]}"...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(out []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(out, b...)
+}
