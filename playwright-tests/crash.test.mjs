@@ -5,20 +5,17 @@
 // twice.
 
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 
-import { chromium } from 'playwright-core';
-
 import { buildServer, repoRoot, startServer } from '../js/test/server.mjs';
-import { logBackend } from './harness.mjs';
+import { logBackend, startChromium } from './harness.mjs';
 
 const run = promisify(execFile);
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 
 let cleanupBin = async () => {};
 let webRoot;
@@ -43,72 +40,6 @@ after(async () => {
   }
 });
 
-// startChromium runs Chromium on the profile as its own process group and
-// connects to it over the DevTools protocol.
-async function startChromium() {
-  const proc = spawn(
-    chromiumPath,
-    [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--remote-debugging-port=0',
-      `--user-data-dir=${profile}`,
-      'about:blank',
-    ],
-    { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const endpoint = await new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`Chromium did not start: ${err}`)), 30000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      err += chunk;
-      const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`Chromium exited (${code}): ${err}`)));
-  });
-  proc.stderr.resume();
-  const browser = await chromium.connectOverCDP(endpoint);
-  const kill = async () => {
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    process.kill(-proc.pid, 'SIGKILL');
-    await exited;
-    await groupGone(proc.pid);
-  };
-  return { browser, kill };
-}
-
-// groupGone resolves once no live process of the process group is left.
-// The browser's exit comes first; its storage and renderer processes,
-// killed by the same signal, may take a moment longer to let go of the
-// profile's files, and a browser started on the profile before then would
-// find them still held.
-async function groupGone(pgid) {
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    const live = [];
-    for (const pid of await readdir('/proc').catch(() => [])) {
-      if (!/^\d+$/.test(pid)) continue;
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-      // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') live.push(pid);
-    }
-    if (live.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`Chromium processes ${live.join(', ')} still alive 15 s after SIGKILL`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 // Both places a store's log can be: OPFS (a store made where a tab can
 // start its writer worker, the default) and IndexedDB (a store made where
 // none can: here, pages whose Worker constructor is taken away).
@@ -119,7 +50,7 @@ for (const backend of ['opfs', 'indexeddb']) test(`Chromium SIGKILLed mid-write 
   // Killed once this many writes were acknowledged, so the kill lands
   // mid-write however busy the machine is.
   for (const target of [100, 37]) {
-    const { browser, kill } = await startChromium();
+    const { browser, kill } = await startChromium(profile);
     const acked = [];
     let opened;
     try {
@@ -173,7 +104,7 @@ for (const backend of ['opfs', 'indexeddb']) test(`Chromium SIGKILLed mid-write 
       seen.set(a.id, a.rev);
     }
 
-    const again = await startChromium();
+    const again = await startChromium(profile);
     try {
       const p = await again.browser.contexts()[0].newPage();
       if (backend === 'indexeddb') await p.addInitScript(() => delete window.Worker);
