@@ -279,7 +279,7 @@ async function filePersistence(path, flush) {
   const nodeFile = `${file}.node`;
   const rangesFile = `${file}.ranges`;
   const lockFile = `${file}.lock`;
-  await takeFileLock(fs, lockFile, path);
+  const lockToken = await takeFileLock(fs, lockFile, path);
 
   let seq = 0;
   const syncDir = async (target) => {
@@ -386,33 +386,105 @@ async function filePersistence(path, flush) {
       closed = true;
       await Promise.all([logOps(() => {}), journal(() => {}), nodes(() => {})]);
       await log?.close();
-      await fs.rm(lockFile, { force: true });
+      await releaseFileLock(fs, lockFile, lockToken);
     },
     watchPage: () => () => {},
   };
 }
 
-// takeFileLock creates lockFile holding this process's id. A lock left by a
-// process that is gone is taken over.
+// takeFileLock takes lockFile for this process. The lock is made whole
+// before it has its name: a temporary file holding "<pid> <nonce>" is
+// linked to lockFile, which link(2) does atomically and only when the name
+// is free, so no other process ever reads a lock without its holder's id.
+//
+// A lock whose process is provably gone (no such pid) is taken over
+// without a race: the taker first links a claim file whose name is made
+// from the stale lock's inode and text, which only one process can do; it
+// then reads lockFile again and removes it only if it is still that stale
+// lock. Nothing else removes a lock whose holder is gone, so it cannot
+// change between that read and the removal. A claim left by a taker that
+// died is itself stale and is taken over the same way.
 async function takeFileLock(fs, lockFile, name) {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await fs.open(lockFile, 'wx');
-      try {
-        await fh.writeFile(String(process.pid));
-      } finally {
-        await fh.close();
-      }
-      return;
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw hiloError('unavailable', 503, `openStore: persist: ${err.message}`);
-    }
-    const pid = Number.parseInt(await fs.readFile(lockFile, 'utf8').catch(() => ''), 10);
-    if (pid === process.pid) throw lockedError(name, 'in this process');
-    if (pid > 0 && processAlive(pid)) throw lockedError(name, `process ${pid}`);
-    await fs.rm(lockFile, { force: true });
+  const { randomBytes } = await import('node:crypto');
+  const mine = `${process.pid} ${randomBytes(16).toString('hex')}`;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    if (await linkWith(fs, lockFile, mine)) return mine;
+    const held = await readLock(fs, lockFile);
+    if (held === null) continue; // released meanwhile: try again
+    if (held.pid === process.pid) throw lockedError(name, 'in this process');
+    if (!held.stale) throw lockedError(name, held.pid > 0 ? `process ${held.pid}` : 'another process');
+    await takeOver(fs, lockFile, held, 0);
   }
   throw lockedError(name, 'another process');
+}
+
+// releaseFileLock removes lockFile if it is still the one token took.
+async function releaseFileLock(fs, lockFile, token) {
+  const held = await readLock(fs, lockFile);
+  if (held !== null && held.text === token) await fs.rm(lockFile, { force: true });
+}
+
+// linkWith gives name a new file holding text, atomically, and reports
+// whether it did (false when the name is taken).
+async function linkWith(fs, name, text) {
+  const { randomBytes } = await import('node:crypto');
+  const tmp = `${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await fs.writeFile(tmp, text, { flag: 'wx' });
+    await fs.link(tmp, name);
+    return true;
+  } catch (err) {
+    if (err.code === 'EEXIST') return false;
+    throw hiloError('unavailable', 503, `openStore: persist: lock ${name}: ${err.message}`);
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+// readLock reads a lock file: its text, inode, holder's pid and whether it
+// is stale (its holder is provably gone). It returns null when there is
+// none. A lock without a pid (left by an earlier version of this package,
+// which wrote the pid after creating the file) counts as stale once it is
+// 5 s old.
+async function readLock(fs, file) {
+  let st;
+  let text;
+  let fh;
+  try {
+    // One handle for both: the inode and the text are of the same file.
+    fh = await fs.open(file, 'r');
+    st = await fh.stat();
+    text = await fh.readFile('utf8');
+  } catch (err) {
+    if (err.code === 'ENOENT') return null;
+    throw hiloError('unavailable', 503, `openStore: persist: lock ${file}: ${err.message}`);
+  } finally {
+    await fh?.close();
+  }
+  const pid = /^[1-9][0-9]*(?: |$)/.test(text) ? Number.parseInt(text, 10) : 0;
+  const stale = pid > 0 ? pid !== process.pid && !processAlive(pid) : Date.now() - st.mtimeMs > 5000;
+  return { text, ino: st.ino, pid, stale };
+}
+
+// takeOver removes the stale lock held (read from lockFile) unless another
+// process is taking it over or has done so already; depth counts claims of
+// claims.
+async function takeOver(fs, lockFile, held, depth) {
+  const { createHash } = await import('node:crypto');
+  const claim = `${lockFile}.claim-${createHash('sha256').update(`${held.ino}\n${held.text}`).digest('hex').slice(0, 32)}`;
+  const token = `${process.pid} claim`;
+  if (!(await linkWith(fs, claim, token))) {
+    const other = await readLock(fs, claim);
+    if (other === null || !other.stale || depth >= 2) return; // another taker is at work: read the lock again
+    await takeOver(fs, claim, other, depth + 1);
+    return;
+  }
+  try {
+    const now = await readLock(fs, lockFile);
+    if (now !== null && now.ino === held.ino && now.text === held.text) await fs.rm(lockFile, { force: true });
+  } finally {
+    await fs.rm(claim, { force: true });
+  }
 }
 
 function processAlive(pid) {
