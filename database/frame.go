@@ -3,6 +3,7 @@ package database
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"slices"
 
@@ -130,4 +131,41 @@ func eachChange(b []byte, text string, start, end int, apply func(core.Change) e
 		}
 	}
 	return nil
+}
+
+// intactAfter looks for whole frames after a damaged one at b[p:] whose
+// sequences are past floor (frames the snapshot and the log before p do
+// not hold). It returns where the first starts and how many follow one
+// another from there; n is 0 when none does, and the damage is an
+// unfinished last frame. Only a mark followed by a sequence just past floor
+// has its checksum computed, so bytes after a tear cost one pass.
+func intactAfter(b []byte, p int, floor uint64) (at, n int) {
+	for q := p + 1; q < len(b); q++ {
+		if b[q] != frameMark {
+			continue
+		}
+		if seq, k := binary.Uvarint(b[q+1:]); k <= 0 || seq <= floor || seq-floor > 1<<20 {
+			continue
+		}
+		seq, _, _, next, err := frameAt(b, q)
+		if err != nil || seq <= floor {
+			continue
+		}
+		at = q
+		for n = 1; next < len(b); n++ {
+			if _, _, _, next, err = frameAt(b, next); err != nil {
+				break
+			}
+		}
+		return at, n
+	}
+	return 0, 0
+}
+
+// damagedLog is the error for a log damaged at byte p of size, after the
+// frame of sequence last, with n whole frames from byte at.
+func damagedLog(p, size int, last uint64, at, n int) error {
+	return fmt.Errorf("%w: the log is damaged at byte %d of %d (the frame after number %d), and %d whole frames follow from byte %d: "+
+		"not a write cut off by a crash. Nothing was loaded or changed. Keep a copy of the files; cutting the log to %d bytes opens the store "+
+		"without the writes from the damage on (see docs/operations.md, \"A damaged persisted store\")", ErrDamaged, p, size, last, n, at, p)
 }

@@ -69,6 +69,13 @@ type JournalOptions struct {
 	CompactAt int
 }
 
+// ErrDamaged is returned by OpenJournal for a store whose bytes were
+// changed after they were written: a frame of the log that whole frames
+// follow fails its checksum, or the snapshot fails its own. The error
+// says where; docs/operations.md ("A damaged persisted store") says how
+// to recover.
+var ErrDamaged = errors.New("store damaged")
+
 // ErrFailed is returned by every write after the storage failed: the store
 // in memory is ahead of what is durable, and is not to be trusted with more
 // acknowledgements until it is opened again.
@@ -108,7 +115,9 @@ var _ core.Journal = (*Journal)(nil)
 // returns the journal that keeps store's later writes durable in st; it is
 // installed with store.SetJournal. A log that ends in an unfinished frame
 // (a write cut off by a crash, never acknowledged) is compacted away at
-// once, so new frames never follow a damaged one.
+// once, so new frames never follow a damaged one. A damaged frame that
+// whole frames follow, and a snapshot that fails its checksum, are
+// ErrDamaged: nothing is loaded and nothing in st is changed.
 func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, error) {
 	if opts.CompactAt <= 0 {
 		opts.CompactAt = 4 << 20
@@ -135,18 +144,26 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	// transaction; keys and values are slices of one copy of each.
 	torn := false
 	err = store.LoadChanges(func(apply func(core.Change) error) error {
-		if sn.format == 2 {
+		if sn.format >= 2 {
 			if err := readItems(sn.body, sn.count, apply); err != nil {
 				return err
 			}
 		}
 		text := string(log)
+		last := j.seq // the last frame read, or the snapshot's
 		for p := 0; p < len(log); {
 			seq, start, end, next, err := frameAt(log, p)
 			if err != nil {
+				// Only the last frame may be unfinished: a frame the
+				// snapshot does not hold, intact after this one, means
+				// damage, and cutting here would drop acknowledged writes.
+				if at, n := intactAfter(log, p, max(last, j.seq)); n > 0 {
+					return damagedLog(p, len(log), last, at, n)
+				}
 				torn = true
 				break
 			}
+			last = seq
 			if seq > j.seq { // else held by the snapshot already
 				if err := eachChange(log, text, start, end, apply); err != nil {
 					return fmt.Errorf("read log at byte %d: %w", p, err)

@@ -4,47 +4,60 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strconv"
 	"strings"
 
 	"github.com/hilodb/hilodb/core"
 )
 
-// A snapshot is a header line naming its format, the last frame it holds
-// and how many items follow (each number in 20 decimal digits), then the
-// store's items in key order (the pending marks, keys "dirty/<id>",
-// together where their keys would be but in no order among themselves:
-// the store keeps them in a map), each a uvarint length and the key, a
-// uvarint length and the value:
+// A snapshot is a header line naming its format, the last frame it holds,
+// how many items follow (each number in 20 decimal digits) and a CRC-32C
+// checksum (10 decimal digits) of the header before it and of the items,
+// then the store's items in key order (the pending marks, keys
+// "dirty/<id>", together where their keys would be but in no order among
+// themselves: the store keeps them in a map), each a uvarint length and the
+// key, a uvarint length and the value:
 //
-//	hilodb-snapshot 2 <seq> <items>\n | (uvarint len | key | uvarint len | value) …
+//	hilodb-snapshot 3 <seq> <items> <crc>\n | (uvarint len | key | uvarint len | value) …
 //
-// Reading it costs one copy of the bytes and the inserts: every key and
-// value is a slice of that one copy, and the keys arrive in the order the
-// store keeps them. The copy lives as long as any item loaded from it, so
-// until the store is opened again it also holds what was since changed or
-// deleted: at most the snapshot's size beyond what the store needs. Format 1, which stores written before wrote and which
-// is still read, has the store in buntdb's file format (a RESP command per
+// Reading it costs one copy of the bytes, the checksum and the inserts:
+// every key and value is a slice of that one copy, and the keys arrive in
+// the order the store keeps them. The copy lives as long as any item
+// loaded from it, so until the store is opened again it also holds what
+// was since changed or deleted: at most the snapshot's size beyond what the
+// store needs.
+//
+// Older formats are still read. Format 2 is format 3 without the checksum
+// (a byte changed in it goes unseen until the next compaction writes format
+// 3). Format 1 has the store in buntdb's file format (a RESP command per
 // item) after a header line without the count; a snapshot saved before
 // there was a log is that format with no header at all.
 const (
-	snapHeader   = "hilodb-snapshot 2 "
+	snapHeader   = "hilodb-snapshot 3 "
+	snapHeaderV2 = "hilodb-snapshot 2 "
 	snapHeaderV1 = "hilodb-snapshot 1 "
 )
 
 // errSnapshot marks a snapshot that is not one, or not whole.
 var errSnapshot = errors.New("damaged snapshot")
 
-// snapHeaderLen is the length of a format 2 header as putSnapHeader
-// writes it: both numbers are written with 20 digits, so the header's
+// snapHeaderLen is the length of a format 3 header as putSnapHeader
+// writes it: every number is written with all its digits, so the header's
 // place can be kept before the items are counted.
-const snapHeaderLen = len(snapHeader) + 20 + 1 + 20 + 1
+const snapHeaderLen = len(snapHeader) + 20 + 1 + 20 + 1 + 10 + 1
 
-// putSnapHeader writes the format 2 header of a snapshot of seq holding
-// count items into the first snapHeaderLen bytes of b.
+// snapSumLen is the length of the checksum and the newline ending a
+// format 3 header.
+const snapSumLen = 10 + 1
+
+// putSnapHeader writes the format 3 header of a snapshot of seq holding
+// count items into the first snapHeaderLen bytes of b, whose items follow.
 func putSnapHeader(b []byte, seq uint64, count int) {
 	h := append(b[:0], snapHeader...)
-	_ = fmt.Appendf(h, "%020d %020d\n", seq, count) // in place: b is long enough
+	h = fmt.Appendf(h, "%020d %020d ", seq, count) // in place: b is long enough
+	sum := crc32.Update(crc32.Checksum(h, crcTable), crcTable, b[snapHeaderLen:])
+	_ = fmt.Appendf(h, "%010d\n", sum)
 }
 
 // appendItem appends one item's record to b.
@@ -57,10 +70,10 @@ func appendItem(b []byte, key, value string) []byte {
 
 // snapshot is what a snapshot's header says, and the bytes after it.
 type snapshot struct {
-	format int    // 1 or 2
+	format int    // 1, 2 or 3
 	seq    uint64 // the last frame it holds
-	count  int    // format 2: how many items body holds
-	body   []byte // format 1: buntdb's file format; format 2: the items
+	count  int    // formats 2 and 3: how many items body holds
+	body   []byte // format 1: buntdb's file format; formats 2 and 3: the items
 }
 
 // readSnapshot reads the header of snapshot b, in either format.
@@ -82,7 +95,21 @@ func readSnapshot(b []byte) (snapshot, error) {
 		return snapshot{format: 1, seq: seq, body: body}, nil
 	}
 	rest, ok := strings.CutPrefix(line, snapHeader)
-	if !ok {
+	if ok {
+		// The checksum covers what comes before it in the line, and the
+		// items.
+		cut := len(line) - (snapSumLen - 1)
+		want, err := strconv.ParseUint(line[max(cut, 0):], 10, 32)
+		if err != nil || cut < len(snapHeader) || line[cut-1] != ' ' {
+			return snapshot{}, fmt.Errorf("snapshot: %w: no checksum in its header", errSnapshot)
+		}
+		if got := crc32.Update(crc32.Checksum(b[:cut], crcTable), crcTable, body); got != uint32(want) {
+			return snapshot{}, fmt.Errorf("%w: the snapshot fails its checksum (%d bytes; CRC-32C %010d, its header says %010d). "+
+				"Nothing was loaded or changed. Keep a copy of the files and restore the store from a backup, or move it away "+
+				"and sync it again (see docs/operations.md, \"A damaged persisted store\")", ErrDamaged, len(b), got, want)
+		}
+		rest = rest[:cut-1-len(snapHeader)]
+	} else if rest, ok = strings.CutPrefix(line, snapHeaderV2); !ok {
 		return snapshot{}, fmt.Errorf("snapshot: %w: no header", errSnapshot)
 	}
 	seqText, countText, _ := strings.Cut(rest, " ")
@@ -94,7 +121,11 @@ func readSnapshot(b []byte) (snapshot, error) {
 	if err != nil || count > uint64(len(body)/2) {
 		return snapshot{}, fmt.Errorf("snapshot header: %w: bad item count %q", errSnapshot, countText)
 	}
-	return snapshot{format: 2, seq: seq, count: int(count), body: body}, nil
+	format := 2
+	if strings.HasPrefix(line, snapHeader) {
+		format = 3
+	}
+	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }
 
 // readItems hands apply each of the count items encoded in b, every key

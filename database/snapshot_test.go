@@ -15,7 +15,7 @@ import (
 // TestReadsFormat1Store opens a store directory written by the version
 // before snapshot format 2 (testdata/format1: a snapshot in buntdb's file
 // format, then a log), finds every write in it, and writes and reads back
-// format 2.
+// format 3.
 func TestReadsFormat1Store(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"snapshot", "log"} {
@@ -53,8 +53,8 @@ func TestReadsFormat1Store(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
-	if !bytes.HasPrefix(snap, []byte("hilodb-snapshot 2 ")) {
-		t.Fatalf("snapshot after a compaction starts %q, want format 2", snap[:min(len(snap), 24)])
+	if !bytes.HasPrefix(snap, []byte("hilodb-snapshot 3 ")) {
+		t.Fatalf("snapshot after a compaction starts %q, want format 3", snap[:min(len(snap), 24)])
 	}
 	st2, _, _ := open(t, dir, database.JournalOptions{})
 	check(st2, 1)
@@ -91,7 +91,7 @@ func TestDamagedSnapshotFails(t *testing.T) {
 		"count too high": fmt.Appendf(nil, "hilodb-snapshot 2 %s %d\n%s", fields[2], 7, body),
 		"count too low":  fmt.Appendf(nil, "hilodb-snapshot 2 %s %d\n%s", fields[2], 5, body),
 		"no count":       fmt.Appendf(nil, "hilodb-snapshot 2 %s\n%s", fields[2], body),
-		"unknown format": fmt.Appendf(nil, "hilodb-snapshot 3 %s %s\n%s", fields[2], fields[3], body),
+		"unknown format": fmt.Appendf(nil, "hilodb-snapshot 4 %s %s %s\n%s", fields[2], fields[3], fields[4], body),
 	}
 	for cut := 1; cut < len(snap); cut++ {
 		bad[fmt.Sprintf("cut at %d", cut)] = snap[:cut]
