@@ -58,6 +58,8 @@ var (
 	TooManyConnections  = Code{"too_many_connections", 1910, 503, "over the server's total or per-address connection limit"}
 	UnknownPath         = Code{"unknown_path", 1911, 404, "no such route"}
 	BadQuery            = Code{"bad_query", 1912, 400, "a query, selector or index definition that cannot run: an unknown operator, a malformed selector, a bad sort or cursor"}
+	Damaged             = Code{"damaged", 1913, 500, "a persisted store's files were changed after they were written; see docs/operations.md"}
+	StaleRev            = Code{"stale_rev", 1914, 409, "a pushed _rev not newer than the document's stored one, or too far ahead of the server's clock"}
 )
 
 // All is every code, in order of number.
@@ -66,7 +68,7 @@ var All = []Code{
 	TooBig, ForbiddenHost, Locked, RateLimited, Unavailable, Timeout, BadJSON, Conflict, MergeFailed, NotFound,
 	CollectionNotFound, DuplicateName, IllegalName, UniqueConstraint, IllegalKey, UnexpectedKey, OutOfKeys, BadDocument,
 	DatabaseNotFound, InvalidKeyGenerator, NeedsServer, HelloRequired, Closed, Rejected, TooDeep, BatchTooBig, ReplyTooBig,
-	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath, BadQuery,
+	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath, BadQuery, Damaged, StaleRev,
 }
 
 // ByNum returns the code numbered num.

@@ -281,6 +281,8 @@ export interface StoreInfo {
  * - `too_many_connections` (1910, 503): over the server's total or per-address connection limit
  * - `unknown_path` (1911, 404): no such route
  * - `bad_query` (1912, 400): a query, selector or index definition that cannot run: an unknown operator, a malformed selector, a bad sort or cursor
+ * - `damaged` (1913, 500): a persisted store's files were changed after they were written; see docs/operations.md
+ * - `stale_rev` (1914, 409): a pushed _rev not newer than the document's stored one, or too far ahead of the server's clock
  */
 export type ErrorCode =
   | 'internal'
@@ -323,7 +325,9 @@ export type ErrorCode =
   | 'server_busy'
   | 'too_many_connections'
   | 'unknown_path'
-  | 'bad_query';
+  | 'bad_query'
+  | 'damaged'
+  | 'stale_rev';
 // errcode:end
 
 /** The error every rejected Promise of this package carries: a {@link ErrorCode} and its number. */

@@ -10,6 +10,8 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/database"
+	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/hilodb/hilodb/replica"
@@ -139,6 +141,8 @@ func describe(err error) (code string, num int) {
 		return hc.code, hc.num
 	case errors.Is(err, replica.ErrRejected):
 		return codeRejected, numRejected
+	case errors.Is(err, database.ErrDamaged):
+		return errcode.Damaged.Name, errcode.Damaged.Num
 	case errors.As(err, &he):
 		return wire.CodeUnavailable, wire.NumUnavailable
 	case errors.As(err, &pe):
