@@ -36,7 +36,7 @@ func (r *pullReply) decodePullFast(data []byte) bool {
 		out                              PullReply
 		seenChanges, seenID, seenLast    bool
 		seenMore, seenPurged, gotChanges bool
-		seenCollections                  bool
+		seenCollections, seenIndexes     bool
 	)
 	end, ok := d.object(0, func(name []byte, i int) (int, bool) {
 		switch string(name) {
@@ -59,6 +59,12 @@ func (r *pullReply) decodePullFast(data []byte) bool {
 			v, end, take, ok := d.firstValue(i, &seenCollections)
 			if take {
 				out.Collections = json.RawMessage(v) // a copy: the message's bytes are not kept
+			}
+			return end, ok
+		case "indexes":
+			v, end, take, ok := d.firstValue(i, &seenIndexes)
+			if take {
+				out.Indexes = json.RawMessage(v)
 			}
 			return end, ok
 		}

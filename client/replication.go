@@ -109,7 +109,7 @@ func (c *Client) Pull(ctx context.Context, since int64, limit int) (PullReply, e
 // when the reply has none: a page with more to come, or a server that does
 // not send them (ask with Collections then).
 func (c *Client) PullWithCollections(ctx context.Context, since int64, limit int) (reply PullReply, defs []CollectionDef, err error) {
-	reply, err = c.pull(ctx, wire.Pull{Since: since, Limit: limit, Collections: true})
+	reply, err = c.pull(ctx, wire.Pull{Since: since, Limit: limit, Collections: true, Indexes: true})
 	if err != nil || reply.Collections == nil {
 		return reply, nil, err
 	}

@@ -25,6 +25,10 @@ type Plan struct {
 	SortedByIndex bool `json:"sortedByIndex"`
 	// Descending reports whether the index was read backwards.
 	Descending bool `json:"descending"`
+	// Sort is the order the documents came in (then _id): the query's,
+	// or without one the index's fields; Order is the same, parsed.
+	Sort  []string          `json:"sort"`
+	Order []query.SortField `json:"-"`
 	// Examined counts the documents read; Matched those the selector took.
 	Examined int `json:"examined"`
 	Matched  int `json:"matched"`
@@ -51,12 +55,35 @@ const scanLimit = 10_000_000
 // use_index that names no index, and 1208 for an illegal collection name.
 func (s *Store) Find(collection string, q *query.Query) (FindResult, error) {
 	var res FindResult
-	err := s.view(func(tx *txn) error {
+	err := s.viewBuilt(collection, q, func(tx *txn) error {
 		var err error
 		res, err = s.find(tx, collection, q, false)
 		return err
 	})
 	return res, err
+}
+
+// viewBuilt runs fn in a read transaction once the index the planner
+// takes for q is built: after a load, each index is built when a query
+// first needs it.
+func (s *Store) viewBuilt(collection string, q *query.Query, fn func(tx *txn) error) error {
+	for range 3 {
+		var need *secIndex
+		err := s.view(func(tx *txn) error {
+			if p, err := s.planAll(tx, collection, q, true); err == nil && p.ix != nil && !p.ix.built.Load() {
+				need = p.ix
+				return nil
+			}
+			return fn(tx)
+		})
+		if err != nil || need == nil {
+			return err
+		}
+		if err := s.ensureBuilt(need); err != nil {
+			return err
+		}
+	}
+	return s.view(fn) // indexes defined and dropped meanwhile: what is built serves
 }
 
 // FindJSON is Find with the query as PouchDB's find takes it (query.Parse).
@@ -91,7 +118,7 @@ func ParseSelector(sel []byte) (*query.Selector, error) {
 // CountWhere returns how many of collection's documents sel matches.
 func (s *Store) CountWhere(collection string, sel *query.Selector) (int, error) {
 	var n int
-	err := s.view(func(tx *txn) error {
+	err := s.viewBuilt(collection, &query.Query{Selector: sel}, func(tx *txn) error {
 		res, err := s.find(tx, collection, &query.Query{Selector: sel}, true)
 		n = res.Plan.Matched
 		return err
@@ -114,7 +141,29 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 	if err != nil {
 		return FindResult{}, err
 	}
-	after := q.After()
+	// Without a sort of its own, a query comes in the order of the index
+	// read (its fields, then _id), or of _id when the collection is
+	// scanned: a page is then read straight from the index.
+	if len(q.Sort) == 0 && p.ix != nil {
+		order := make([]query.SortField, len(p.ix.fields))
+		for i, f := range p.ix.fields {
+			order[i] = query.SortField{Path: f}
+		}
+		q = q.Ordered(order)
+		p.plan.SortedByIndex, p.exact = true, true
+	}
+	p.plan.Order = q.Sort
+	for _, f := range q.Sort {
+		d := f.Path.String()
+		if f.Desc {
+			d += " desc"
+		}
+		p.plan.Sort = append(p.plan.Sort, d)
+	}
+	after, err := q.After()
+	if err != nil {
+		return FindResult{}, newError(ErrBadQuery, "", "", "%v", err)
+	}
 	need := -1 // stop once the page is full, where the order allows
 	if q.Limit > 0 && p.plan.SortedByIndex && !countOnly {
 		need = q.Skip + q.Limit
@@ -143,7 +192,7 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 		}
 		p.plan.Matched++
 		prefix := keyBuf[:len(keyBuf)-len(v.Get("_id").Str)]
-		if need >= 0 && len(got) >= need && !bytes.Equal(prefix, lastPrefix) {
+		if need >= 0 && len(got) >= need && (p.exact || !bytes.Equal(prefix, lastPrefix)) {
 			p.plan.Matched--
 			return false // past the page, and past every tie of its last document
 		}
@@ -185,7 +234,8 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 type plannedScan struct {
 	plan   Plan
 	ix     *secIndex // nil: the collection's documents
-	lo, hi string    // the keys to read: lo inclusive, hi exclusive
+	exact  bool      // the index gives the query's exact order, ties included
+	lo, hi string    // the keys to read (the index's, or the documents'): lo inclusive, hi exclusive
 }
 
 // scan calls visit with each candidate document until it returns false.
@@ -194,36 +244,42 @@ func (p *plannedScan) scan(tx *txn, visit func(doc string) bool) error {
 		return tx.AscendRange("", p.lo, p.hi, func(_, v string) bool { return visit(v) })
 	}
 	var gerr error
-	each := func(k, id string) bool {
-		doc, err := tx.Get(docPrefix + id)
+	each := func(e ixEntry) bool {
+		doc, err := tx.Get(docPrefix + e.id)
 		if err != nil {
-			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, id, err)
+			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.id, err)
 			return false
 		}
 		return visit(doc)
 	}
-	var err error
 	if p.plan.Descending {
-		err = tx.DescendLessOrEqual("", p.hi, func(k, id string) bool {
-			if k < p.lo {
+		p.ix.tree.Descend(ixEntry{key: p.hi}, func(e ixEntry) bool {
+			if e.key < p.lo {
 				return false
 			}
-			if k == p.hi {
+			if e.key >= p.hi {
 				return true
 			}
-			return each(k, id)
+			return each(e)
 		})
 	} else {
-		err = tx.AscendRange("", p.lo, p.hi, each)
+		p.ix.tree.Ascend(ixEntry{key: p.lo}, func(e ixEntry) bool {
+			if e.key >= p.hi {
+				return false
+			}
+			return each(e)
+		})
 	}
-	if err == nil {
-		err = gerr
-	}
-	return err
+	return gerr
 }
 
-// plan picks how to read collection for q.
+// plan picks how to read collection for q, from the indexes built.
 func (s *Store) plan(tx *txn, collection string, q *query.Query) (*plannedScan, error) {
+	return s.planAll(tx, collection, q, false)
+}
+
+// planAll is plan; with unbuilt, it also considers indexes not built yet.
+func (s *Store) planAll(tx *txn, collection string, q *query.Query, unbuilt bool) (*plannedScan, error) {
 	docs := docPrefix + s.Prefix(collection) + s.sep
 	scan := &plannedScan{lo: docs, hi: docs + "\xff"}
 	indexes := tx.ixs.of(collection)
@@ -234,14 +290,18 @@ func (s *Store) plan(tx *txn, collection string, q *query.Query) (*plannedScan, 
 	best, bestScore := (*secIndex)(nil), 0
 	var bestPlan Plan
 	var bestLo, bestHi []byte
+	var bestExact bool
 	for _, ix := range indexes {
+		if !unbuilt && !ix.built.Load() {
+			continue
+		}
 		if q.UseIndex != "" && ix.def.Name != q.UseIndex {
 			continue
 		}
-		pl, lo, hi := planIndex(ix, conds, q.Sort)
+		pl, lo, hi, exact := planIndex(ix, conds, q.Sort)
 		score := pl.Equality*4 + b2i(pl.Range)*2 + b2i(pl.SortedByIndex && len(q.Sort) > 0)
 		if best == nil && q.UseIndex != "" || score > bestScore {
-			best, bestScore, bestPlan, bestLo, bestHi = ix, score, pl, lo, hi
+			best, bestScore, bestPlan, bestLo, bestHi, bestExact = ix, score, pl, lo, hi, exact
 		}
 	}
 	if q.UseIndex != "" && best == nil {
@@ -249,10 +309,11 @@ func (s *Store) plan(tx *txn, collection string, q *query.Query) (*plannedScan, 
 	}
 	if best == nil {
 		scan.plan.SortedByIndex = len(q.Sort) == 0 || onlyID(q.Sort)
+		scan.exact = scan.plan.SortedByIndex
 		return scan, nil
 	}
-	scan.ix, scan.plan = best, bestPlan
-	scan.lo, scan.hi = best.keyPfx+string(bestLo), best.keyPfx+string(bestHi)
+	scan.ix, scan.plan, scan.exact = best, bestPlan, bestExact
+	scan.lo, scan.hi = string(bestLo), string(bestHi)
 	return scan, nil
 }
 
@@ -268,8 +329,10 @@ func b2i(b bool) int {
 }
 
 // planIndex works out how ix serves a query with conds and sortBy: the
-// key range to read (relative to the index's key prefix) and the plan.
-func planIndex(ix *secIndex, conds map[string][]query.Cond, sortBy []query.SortField) (Plan, []byte, []byte) {
+// key range to read, the plan, and whether the index gives exactly the
+// query's order, ties by _id included (read forwards, the sort covering
+// every field the equality leaves).
+func planIndex(ix *secIndex, conds map[string][]query.Cond, sortBy []query.SortField) (Plan, []byte, []byte, bool) {
 	pl := Plan{Index: ix.def.Name, Fields: ix.def.Fields}
 	var prefix []byte
 	eqFields := map[string]bool{}
@@ -314,7 +377,8 @@ func planIndex(ix *secIndex, conds map[string][]query.Cond, sortBy []query.SortF
 			pl.SortedByIndex, pl.Descending = true, rest[0].Desc
 		}
 	}
-	return pl, lo, hi
+	exact := pl.SortedByIndex && !pl.Descending && len(rest) == len(ix.fields)-pl.Equality
+	return pl, lo, hi, exact
 }
 
 // equalityOf returns the one value conds fix their field to, if they do.

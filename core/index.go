@@ -5,23 +5,46 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hilodb/hilodb/core/query"
-	"github.com/tidwall/buntdb"
+	"github.com/tidwall/btree"
 )
 
 // Secondary indexes. A definition is kept at ixdef/<collection>/<name> and
-// journaled like any key; its entries, idx/<collection>/<name>/<key><id>
-// → id, are derived: they are written in the transaction of every write
-// of a document of the collection (so an index is never stale), never
-// journaled, left out of snapshots, and rebuilt when a store is loaded.
+// journaled like any key. Its entries are derived from the documents and
+// kept in memory beside buntdb, one B-tree an index: they are changed in
+// the transaction of every write of a document of the collection (and put
+// back if it fails), so an index is never stale; they are never journaled
+// nor saved, and are built again after a load when a query first needs
+// them.
 const (
 	ixdefPrefix  = "ixdef/"  // ixdef/<collection>/<name> → IndexDef JSON
 	ixpendPrefix = "ixpend/" // ixpend/<collection>/<name> → "define"|"drop", not yet confirmed by the server
-	idxPrefix    = "idx/"    // idx/<collection>/<name>/<key><id> → id
 )
+
+// ixEntry is one document in an index: key is its values' keys
+// (query.AppendKey) followed by its id, which id is the tail of.
+type ixEntry struct{ key, id string }
+
+func ixLess(a, b ixEntry) bool { return a.key < b.key }
+
+// ixTree holds an index's entries. It takes no locks of its own: it is
+// changed only under buntdb's write lock and read under its read lock.
+type ixTree = btree.BTreeG[ixEntry]
+
+func newIxTree() *ixTree { return btree.NewBTreeGOptions(ixLess, btree.Options{NoLocks: true}) }
+
+// ixUndo is a change of an index's entries, put back if the transaction
+// that made it fails.
+type ixUndo struct {
+	ix  *secIndex
+	e   ixEntry
+	set bool // the entry was set (else deleted)
+}
 
 // MaxIndexes bounds the indexes of one collection: each costs every write
 // of the collection an entry.
@@ -52,8 +75,9 @@ type secIndex struct {
 	coll   string
 	def    IndexDef
 	fields []query.Path
-	keyPfx string // idx/<collection>/<name>/
-	docPfx string // doc/<prefix><sep>: the collection's documents
+	tree   *ixTree     // the entries, once built
+	built  atomic.Bool // tree is built and kept; false after a load until a query needs it
+	docPfx string      // doc/<prefix><sep>: the collection's documents
 }
 
 // indexSet is the store's compiled definitions at one point; it is never
@@ -418,7 +442,7 @@ func readAllIndexDefs(tx *txn) ([]*secIndex, error) {
 			derr = err
 			return false
 		}
-		out = append(out, &secIndex{coll: coll, def: d, fields: paths, keyPfx: idxPrefix + coll + "/" + d.Name + "/"})
+		out = append(out, &secIndex{coll: coll, def: d, fields: paths})
 		return true
 	})
 	if err == nil {
@@ -430,7 +454,11 @@ func readAllIndexDefs(tx *txn) ([]*secIndex, error) {
 
 // entryKey returns the index entry's key for the document doc with id id.
 func (ix *secIndex) entryKey(buf []byte, doc, id string) []byte {
-	buf = append(buf[:0], ix.keyPfx...)
+	return ix.appendEntryKey(buf[:0], doc, id)
+}
+
+// appendEntryKey appends the entry's key to buf.
+func (ix *secIndex) appendEntryKey(buf []byte, doc, id string) []byte {
 	for _, f := range ix.fields {
 		buf = query.AppendKey(buf, f.GetString(doc))
 	}
@@ -444,29 +472,32 @@ func (t *txn) docChanged(key, old string, had bool, doc string, has bool) error 
 	if t.ixs != nil {
 		id := key[len(docPrefix):]
 		for _, ix := range t.ixs.all {
-			if !strings.HasPrefix(key, ix.docPfx) {
+			if !strings.HasPrefix(key, ix.docPfx) || !ix.built.Load() {
 				continue
 			}
-			var ok, nk []byte
+			var ok []byte
 			if had {
 				ok = ix.entryKey(t.ixBuf[:0], old, id)
 				t.ixBuf = ok
 			}
+			var nk string
 			if has {
-				nk = ix.entryKey(make([]byte, 0, len(ix.keyPfx)+32+len(id)), doc, id)
-			}
-			if had && has && string(ok) == string(nk) {
-				continue
+				nk = string(ix.entryKey(make([]byte, 0, 32+len(id)), doc, id))
+				if had && string(ok) == nk {
+					continue
+				}
 			}
 			if had {
-				if _, err := t.Tx.Delete(string(ok)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
-					return err
+				if e, found := ix.tree.Delete(ixEntry{key: string(ok)}); found {
+					t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: e})
 				}
 			}
 			if has {
-				if _, _, err := t.Tx.Set(string(nk), id, nil); err != nil {
-					return err
+				e := ixEntry{key: nk, id: nk[len(nk)-len(id):]}
+				if prev, replaced := ix.tree.Set(e); replaced {
+					t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: prev})
 				}
+				t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: e, set: true})
 			}
 		}
 	}
@@ -474,6 +505,19 @@ func (t *txn) docChanged(key, old string, had bool, doc string, has bool) error 
 		t.touched = append(t.touched, key[len(docPrefix):])
 	}
 	return nil
+}
+
+// undoIndexes puts back the index entries a failed transaction changed.
+func (t *txn) undoIndexes() {
+	for i := len(t.ixUndo) - 1; i >= 0; i-- {
+		u := t.ixUndo[i]
+		if u.set {
+			u.ix.tree.Delete(u.e)
+		} else {
+			u.ix.tree.Set(u.e)
+		}
+	}
+	t.ixUndo = nil
 }
 
 // resolveIndexes makes the transaction's index entries follow its changes
@@ -486,37 +530,22 @@ func (s *Store) resolveIndexes(t *txn, rebuild bool) (*indexSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ix := range defs {
-		ix.docPfx = docPrefix + s.Prefix(ix.coll) + s.sep
-	}
+	// After a load its documents have no entries: each index is built
+	// when a query first needs it (ensureBuilt), so a reopen reads only
+	// the documents.
 	old := t.ixs
 	if rebuild {
 		old = nil
-		if err := deleteRange(t, idxPrefix); err != nil {
-			return nil, err
-		}
 	}
-	keep := map[string]bool{}
-	for _, ix := range defs {
+	for i, ix := range defs {
 		if o := old.named(ix.coll, ix.def.Name); o != nil && sameFields(o.def.Fields, ix.def.Fields) {
-			keep[ix.keyPfx] = true
+			defs[i] = o // the same index, built or not
 			continue
 		}
-		if err := deleteRange(t, ix.keyPfx); err != nil {
-			return nil, err
-		}
-		if err := buildIndex(t, ix); err != nil {
-			return nil, err
-		}
-		keep[ix.keyPfx] = true
-	}
-	if old != nil {
-		for _, o := range old.all {
-			if !keep[o.keyPfx] {
-				if err := deleteRange(t, o.keyPfx); err != nil {
-					return nil, err
-				}
-			}
+		ix.docPfx = docPrefix + s.Prefix(ix.coll) + s.sep
+		if !rebuild {
+			ix.tree = buildIndex(t, ix)
+			ix.built.Store(true)
 		}
 	}
 	if len(defs) == 0 {
@@ -525,46 +554,49 @@ func (s *Store) resolveIndexes(t *txn, rebuild bool) (*indexSet, error) {
 	return &indexSet{all: defs}, nil
 }
 
-// buildIndex writes ix's entries for every document of its collection.
-func buildIndex(t *txn, ix *secIndex) error {
-	type entry struct{ key, id string }
-	var entries []entry
-	var buf []byte
-	err := t.AscendRange("", ix.docPfx, ix.docPfx+"\xff", func(k, v string) bool {
-		id := k[len(docPrefix):]
-		buf = ix.entryKey(buf[:0], v, id)
-		entries = append(entries, entry{string(buf), id})
-		return true
+// ensureBuilt builds ix's entries if they are not yet (after a load): under
+// the write lock, so no write of the collection runs beside.
+func (s *Store) ensureBuilt(ix *secIndex) error {
+	if ix.built.Load() {
+		return nil
+	}
+	err := s.update(func(t *txn) error {
+		if ix.built.Load() || s.ixs.Load().named(ix.coll, ix.def.Name) != ix {
+			return nil // built by another, or dropped
+		}
+		ix.tree = buildIndex(t, ix)
+		ix.built.Store(true) // under the write lock: writes keep it from now on
+		return nil
 	})
 	if err != nil {
-		return err
-	}
-	// In key order: the tree's inserts then go to its right edge.
-	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
-	for _, e := range entries {
-		if _, _, err := t.Tx.Set(e.key, e.id, nil); err != nil {
-			return err
-		}
+		return fmt.Errorf("build index %q: %w", ix.def.Name, err)
 	}
 	return nil
 }
 
-// deleteRange deletes every key with prefix, without recording it.
-func deleteRange(t *txn, prefix string) error {
-	var keys []string
-	err := t.AscendRange("", prefix, prefix+"\xff", func(k, _ string) bool {
-		keys = append(keys, k)
+// buildIndex returns ix's entries for every document of its collection.
+// The keys are made in one arena (a load of many documents allocates once
+// an index, not once an entry), sorted, and loaded into the tree in order,
+// which fills its nodes without a search.
+func buildIndex(t *txn, ix *secIndex) *ixTree {
+	type span struct{ off, end, idLen int }
+	var arena []byte
+	var spans []span
+	_ = t.AscendRange("", ix.docPfx, ix.docPfx+"\xff", func(k, v string) bool {
+		id := k[len(docPrefix):]
+		off := len(arena)
+		arena = ix.appendEntryKey(arena, v, id)
+		spans = append(spans, span{off, len(arena), len(id)})
 		return true
 	})
-	if err != nil {
-		return err
+	all := string(arena)
+	arena = nil
+	slices.SortFunc(spans, func(a, b span) int { return strings.Compare(all[a.off:a.end], all[b.off:b.end]) })
+	tree := newIxTree()
+	for _, sp := range spans {
+		tree.Load(ixEntry{key: all[sp.off:sp.end], id: all[sp.end-sp.idLen : sp.end]})
 	}
-	for _, k := range keys {
-		if _, err := t.Tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
-			return err
-		}
-	}
-	return nil
+	return tree
 }
 
 // beginIndexes readies a write transaction to keep the indexes and the

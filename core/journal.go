@@ -50,6 +50,7 @@ type txn struct {
 
 	ixs       *indexSet // the secondary indexes its document writes keep (index.go)
 	ixBuf     []byte    // an index entry's key, reused
+	ixUndo    []ixUndo  // the index entries changed, put back if the transaction fails
 	ixDefs    bool      // an index definition changed: see resolveIndexes
 	live      bool      // live queries watch: touched collects the ids written
 	touched   []string  // the ids of the documents written, for live queries
@@ -369,14 +370,6 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 // would be, in no order among themselves, until fn returns false. A mark's
 // key and value are valid only during the call.
 func ascendAll(tx *txn, fn func(key, value string) bool) error {
-	// Index entries are derived from the documents: never saved.
-	inner := fn
-	fn = func(k, v string) bool {
-		if strings.HasPrefix(k, idxPrefix) {
-			return true
-		}
-		return inner(k, v)
-	}
 	more := true
 	err := tx.AscendLessThan("", dirtyPrefix, func(k, v string) bool {
 		more = fn(k, v)

@@ -47,6 +47,7 @@ type liveQuery struct {
 	coll   string
 	idPfx  string // the collection's ids start with it
 	q      *query.Query
+	order  *query.Query // q in the order its last run came in (see Plan.Sort)
 	after  []byte
 	window int // skip+limit; 0: no limit
 	fn     func(LiveResult)
@@ -128,11 +129,15 @@ func (s *Store) WatchQuery(collection string, q *query.Query, fn func(LiveResult
 		return nil, err
 	}
 	w := &liveQuery{
-		s: s, coll: collection, idPfx: s.Prefix(collection) + s.sep, q: q, after: q.After(), fn: fn,
+		s: s, coll: collection, idPfx: s.Prefix(collection) + s.sep, q: q, order: q, fn: fn,
 		pending: map[string]struct{}{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	if q.Limit > 0 {
 		w.window = q.Skip + q.Limit
+	}
+	var err2 error
+	if w.after, err2 = q.After(); err2 != nil {
+		return nil, newError(ErrBadQuery, "", "", "%v", err2)
 	}
 	// Registered before the first run: no write between them is missed.
 	s.live.mu.Lock()
@@ -241,15 +246,16 @@ func (w *liveQuery) runAll() error {
 	q := *w.q
 	q.Skip, q.Limit, q.Fields = 0, w.window, nil
 	var rows []liveRow
-	err := w.s.view(func(tx *txn) error {
+	err := w.s.viewBuilt(w.coll, &q, func(tx *txn) error {
 		res, err := w.s.find(tx, w.coll, &q, false)
 		if err != nil {
 			return err
 		}
+		w.order = w.q.Ordered(res.Plan.Order)
 		rows = make([]liveRow, len(res.Docs))
 		for i, d := range res.Docs {
 			v := gjson.ParseBytes(d)
-			rows[i] = liveRow{id: v.Get("_id").Str, key: q.AppendSortKey(nil, v), doc: string(d)}
+			rows[i] = liveRow{id: v.Get("_id").Str, key: w.order.AppendSortKey(nil, v), doc: string(d)}
 		}
 		return nil
 	})
@@ -278,7 +284,7 @@ func (w *liveQuery) apply(ids []string) (rerun bool, err error) {
 			}
 			var row *liveRow
 			if gerr == nil && w.q.Selector.MatchString(doc) {
-				k := w.q.AppendSortKey(nil, gjson.Parse(doc))
+				k := w.order.AppendSortKey(nil, gjson.Parse(doc))
 				if w.after == nil || bytes.Compare(k, w.after) > 0 {
 					row = &liveRow{id: id, key: k, doc: doc}
 				}

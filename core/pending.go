@@ -293,6 +293,9 @@ func (t *txn) noteUndo(u markUndo) {
 // when it ends with *err set (buntdb rolls back its keys then): from the
 // undo log, or, for a load into an empty store, by emptying them.
 func (t *txn) undoOnError(err *error) {
+	if *err != nil {
+		t.undoIndexes()
+	}
 	switch {
 	case *err == nil:
 	case t.loading:

@@ -56,6 +56,11 @@ func (r *Replicator) pullIndexes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return r.adoptIndexes(server)
+}
+
+// adoptIndexes adopts server, the server's index definitions.
+func (r *Replicator) adoptIndexes(server []core.CollectionIndexes) error {
 	local, err := r.store.AllIndexes()
 	if err != nil {
 		return err

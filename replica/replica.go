@@ -480,6 +480,13 @@ func (r *Replicator) Pull(ctx context.Context) (int, error) {
 			if err != nil {
 				return total, err
 			}
+			if reply.Indexes != nil {
+				var list []core.CollectionIndexes
+				if err := json.Unmarshal(reply.Indexes, &list); err != nil {
+					return total, fmt.Errorf("pull: indexes in the reply: %w", err)
+				}
+				return total, r.adoptIndexes(list)
+			}
 			return total, r.pullIndexes(ctx)
 		}
 	}

@@ -93,6 +93,15 @@ func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
 			return nil, fmt.Errorf("encode collections: %w", err)
 		}
 	}
+	if req.Indexes && !reply.More {
+		list, err := c.srv.indexes(c.db)
+		if err != nil {
+			return nil, fmt.Errorf("list indexes: %w", err)
+		}
+		if reply.Indexes, err = json.Marshal(list); err != nil {
+			return nil, fmt.Errorf("encode indexes: %w", err)
+		}
+	}
 	reply.ID = id
 	return reply, nil
 }

@@ -88,8 +88,8 @@ func Parse(b []byte) (*Query, error) {
 		q.Selector = &Selector{root: andNode{}}
 	}
 	if q.Bookmark != "" {
-		if _, err := q.bookmarkKey(); err != nil {
-			return nil, err
+		if b, err := base64.RawURLEncoding.DecodeString(q.Bookmark); err != nil || len(b) < 5 || b[0] != bookmarkVersion {
+			return nil, badQuery("bookmark is not one a query gave: ask again without it")
 		}
 	}
 	return q, nil
@@ -235,13 +235,24 @@ func (q *Query) bookmarkKey() ([]byte, error) {
 	return b[5:], nil
 }
 
-// After returns the sort key the page starts after (nil: from the start).
-func (q *Query) After() []byte {
+// After returns the sort key the page starts after: nil without a
+// bookmark, ErrBadQuery for a bookmark of a query that orders otherwise.
+func (q *Query) After() ([]byte, error) {
 	if q.Bookmark == "" {
-		return nil
+		return nil, nil
 	}
-	k, _ := q.bookmarkKey()
-	return k
+	return q.bookmarkKey()
+}
+
+// Ordered returns q ordered by sortBy when q names no order of its own (a
+// planner's choice: the order of the index it reads); q itself otherwise.
+func (q *Query) Ordered(sortBy []SortField) *Query {
+	if len(q.Sort) > 0 || len(sortBy) == 0 {
+		return q
+	}
+	o := *q
+	o.Sort = sortBy
+	return &o
 }
 
 // Project returns doc cut down to q.Fields (doc itself when there are

@@ -33,6 +33,10 @@ func (r PullReply) AppendJSON(b []byte) []byte {
 		b = append(b, `,"collections":`...)
 		b = append(b, r.Collections...)
 	}
+	if r.Indexes != nil {
+		b = append(b, `,"indexes":`...)
+		b = append(b, r.Indexes...)
+	}
 	return append(b, '}')
 }
 

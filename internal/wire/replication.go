@@ -124,6 +124,9 @@ type Pull struct {
 	// the last page (PullReply.Collections), which spares a pull to the
 	// end a collection.list after it.
 	Collections bool `json:"collections,omitempty"`
+	// Indexes asks for the database's index definitions with the last
+	// page (PullReply.Indexes), as index.list lists them.
+	Indexes bool `json:"indexes,omitempty"`
 }
 
 // Change is the latest state of one document, at sequence Seq.
@@ -154,6 +157,9 @@ type PullReply struct {
 	More        bool            `json:"more"`
 	PurgedSeq   int64           `json:"purgedSeq,omitempty"`
 	Collections json.RawMessage `json:"collections,omitempty"`
+	// Indexes is, like Collections, the database's index definitions as
+	// index.list lists them, for a pull that asked for them.
+	Indexes json.RawMessage `json:"indexes,omitempty"`
 }
 
 // Subscribe asks the server to stream changes after Since.
