@@ -160,6 +160,28 @@ describe('find, explain, count and indexes', () => {
     assert.deepEqual(byIndex.docs.map((d) => d._id), want.map((d) => d._id));
   });
 
+  test('an index defined on one client is used by another after sync, and a drop travels the same way', async () => {
+    const database = `query${++n}-ix`;
+    const a = await openStore({ url: server.wsURL, database });
+    const b = await openStore({ url: server.wsURL, database });
+    opened.push(a, b);
+    await todos(a, 30);
+    assert.deepEqual(await a.createIndex('todos', { fields: ['tag', 'n'], name: 'by-tag' }), { result: 'created', name: 'by-tag' });
+    await a.sync();
+    await b.sync();
+    assert.deepEqual((await b.getIndexes('todos')).indexes.map((i) => i.name), ['by-tag']);
+    const q = { selector: { tag: 'b', n: { $gt: 10 } }, sort: ['tag', 'n'] };
+    const plan = await b.explain('todos', q);
+    assert.equal(plan.index, 'by-tag');
+    assert.equal(plan.examined, plan.matched);
+    assert.deepEqual((await b.find('todos', q)).docs.map((d) => d.n), [13, 17, 21, 25, 29]);
+    await b.deleteIndex('todos', 'by-tag');
+    await b.sync();
+    await a.sync();
+    assert.deepEqual(await a.getIndexes('todos'), { indexes: [] });
+    assert.equal((await a.explain('todos', q)).index, '');
+  });
+
   test('bad queries, selectors and index definitions are refused with bad_query', async () => {
     const store = await fresh();
     await todos(store, 3);
