@@ -60,6 +60,7 @@ var (
 	BadQuery            = Code{"bad_query", 1912, 400, "a query, selector or index definition that cannot run: an unknown operator, a malformed selector, a bad sort or cursor"}
 	Damaged             = Code{"damaged", 1913, 500, "a persisted store's files were changed after they were written; see docs/operations.md"}
 	StaleRev            = Code{"stale_rev", 1914, 409, "a pushed _rev not newer than the document's stored one, or too far ahead of the server's clock"}
+	BodyTimeout         = Code{"body_timeout", 1915, 408, "an HTTP request body that did not arrive within the body deadline; the connection closes"}
 )
 
 // All is every code, in order of number.
@@ -68,7 +69,7 @@ var All = []Code{
 	TooBig, ForbiddenHost, Locked, RateLimited, Unavailable, Timeout, BadJSON, Conflict, MergeFailed, NotFound,
 	CollectionNotFound, DuplicateName, IllegalName, UniqueConstraint, IllegalKey, UnexpectedKey, OutOfKeys, BadDocument,
 	DatabaseNotFound, InvalidKeyGenerator, NeedsServer, HelloRequired, Closed, Rejected, TooDeep, BatchTooBig, ReplyTooBig,
-	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath, BadQuery, Damaged, StaleRev,
+	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath, BadQuery, Damaged, StaleRev, BodyTimeout,
 }
 
 // ByNum returns the code numbered num.

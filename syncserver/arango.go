@@ -531,18 +531,27 @@ func (s *Server) arangoRead(w http.ResponseWriter, r *doorRequest) {
 
 func (s *Server) arangoGetMany(w http.ResponseWriter, r *doorRequest, coll string, items []json.RawMessage) {
 	ids := make([]string, len(items))
+	named := make([]string, 0, len(items))
 	for i, it := range items {
 		if k, ok := selectorKey(it, coll); ok {
 			ids[i] = coll + "/" + k
+			named = append(named, ids[i])
 		}
+	}
+	if err := distinctIDs(named); err != nil {
+		s.arangoFail(w, err)
+		return
 	}
 	docs, err := s.readDocs(r.db, ids)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
 	}
+	if err := s.checkReply(storedSize(ids, docs), len(ids)); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
 	out := make([]json.RawMessage, len(items))
-	size := 0
 	codes := map[string]int{}
 	for i, d := range docs {
 		if d == nil {
@@ -551,11 +560,6 @@ func (s *Server) arangoGetMany(w http.ResponseWriter, r *doorRequest, coll strin
 			continue
 		}
 		out[i] = arangoView(d.Doc)
-		size += len(out[i])
-	}
-	if size > s.replyBudget() {
-		s.arangoFail(w, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num, msg: "the documents are over the reply bound; ask for fewer"})
-		return
 	}
 	if len(codes) > 0 {
 		b, _ := json.Marshal(codes)

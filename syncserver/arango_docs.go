@@ -121,6 +121,10 @@ func parseArangoBody(raw json.RawMessage) arangoBody {
 		b.bad = &docError{code: errcode.BadDocument, msg: "document must be a JSON object"}
 		return b
 	}
+	if name, ok := repeatedMember(t); ok {
+		b.bad = &docError{code: errcode.BadDocument, msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
+		return b
+	}
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.UseNumber()
 	if err := dec.Decode(&b.m); err != nil {
@@ -205,10 +209,16 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 	if want == "" && !o.ignoreRevs {
 		want = b.rev
 	}
+	made := !b.keyd
 	return docWrite{ID: coll + "/" + key, Make: func(cur *storedDoc) (json.RawMessage, bool, error) {
 		if cur == nil {
 			d, err := storedForm(b.m, coll, key, nil)
 			return d, false, err
+		}
+		if made {
+			// A key the server made names a new document, whatever the
+			// overwrite mode: someone wrote this one with that key.
+			return nil, false, &docError{code: errcode.UniqueConstraint, msg: "unique constraint violated - the key the server made, " + key + ", is taken; insert again for the next", rev: cur.Rev}
 		}
 		switch o.overwriteMode {
 		case "ignore":

@@ -161,3 +161,25 @@ func memberString(v []byte) string {
 	}
 	return gjson.ParseBytes(v).String()
 }
+
+// repeatedMember returns a top-level member name that the JSON object doc
+// has more than once (names compared as a reader sees them, escapes
+// undone). Readers disagree on which copy counts, so the HTTP doors refuse
+// such a document as the websocket does. A doc that is not valid JSON has
+// none: the caller's decoder says what is wrong with it.
+func repeatedMember(doc []byte) (string, bool) {
+	if !gjson.ValidBytes(doc) {
+		return "", false
+	}
+	var (
+		names    memberNames
+		dup      string
+		repeated bool
+	)
+	_, _ = walkValidObject(doc, func(text []byte, esc bool, _ []byte) {
+		if !repeated && !names.add(memberName(text, esc)) {
+			dup, repeated = memberName(text, esc), true
+		}
+	})
+	return dup, repeated
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/tidwall/buntdb"
@@ -25,6 +26,11 @@ type docWrite struct {
 	// with del set to delete it, or nil alone to leave it as it is. cur is the stored document, nil when
 	// there is none (or a tombstone). It may fail with a *docError.
 	Make func(cur *storedDoc) (doc json.RawMessage, del bool, err error)
+	// Mint, when set ("prefix|" or "prefix/", checked by mintable), has
+	// the server make the id inside the write's transaction; Build then
+	// returns Make for it.
+	Mint  string
+	Build func(id string) func(cur *storedDoc) (json.RawMessage, bool, error)
 }
 
 // storedDoc is a live document as a write sees it.
@@ -71,6 +77,8 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 		wrote = false
 		batch := map[string]*docRecord{} // what this batch has made so far
 		recs := make([]*docRecord, len(ws))
+		ids := make([]string, len(ws))
+		mint := newMinter(s, tx, db, ws)
 		for i, w := range ws {
 			res := &out[i]
 			res.ID = w.ID
@@ -78,6 +86,19 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 				res.Err = w.Err
 				continue
 			}
+			if w.Mint != "" {
+				id, err := mint.mint(w.Mint)
+				var de *docError
+				switch {
+				case errors.As(err, &de):
+					res.Err = de
+					continue
+				case err != nil:
+					return err
+				}
+				w.ID, w.Make, res.ID = id, w.Build(id), id
+			}
+			ids[i] = w.ID
 			if !validDocID(w.ID) {
 				res.Err = &docError{code: errcode.IllegalKey, msg: "illegal document id " + quote(truncate(w.ID, 100))}
 				continue
@@ -144,7 +165,10 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 			for i := range out {
 				out[i].Rev, out[i].New, out[i].Deleted, out[i].Unchanged = "", nil, false, false
 			}
-			return nil
+			return nil // nothing written, no counter moved
+		}
+		if err := mint.done(); err != nil {
+			return err
 		}
 		if _, byRev := tx.(revTx); byRev {
 			// On etcd the sequence is the commit's revision: no counter.
@@ -152,7 +176,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 				if rec == nil {
 					continue
 				}
-				if _, _, err := tx.Set(docKey(db, ws[i].ID), rec.encode(), nil); err != nil {
+				if _, _, err := tx.Set(docKey(db, ids[i]), rec.encode(), nil); err != nil {
 					return err
 				}
 				wrote = true
@@ -172,7 +196,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 			if rec == nil {
 				continue
 			}
-			id := ws[i].ID
+			id := ids[i]
 			if old, found, err := getRecord(tx, db, id); err != nil {
 				return err
 			} else if found {
@@ -198,7 +222,13 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 	if err != nil {
 		return nil, fmt.Errorf("write documents: %w", err)
 	}
-	if wrote {
+	if mintedIdents := 0; wrote {
+		for _, w := range ws {
+			if strings.HasSuffix(w.Mint, "|") {
+				mintedIdents++
+			}
+		}
+		s.metrics.identities.Add(int64(mintedIdents))
 		n := 0
 		for _, r := range out {
 			if r.Rev != "" && !r.Unchanged {

@@ -1,13 +1,9 @@
 package syncserver
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/hilodb/hilodb/errcode"
 )
@@ -61,16 +57,28 @@ func (s *Server) door(name string, dbOf func(r *http.Request) string, fail doorE
 			refuse(codeOf(pe.code), pe.msg)
 			return
 		}
-		body, held, c, msg := s.readBody(w, r)
-		defer s.buffered.give(held)
+		body, held, c, msg := s.readBody(w, r, db)
+		defer held.give()
 		if msg != "" {
+			if c == errcode.BodyTimeout {
+				w.Header().Set("Connection", "close")
+			}
 			refuse(c, msg)
 			return
 		}
-		if err := s.touchDB(r.Context(), db); err != nil {
-			pe := s.asProtoError(err)
-			refuse(codeOf(pe.code), pe.msg)
+		if c, msg := checkStrings(r, body); msg != "" {
+			refuse(c, msg)
 			return
+		}
+		// A GET or HEAD changes nothing, not even the list of databases:
+		// a page can send one cross-site without asking (hilo/next, which
+		// leases, checks a header of its own and records its database).
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if err := s.touchDB(r.Context(), db); err != nil {
+				pe := s.asProtoError(err)
+				refuse(codeOf(pe.code), pe.msg)
+				return
+			}
 		}
 		h(w, &doorRequest{Request: r, db: db, body: body})
 	}
@@ -116,41 +124,6 @@ func tokenOf(r *http.Request) string {
 		return pw
 	}
 	return ""
-}
-
-// readBody reads the body within the message limit, its bytes taken from
-// the buffered budget; the caller gives held back when done with it.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, c errcode.Code, msg string) {
-	if r.Body == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return nil, 0, c, ""
-	}
-	limit := s.cfg.MaxMessageBytes
-	tooBig := "the body is over the size limit of " + strconv.FormatInt(limit, 10) + " bytes"
-	if r.ContentLength > limit {
-		return nil, 0, errcode.TooBig, tooBig
-	}
-	if !s.buffered.take(limit) {
-		s.log.Warn("refused: server holds its most buffered bytes", "remote", r.RemoteAddr, "limit", s.cfg.MaxBufferedBytes)
-		return nil, 0, errcode.ServerBusy, "the server is busy; try again later"
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	held = int64(len(body))
-	s.buffered.give(limit - held)
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return nil, held, errcode.TooBig, tooBig
-	case err != nil:
-		return nil, held, errcode.BadRequest, "reading the body: " + err.Error()
-	}
-	body = bytes.TrimSpace(body)
-	if !utf8.Valid(body) {
-		return nil, held, errcode.BadRequest, "the body is not UTF-8"
-	}
-	if !depthWithin(body, maxJSONDepth) {
-		return nil, held, errcode.TooDeep, "JSON nested too deeply"
-	}
-	return body, held, c, ""
 }
 
 // codeOf returns the registered code named name; unknown names are

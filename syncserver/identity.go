@@ -61,13 +61,18 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 	return out, nil
 }
 
+// maxSeed is the highest value a seed sets: half the numbers a JavaScript
+// number holds exactly, so that a seed, whoever sends it, leaves an identity
+// at least 2^52 values and never uses it up.
+const maxSeed = (maxSafeNumber + 1) / 2
+
 // seedIdentity sets identity name to value. Without force it only raises the
 // value and returns the (possibly higher) current one; with force it sets it
 // exactly, which can make later ids repeat earlier ones, so a forced lowering
 // is refused (forbidden) unless Config.AllowIdentityLowering is set.
 func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64, force bool) (int64, error) {
-	if value < 0 || value > maxSafeNumber {
-		return 0, badRequest("identity value must be between 0 and %d", int64(maxSafeNumber))
+	if value < 0 || value > maxSeed {
+		return 0, badRequest("identity value must be between 0 and %d: a seed leaves at least as many values after it", int64(maxSeed))
 	}
 	var v int64
 	err := s.store.update(ctx, func(tx kvTx) error {

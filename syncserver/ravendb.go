@@ -127,11 +127,28 @@ func (s *Server) ravenClusterTopology(w http.ResponseWriter, r *doorRequest) {
 	})
 }
 
-// ravenLeaseNode is who a HiLo range leased over HTTP belongs to: a return
-// is honoured from the same address only.
-func ravenLeaseNode(r *http.Request) string { return "http:" + clientIP(r) }
+// ravenLeaseNode owns every HiLo range leased over HTTP, and a return over
+// HTTP is ignored: its unused numbers are skipped, as when a client stops
+// without returning. Nothing in a RavenDB client's return proves that it
+// comes from the leaser (the tag and two numbers anyone can guess; not its
+// connection, which the official client changes as it disposes; not its
+// address, which every process on a host and every client behind a proxy
+// shares), and a return taken from anyone else would hand the leaser's
+// numbers out again. Numbers are plentiful (2^53); ids must never repeat.
+const ravenLeaseNode = "http"
+
+// ravenClientHeader is a header RavenDB's clients send with every request.
+// A request a page can make cross-site without asking the server first (an
+// <img>, a form) cannot carry it, so hilo/next, a GET that changes state,
+// is served only with it.
+const ravenClientHeader = "Raven-Client-Version"
 
 func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
+	if r.Header.Get(ravenClientHeader) == "" {
+		s.ravenFail(w, &protoError{code: errcode.Forbidden.Name, num: errcode.Forbidden.Num,
+			msg: "hilo/next leases numbers, so it needs the " + ravenClientHeader + " header (RavenDB's clients send it; a cross-site request cannot)"})
+		return
+	}
 	q := r.URL.Query()
 	tag := q.Get("tag")
 	if err := validTag(tag); err != nil {
@@ -142,8 +159,12 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
 	if sep == "" {
 		sep = "/"
 	}
-	if len(sep) != 1 || strings.ContainsAny(sep, "|") {
-		s.ravenFail(w, badRequest("identityPartsSeparator must be one character other than |"))
+	if len(sep) != 1 || sep[0] < 0x21 || sep[0] > 0x7e || sep == "|" {
+		s.ravenFail(w, badRequest("identityPartsSeparator must be one printable ASCII character other than | and space"))
+		return
+	}
+	if err := s.touchDB(r.Context(), r.db); err != nil {
+		s.ravenFail(w, err)
 		return
 	}
 	lastSize, err1 := queryInt(q.Get("lastBatchSize"))
@@ -153,7 +174,7 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, badRequest("hilo/next: %v", err))
 		return
 	}
-	rg, err := s.nextRange(r.Context(), r.db, tag, ravenLeaseNode(r.Request), lastLease{size: lastSize, max: lastMax, at: at})
+	rg, err := s.nextRange(r.Context(), r.db, tag, ravenLeaseNode, lastLease{size: lastSize, max: lastMax, at: at})
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -177,14 +198,12 @@ func (s *Server) ravenHiloReturn(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, badRequest("hilo/return: %v", err))
 		return
 	}
-	ok, err := s.returnRange(r.Context(), r.db, tag, ravenLeaseNode(r.Request), end, last)
-	if err != nil {
-		s.ravenFail(w, err)
+	if end < 1 || last < 0 || last > end {
+		s.ravenFail(w, badRequest("hilo/return: need 0 <= last <= end and end >= 1"))
 		return
 	}
-	if !ok {
-		s.metrics.countError("hilo_return_ignored")
-	}
+	// Checked, answered as RavenDB does, and ignored: see ravenLeaseNode.
+	s.metrics.countError("hilo_return_ignored")
 	w.WriteHeader(http.StatusNoContent)
 }
 

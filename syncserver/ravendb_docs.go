@@ -2,10 +2,8 @@ package syncserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +44,12 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 		writeJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
 		return
 	}
+	// The size first: nothing is looked at, no number used, for a batch
+	// that will be refused.
+	if err := s.checkBatch(len(req.Commands)); err != nil {
+		s.ravenFail(w, err)
+		return
+	}
 	ws := make([]docWrite, len(req.Commands))
 	for i, c := range req.Commands {
 		id := ""
@@ -58,12 +62,12 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 				s.ravenFail(w, badRequest("bulk_docs: command %d: PUT needs a Document object", i))
 				return
 			}
-			full, err := s.serverSideID(r.Context(), r.db, id)
+			wr, err := ravenPutWrite(id, c.ChangeVector, c.Document)
 			if err != nil {
 				s.ravenFail(w, err)
 				return
 			}
-			ws[i] = docWrite{ID: full, Make: ravenPut(full, c.ChangeVector, c.Document)}
+			ws[i] = wr
 		case "DELETE":
 			ws[i] = docWrite{ID: id, Make: ravenDelete(id, c.ChangeVector)}
 		default:
@@ -97,46 +101,22 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 	writeJSON(w, http.StatusCreated, map[string]any{"Results": out})
 }
 
-// serverSideID resolves the ids the server makes: "" → a UUID, "prefix|" →
-// prefix + "/" + the identity's next value, "prefix/" → prefix + 19 digits +
-// "-" + the server's tag, from the server's own sequence.
-func (s *Server) serverSideID(ctx context.Context, db, id string) (string, error) {
-	switch {
-	case id == "":
-		return core.NewUUID(), nil
-	case strings.HasSuffix(id, "|"):
-		name := strings.TrimSuffix(id, "|")
-		if err := validTag(name); err != nil {
-			return "", err
-		}
-		v, err := s.nextIdentity(ctx, db, name)
-		if err != nil {
-			return "", err
-		}
-		return name + "/" + strconv.FormatInt(v, 10), nil
-	case strings.HasSuffix(id, "/"):
-		n, err := s.nextServerSeq(ctx, db)
-		if err != nil {
-			return "", err
-		}
-		return core.FormatNodeSeqID(id, uint64(n), s.cfg.ServerTag), nil
+// ravenPutWrite is a PUT of doc as id; an id the server makes ("" → a
+// UUID, "prefix|" and "prefix/", see mint.go) is made in the write.
+func ravenPutWrite(id string, cv *string, doc json.RawMessage) (docWrite, error) {
+	if id == "" {
+		id = core.NewUUID()
 	}
-	return id, nil
-}
-
-// nextServerSeq is the server's own sequence for "prefix/" ids, per
-// database; it ends in the server's tag, which no client is given.
-func (s *Server) nextServerSeq(ctx context.Context, db string) (int64, error) {
-	var v int64
-	err := s.store.update(ctx, func(tx kvTx) error {
-		cur, err := getInt(tx, srvSeqPrefix+db)
-		if err != nil {
-			return err
-		}
-		v = cur + 1
-		return setInt(tx, srvSeqPrefix+db, v)
-	})
-	return v, err
+	mint, err := mintable(id)
+	if err != nil {
+		return docWrite{}, err
+	}
+	if mint {
+		return docWrite{ID: id, Mint: id, Build: func(full string) func(*storedDoc) (json.RawMessage, bool, error) {
+			return ravenPut(full, cv, doc)
+		}}, nil
+	}
+	return docWrite{ID: id, Make: ravenPut(id, cv, doc)}, nil
 }
 
 const srvSeqPrefix = "srvseq/"
@@ -187,6 +167,9 @@ func ravenPrecondition(id string, cv *string, cur *storedDoc) error {
 // ravenStored turns a RavenDB document into the stored form: its members,
 // _key from the id, and @metadata without the members the server makes.
 func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) {
+	if name, ok := repeatedMember(doc); ok {
+		return nil, false, &docError{code: errcode.BadDocument, msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
+	}
 	var m map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
@@ -273,6 +256,10 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, err)
 		return
 	}
+	if err := distinctIDs(ids); err != nil {
+		s.ravenFail(w, err)
+		return
+	}
 	docs, err := s.readDocs(r.db, ids)
 	if err != nil {
 		s.ravenFail(w, err)
@@ -296,36 +283,41 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 			return
 		}
 	}
-	metaOnly := q.Get("metadataOnly") == "true"
-	out := make([]json.RawMessage, len(ids))
-	size := 0
-	for i, d := range docs {
-		out[i] = json.RawMessage("null")
-		if d != nil {
-			out[i] = ravenDoc(ids[i], d, metaOnly)
-			size += len(out[i])
-		}
-	}
-	includes, n, err := s.ravenIncludes(r.db, docs, q["include"], ids)
+	incIDs, incDocs, err := s.ravenIncludes(r.db, docs, q["include"], ids)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	if size+n > s.replyBudget() {
-		s.ravenFail(w, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num, msg: "the documents are over the reply bound; ask for fewer"})
+	// Measured before anything is rendered, as the websocket's get does.
+	if err := s.checkReply(storedSize(ids, docs)+storedSize(incIDs, incDocs), len(ids)+len(incIDs)); err != nil {
+		s.ravenFail(w, err)
 		return
+	}
+	metaOnly := q.Get("metadataOnly") == "true"
+	out := make([]json.RawMessage, len(ids))
+	for i, d := range docs {
+		out[i] = json.RawMessage("null")
+		if d != nil {
+			out[i] = ravenDoc(ids[i], d, metaOnly)
+		}
+	}
+	includes := make(map[string]json.RawMessage, len(incIDs))
+	for i, d := range incDocs {
+		includes[incIDs[i]] = json.RawMessage("null")
+		if d != nil {
+			includes[incIDs[i]] = ravenDoc(incIDs[i], d, false)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": includes})
 }
 
 // ravenIncludes reads the documents that paths (RavenDB's include paths:
 // members, dotted for nested ones, holding an id or an array of ids) of
-// docs name, other than those asked for. A missing one is null, as RavenDB
-// answers. n is their size.
-func (s *Server) ravenIncludes(db string, docs []*storedDoc, paths, asked []string) (map[string]json.RawMessage, int, error) {
-	out := map[string]json.RawMessage{}
+// docs name, other than those asked for, each once. A missing one is nil,
+// answered null as RavenDB does.
+func (s *Server) ravenIncludes(db string, docs []*storedDoc, paths, asked []string) ([]string, []*storedDoc, error) {
 	if len(paths) == 0 {
-		return out, 0, nil
+		return nil, nil, nil
 	}
 	skip := map[string]bool{}
 	for _, id := range asked {
@@ -346,21 +338,13 @@ func (s *Server) ravenIncludes(db string, docs []*storedDoc, paths, asked []stri
 		}
 	}
 	if err := s.checkBatch(len(want)); err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	found, err := s.readDocs(db, want)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	n := 0
-	for i, d := range found {
-		out[want[i]] = json.RawMessage("null")
-		if d != nil {
-			out[want[i]] = ravenDoc(want[i], d, false)
-			n += len(out[want[i]])
-		}
-	}
-	return out, n, nil
+	return want, found, nil
 }
 
 // idsAt returns the ids a document holds at an include path: a string, or
@@ -424,17 +408,17 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, badRequest("docs: PUT needs a JSON object"))
 		return
 	}
-	full, err := s.serverSideID(r.Context(), r.db, id)
-	if err != nil {
-		s.ravenFail(w, err)
-		return
-	}
 	var cv *string
 	if v := r.Header.Get("If-Match"); v != "" {
 		v = strings.Trim(v, `"`)
 		cv = &v
 	}
-	res, err := s.writeDocs(r.Context(), r.db, []docWrite{{ID: full, Make: ravenPut(full, cv, r.body)}}, true)
+	wr, err := ravenPutWrite(id, cv, r.body)
+	if err != nil {
+		s.ravenFail(w, err)
+		return
+	}
+	res, err := s.writeDocs(r.Context(), r.db, []docWrite{wr}, true)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -443,7 +427,7 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, res[0].Err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"Id": full, "ChangeVector": res[0].Rev})
+	writeJSON(w, http.StatusCreated, map[string]any{"Id": res[0].ID, "ChangeVector": res[0].Rev})
 }
 
 func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *doorRequest) {

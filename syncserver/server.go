@@ -69,6 +69,16 @@ type Config struct {
 	// connection whose message would go past it is closed with
 	// server_busy. Default 256 MiB.
 	MaxBufferedBytes int64
+	// MaxBufferedPerDB bounds the bytes of HTTP request bodies the doors
+	// hold at once for one database, so that one database's (one token's)
+	// slow or large requests cannot take the whole of MaxBufferedBytes from
+	// the others. Default a quarter of MaxBufferedBytes, and at least
+	// MaxMessageBytes.
+	MaxBufferedPerDB int64
+	// BodyTimeout bounds the time to receive an HTTP request's body once
+	// its headers are read; a body still arriving after it is refused with
+	// 408 body_timeout and the connection is closed. Default 30 seconds.
+	BodyTimeout time.Duration
 	// AllowIdentityLowering lets identity.seed with force lower an
 	// identity. Off by default: a lowered identity hands out values again,
 	// so two documents could get one id. Operators lower counters offline
@@ -121,6 +131,7 @@ const (
 	maxJSONDepth       = 128
 
 	defaultHelloTimeout     = 10 * time.Second
+	defaultBodyTimeout      = 30 * time.Second
 	defaultMaxConns         = 10000
 	defaultMaxConnsPerAddr  = 1024
 	defaultMaxBufferedBytes = 256 << 20
@@ -162,6 +173,9 @@ type Server struct {
 	closed  bool
 
 	buffered budget // bytes of incoming messages held, over all connections
+	// dbBodies are the bytes of HTTP bodies held per database, each
+	// bounded by MaxBufferedPerDB.
+	dbBodies dbBudget
 }
 
 // New opens the data directory and returns a ready Server. A damaged data
@@ -205,6 +219,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBufferedBytes < cfg.MaxMessageBytes {
 		return nil, fmt.Errorf("max buffered bytes (%d) must be at least the largest message (%d)", cfg.MaxBufferedBytes, cfg.MaxMessageBytes)
+	}
+	if cfg.MaxBufferedPerDB <= 0 {
+		cfg.MaxBufferedPerDB = max(cfg.MaxBufferedBytes/4, cfg.MaxMessageBytes)
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = defaultBodyTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -261,6 +281,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, dbs: dbs,
 		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), perAddr: make(map[string]int), hub: newHub(), clock: core.NewClock(cfg.ServerTag)}
 	s.buffered.limit = cfg.MaxBufferedBytes
+	s.dbBodies.limit = cfg.MaxBufferedPerDB
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/sync", s.serveSync)
 	s.mux.HandleFunc("GET /healthz", s.serveHealth)

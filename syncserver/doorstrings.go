@@ -1,0 +1,59 @@
+package syncserver
+
+import (
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/hilodb/hilodb/errcode"
+)
+
+// checkStrings refuses a door request whose path or query is not UTF-8, or
+// whose body escapes a lone UTF-16 surrogate in any string, a member name
+// or a value. Go's JSON decoder turns each lone surrogate into U+FFFD, so
+// "lone/\ud800" and "lone/\udc00" would become one id, and a document's
+// text would change on its way in; the websocket refuses such ids too.
+func checkStrings(r *http.Request, body []byte) (errcode.Code, string) {
+	if !utf8.ValidString(r.URL.Path) || !utf8.ValidString(r.URL.RawQuery) {
+		return errcode.BadRequest, "the path is not UTF-8"
+	}
+	for k, vs := range r.URL.Query() {
+		if !utf8.ValidString(k) {
+			return errcode.BadRequest, "a query parameter's name is not UTF-8"
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return errcode.BadRequest, "the query parameter " + quote(truncate(k, 40)) + " is not UTF-8"
+			}
+		}
+	}
+	if escapesSurrogate(body) && bodyHasLoneSurrogate(body) {
+		return errcode.BadRequest, "the body escapes a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair); it has no UTF-8 form"
+	}
+	return errcode.Code{}, ""
+}
+
+// bodyHasLoneSurrogate reports whether any JSON string of body (a member
+// name or a value) escapes a lone surrogate. It reads string tokens only,
+// so it is right for any body and needs no valid JSON.
+func bodyHasLoneSurrogate(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(body) && body[j] != '"' {
+			if body[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(body) {
+			j = len(body) - 1
+		}
+		if loneSurrogate(string(body[i : j+1])) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
