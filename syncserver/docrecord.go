@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -182,6 +183,7 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 		docID, docRev string
 		dup           string
 		repeated      bool
+		key           []byte // _key's value text, nil when absent
 	)
 	loose, err := walkValidObject(doc, func(text []byte, esc bool, v []byte) {
 		if repeated {
@@ -200,6 +202,8 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 			docID = memberString(v)
 		case "_rev":
 			docRev = memberString(v)
+		case "_key":
+			key = v
 		}
 	})
 	if err != nil {
@@ -208,7 +212,38 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 	if repeated {
 		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
 	}
+	if key != nil && !keyAgrees(key, id) {
+		return nil, fmt.Errorf("doc's _key %s does not agree with its id %s (the id's tail after a separator)", truncate(string(key), 100), quote(truncate(id, 100)))
+	}
 	return stampDoc(doc, id, rev, docID, docRev, loose)
+}
+
+// idKey is the key part of a document id, as ArangoDB's door shows it as
+// _key: the text after the last '/', or the whole id.
+func idKey(id string) string { return id[strings.LastIndexByte(id, '/')+1:] }
+
+// keyAgrees reports whether a document's _key value (its JSON text) is
+// null or a key of id: the id itself, or its tail after a separator (a
+// character other than a letter or digit; stores choose their separator).
+// A _key naming another document would show through ArangoDB's door as a
+// document that is not there.
+func keyAgrees(v []byte, id string) bool {
+	if string(v) == "null" {
+		return true
+	}
+	if len(v) < 2 || v[0] != '"' {
+		return false
+	}
+	key := memberString(v)
+	if key == id {
+		return true
+	}
+	n := len(id) - len(key)
+	if key == "" || n < 2 || id[n:] != key || strings.Contains(key, "/") {
+		return false
+	}
+	c := id[n-1]
+	return !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
 }
 
 // memberNames is the set of an object's member names seen so far: a short

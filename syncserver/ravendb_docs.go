@@ -187,9 +187,7 @@ func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) 
 	}
 	delete(m, "_id")
 	delete(m, "_rev")
-	if _, key, err := core.ParseID(id, "/"); err == nil {
-		m["_key"], _ = json.Marshal(key)
-	}
+	m["_key"], _ = json.Marshal(idKey(id))
 	b, err := json.Marshal(m)
 	return b, false, err
 }
