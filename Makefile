@@ -138,6 +138,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzHandle -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
+	$(GO) test -run '^$$' -fuzz=FuzzHTTPDoors -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePush$$' -fuzztime=60s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePushReply$$' -fuzztime=30s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzPullReplyAppendJSON$$' -fuzztime=30s ./internal/wire/

@@ -283,6 +283,7 @@ export interface StoreInfo {
  * - `bad_query` (1912, 400): a query, selector or index definition that cannot run: an unknown operator, a malformed selector, a bad sort or cursor
  * - `damaged` (1913, 500): a persisted store's files were changed after they were written; see docs/operations.md
  * - `stale_rev` (1914, 409): a pushed _rev not newer than the document's stored one, or too far ahead of the server's clock
+ * - `body_timeout` (1915, 408): an HTTP request body that did not arrive within the body deadline; the connection closes
  */
 export type ErrorCode =
   | 'internal'
@@ -327,7 +328,8 @@ export type ErrorCode =
   | 'unknown_path'
   | 'bad_query'
   | 'damaged'
-  | 'stale_rev';
+  | 'stale_rev'
+  | 'body_timeout';
 // errcode:end
 
 /** The error every rejected Promise of this package carries: a {@link ErrorCode} and its number. */
