@@ -3,7 +3,6 @@ package core
 import (
 	"bytes"
 	"fmt"
-	"sort"
 
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/tidwall/gjson"
@@ -126,12 +125,6 @@ func (s *Store) CountWhere(collection string, sel *query.Selector) (int, error) 
 	return n, err
 }
 
-// candidate is a document a query matched, with the key it sorts by.
-type candidate struct {
-	key []byte
-	doc string
-}
-
 // find runs q inside tx; with countOnly it only counts the matches.
 func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool) (FindResult, error) {
 	if err := ValidateCollectionName(collection); err != nil {
@@ -152,54 +145,18 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 		q = q.Ordered(order)
 		p.plan.SortedByIndex, p.exact = true, true
 	}
-	p.plan.Order = q.Sort
-	for _, f := range q.Sort {
-		d := f.Path.String()
-		if f.Desc {
-			d += " desc"
-		}
-		p.plan.Sort = append(p.plan.Sort, d)
-	}
-	after, err := q.After()
+	p.plan.Order, p.plan.Sort = q.Sort, q.SortNames()
+	pager, err := q.NewPager(query.PagerOptions{Ordered: p.plan.SortedByIndex, Exact: p.exact, CountOnly: countOnly})
 	if err != nil {
 		return FindResult{}, newError(ErrBadQuery, "", "", "%v", err)
 	}
-	need := -1 // stop once the page is full, where the order allows
-	if q.Limit > 0 && p.plan.SortedByIndex && !countOnly {
-		need = q.Skip + q.Limit
-	}
-	var got []candidate
-	var lastPrefix []byte
-	var keyBuf []byte
 	var ferr error
 	visit := func(doc string) bool {
-		p.plan.Examined++
-		if p.plan.Examined > scanLimit {
+		if pager.Examined >= scanLimit {
 			ferr = newError(ErrBadQuery, "", "", "query examined more than %d documents", scanLimit)
 			return false
 		}
-		if !q.Selector.MatchString(doc) {
-			return true
-		}
-		if countOnly {
-			p.plan.Matched++
-			return true
-		}
-		v := gjson.Parse(doc)
-		keyBuf = q.AppendSortKey(keyBuf[:0], v)
-		if after != nil && bytes.Compare(keyBuf, after) <= 0 {
-			return true
-		}
-		p.plan.Matched++
-		prefix := keyBuf[:len(keyBuf)-len(v.Get("_id").Str)]
-		if need >= 0 && len(got) >= need && (p.exact || !bytes.Equal(prefix, lastPrefix)) {
-			p.plan.Matched--
-			return false // past the page, and past every tie of its last document
-		}
-		key := append([]byte(nil), keyBuf...)
-		got = append(got, candidate{key: key, doc: doc})
-		lastPrefix = key[:len(prefix)]
-		return true
+		return pager.Add(doc)
 	}
 	if err := p.scan(tx, visit); err != nil {
 		return FindResult{}, fmt.Errorf("find: %w", err)
@@ -207,25 +164,10 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 	if ferr != nil {
 		return FindResult{}, ferr
 	}
+	p.plan.Examined, p.plan.Matched = pager.Examined, pager.Matched
 	res := FindResult{Plan: p.plan}
-	if countOnly {
-		return res, nil
-	}
-	sort.Slice(got, func(i, j int) bool { return bytes.Compare(got[i].key, got[j].key) < 0 })
-	if q.Skip >= len(got) {
-		got = nil
-	} else {
-		got = got[q.Skip:]
-	}
-	if q.Limit > 0 && len(got) > q.Limit {
-		got = got[:q.Limit]
-	}
-	res.Docs = make([][]byte, len(got))
-	for i, c := range got {
-		res.Docs[i] = q.Project([]byte(c.doc))
-	}
-	if q.Limit > 0 && len(got) == q.Limit {
-		res.Bookmark = q.BookmarkFor(got[len(got)-1].key)
+	if !countOnly {
+		res.Docs, res.Bookmark = pager.Page()
 	}
 	return res, nil
 }

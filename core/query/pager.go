@@ -1,0 +1,178 @@
+package query
+
+import (
+	"bytes"
+	"container/heap"
+	"errors"
+	"sort"
+
+	"github.com/tidwall/gjson"
+)
+
+// Pager gathers one page of a query from candidate documents: it checks
+// each against the selector and the bookmark, keeps what may be on the
+// page, and orders and cuts it. Every store that runs queries (a local
+// store's planner, the sync server's scans) feeds one, so a page means the
+// same everywhere.
+type Pager struct {
+	q      *Query
+	after  []byte
+	need   int  // stop once this many are held, where the order allows; -1: never
+	exact  bool // the candidates come in the query's exact order, ties included
+	count  bool // only count matches
+	got    []pageRow
+	last   []byte // the sort key without its _id of the last row held
+	keyBuf []byte
+	keep   int // with a limit and candidates in no order: hold only the first keep rows (a heap)
+	bytes  int // the documents held
+	max    int // PagerOptions.MaxBytes
+
+	// Examined counts the candidates given; Matched those taken.
+	Examined, Matched int
+}
+
+type pageRow struct {
+	key []byte
+	doc string
+}
+
+// PagerOptions say in what order a Pager's candidates come.
+type PagerOptions struct {
+	// Ordered: the candidates come in the query's order but for ties (the
+	// documents whose sort values are equal come in any order among
+	// themselves), so a full page ends the feed once its last tie is in.
+	Ordered bool
+	// Exact: they come in the query's exact order, ties by _id included,
+	// so a full page ends the feed at once.
+	Exact bool
+	// CountOnly: only count the matches (Matched).
+	CountOnly bool
+	// MaxBytes bounds the documents a Pager holds: past it Add fails
+	// (Err reports ErrTooBig). 0: no bound.
+	MaxBytes int
+}
+
+// ErrTooBig is what a Pager reports when the documents it would hold pass
+// PagerOptions.MaxBytes.
+var ErrTooBig = errors.New("query page too big")
+
+// NewPager returns a Pager for q. It fails with ErrBadQuery for a
+// bookmark of a query that orders otherwise.
+func (q *Query) NewPager(o PagerOptions) (*Pager, error) {
+	after, err := q.After()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pager{q: q, after: after, need: -1, exact: o.Exact, count: o.CountOnly, max: o.MaxBytes}
+	if q.Limit > 0 && !o.CountOnly {
+		if o.Ordered || o.Exact {
+			p.need = q.Skip + q.Limit
+		} else {
+			p.keep = q.Skip + q.Limit
+		}
+	}
+	return p, nil
+}
+
+// Err reports why the last Add stopped the feed early, if it was not a
+// full page: ErrTooBig.
+func (p *Pager) Err() error {
+	if p.max > 0 && p.bytes > p.max {
+		return ErrTooBig
+	}
+	return nil
+}
+
+// Add offers the document doc; it reports false once the page is complete
+// and no later candidate can be on it.
+func (p *Pager) Add(doc string) bool {
+	p.Examined++
+	if !p.q.Selector.MatchString(doc) {
+		return true
+	}
+	if p.count {
+		p.Matched++
+		return true
+	}
+	v := gjson.Parse(doc)
+	p.keyBuf = p.q.AppendSortKey(p.keyBuf[:0], v)
+	if p.after != nil && bytes.Compare(p.keyBuf, p.after) <= 0 {
+		return true
+	}
+	prefix := p.keyBuf[:len(p.keyBuf)-len(idPath.getIn(v).Str)]
+	if p.need >= 0 && len(p.got) >= p.need && (p.exact || !bytes.Equal(prefix, p.last)) {
+		return false // past the page, and past every tie of its last document
+	}
+	p.Matched++
+	if p.keep > 0 && len(p.got) == p.keep {
+		// A full heap of the first rows: this one goes in only in place
+		// of the last of them.
+		if bytes.Compare(p.keyBuf, p.got[0].key) >= 0 {
+			return true
+		}
+		p.bytes -= len(p.got[0].doc)
+		p.got[0] = pageRow{key: append([]byte(nil), p.keyBuf...), doc: doc}
+		heap.Fix((*lastFirst)(&p.got), 0)
+		p.bytes += len(doc)
+		return true
+	}
+	key := append([]byte(nil), p.keyBuf...)
+	p.got = append(p.got, pageRow{key: key, doc: doc})
+	p.last = key[:len(prefix)]
+	p.bytes += len(doc)
+	if p.keep > 0 && len(p.got) == p.keep {
+		heap.Init((*lastFirst)(&p.got))
+	}
+	return p.max == 0 || p.bytes <= p.max
+}
+
+// lastFirst orders rows as a max-heap: the row that sorts last on top.
+type lastFirst []pageRow
+
+func (h lastFirst) Len() int           { return len(h) }
+func (h lastFirst) Less(i, j int) bool { return bytes.Compare(h[i].key, h[j].key) > 0 }
+func (h lastFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lastFirst) Push(x any)        { *h = append(*h, x.(pageRow)) }
+func (h *lastFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Page returns the page: the documents in the query's order, after its
+// skip, at most its limit, projected to its fields; and the bookmark of
+// the page after it when the page is full.
+func (p *Pager) Page() (docs [][]byte, bookmark string) {
+	rows := p.got
+	sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].key, rows[j].key) < 0 })
+	if p.q.Skip >= len(rows) {
+		rows = nil
+	} else {
+		rows = rows[p.q.Skip:]
+	}
+	if p.q.Limit > 0 && len(rows) > p.q.Limit {
+		rows = rows[:p.q.Limit]
+	}
+	docs = make([][]byte, len(rows))
+	for i, r := range rows {
+		docs[i] = p.q.Project([]byte(r.doc))
+	}
+	if p.q.Limit > 0 && len(rows) == p.q.Limit {
+		bookmark = p.q.BookmarkFor(rows[len(rows)-1].key)
+	}
+	return docs, bookmark
+}
+
+// SortNames returns q's order as text, a field a name ("createdAt desc").
+func (q *Query) SortNames() []string {
+	var out []string
+	for _, f := range q.Sort {
+		d := f.Path.raw
+		if f.Desc {
+			d += " desc"
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package syncserver
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hilodb/hilodb/core/query"
+	"github.com/hilodb/hilodb/errcode"
+)
+
+// Queries over a database's documents, for the doors that speak a query
+// language (RavenDB's RQL, ArangoDB's AQL). The server runs the same
+// engine as every replica (core/query): a query parsed by any front end
+// is checked, ordered, paged and projected by a query.Pager. The server
+// reads a collection's documents from its store in _id order, a scan of
+// the collection (docs/queries.md, "On the server", says what it costs).
+
+// FindResult is a page of a query run by the server.
+type FindResult struct {
+	Docs     [][]byte // the page, in the query's order, projected
+	Bookmark string   // starts the next page when this one is full
+	Total    int      // every match past the bookmark, when asked for
+	Examined int      // documents read
+}
+
+// serverScanLimit bounds the documents one query reads.
+const serverScanLimit = 5_000_000
+
+// errScanLimit ends a scan that read serverScanLimit documents.
+var errScanLimit = errors.New("scan limit")
+
+// FindDocs runs q over db's live documents whose ids start with idPrefix
+// (a collection's prefix and separator). With total, every match is
+// counted (Total), at the cost of reading the whole collection even when
+// the page is full sooner. A page over the reply bound fails with
+// reply_too_big; a bookmark of another order with bad_query.
+func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (FindResult, error) {
+	// The store gives documents in _id order: with no sort of its own,
+	// that is the query's exact order, and a page ends the scan.
+	pager, err := q.NewPager(query.PagerOptions{Exact: len(q.Sort) == 0 && !total, MaxBytes: s.replyBudget()})
+	if err != nil {
+		return FindResult{}, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num, msg: err.Error()}
+	}
+	lo := docKey(db, idPrefix)
+	err = s.store.view(func(tx kvTx) error {
+		var stop error
+		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
+			if pager.Examined >= serverScanLimit {
+				stop = errScanLimit
+				return false
+			}
+			rec, err := decodeStored(k, v)
+			if err != nil {
+				stop = err
+				return false
+			}
+			if rec.Deleted || len(rec.Doc) == 0 {
+				return true
+			}
+			if !pager.Add(string(rec.Doc)) {
+				stop = pager.Err()
+				return false
+			}
+			return true
+		})
+		if err == nil {
+			err = stop
+		}
+		return err
+	})
+	if errors.Is(err, query.ErrTooBig) {
+		return FindResult{}, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num,
+			msg: fmt.Sprintf("the query's documents pass the reply bound of %d bytes; ask for fewer", s.replyBudget())}
+	}
+	if errors.Is(err, errScanLimit) {
+		return FindResult{}, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num,
+			msg: fmt.Sprintf("the query read %d documents, the most one query may; narrow it", serverScanLimit)}
+	}
+	if err != nil {
+		return FindResult{}, err
+	}
+	res := FindResult{Examined: pager.Examined, Total: pager.Matched}
+	res.Docs, res.Bookmark = pager.Page()
+	size := 0
+	for _, d := range res.Docs {
+		size += len(d) + 1
+	}
+	if size > s.replyBudget() {
+		return FindResult{}, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num,
+			msg: fmt.Sprintf("the query's page passes the reply bound of %d bytes; ask for fewer documents", s.replyBudget())}
+	}
+	return res, nil
+}
