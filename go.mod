@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/coder/websocket v1.8.15
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/tidwall/btree v1.4.2
 	github.com/tidwall/buntdb v1.3.2
 	github.com/tidwall/gjson v1.20.0
