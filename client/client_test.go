@@ -101,11 +101,11 @@ func TestServerErrors(t *testing.T) {
 func TestGetDocuments(t *testing.T) {
 	c := shopClient(t)
 	ctx := context.Background()
-	if _, err := c.Push(ctx, []client.PushItem{{ID: "a", Rev: "r1", Doc: []byte(`{"x":1}`)}}); err != nil {
+	if _, err := c.Push(ctx, []client.PushItem{{ID: "a", Rev: "_mAAAAAAA-BT", Doc: []byte(`{"x":1}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	docs, err := c.Get(ctx, []string{"a", "zz"})
-	if err != nil || len(docs) != 2 || docs[0].Rev != "r1" || docs[1].Rev != "" || docs[1].ID != "zz" {
+	if err != nil || len(docs) != 2 || docs[0].Rev != "_mAAAAAAA-BT" || docs[1].Rev != "" || docs[1].ID != "zz" {
 		t.Fatalf("Get: %+v, %v", docs, err)
 	}
 }
@@ -138,8 +138,8 @@ func TestPushChecksDocuments(t *testing.T) {
 	c := shopClient(t)
 	ctx := context.Background()
 	items := []client.PushItem{
-		{ID: "good", Rev: "r1", Doc: []byte(`{"x":1}`)},
-		{ID: "bad", Rev: "r1", Doc: []byte(`{"x":`)},
+		{ID: "good", Rev: "_mAAAAAAA-BT", Doc: []byte(`{"x":1}`)},
+		{ID: "bad", Rev: "_mAAAAAAA-BT", Doc: []byte(`{"x":`)},
 	}
 	if _, err := c.Push(ctx, items); err == nil || !strings.Contains(err.Error(), "push bad: the document is not valid JSON") {
 		t.Fatalf("Push: %v, want the bad document named", err)

@@ -288,18 +288,18 @@ func TestCluster(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		doc := []byte(`{"_id":"notes/1","_rev":"r1","text":"hello"}`)
-		out, err := ca.Push(ctx, []client.PushItem{{ID: "notes/1", Rev: "r1", Doc: doc}})
+		doc := []byte(`{"_id":"notes/1","_rev":"_mAAAAAAA-BT","text":"hello"}`)
+		out, err := ca.Push(ctx, []client.PushItem{{ID: "notes/1", Rev: "_mAAAAAAA-BT", Doc: doc}})
 		if err != nil || !out.Results[0].OK {
 			t.Fatalf("push to A: %v %+v", err, out)
 		}
 		pulled, err := cc.Pull(ctx, 0, 100)
-		if err != nil || len(pulled.Changes) != 1 || pulled.Changes[0].Rev != "r1" {
+		if err != nil || len(pulled.Changes) != 1 || pulled.Changes[0].Rev != "_mAAAAAAA-BT" {
 			t.Fatalf("pull from C: %v %+v", err, pulled)
 		}
 		select {
 		case x := <-live:
-			if x.ID != "notes/1" || x.Rev != "r1" {
+			if x.ID != "notes/1" || x.Rev != "_mAAAAAAA-BT" {
 				t.Errorf("live feed on C: %+v", x)
 			}
 		case <-time.After(10 * time.Second):
@@ -311,7 +311,7 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cb.Close()
-		out, err = cb.Push(ctx, []client.PushItem{{ID: "notes/1", BaseRev: "r0", Rev: "r2", Doc: []byte(`{"text":"stale"}`)}})
+		out, err = cb.Push(ctx, []client.PushItem{{ID: "notes/1", BaseRev: "_mAAAAAAA-_T", Rev: "_mAAAAAAA-CT", Doc: []byte(`{"text":"stale"}`)}})
 		if err != nil || out.Results[0].OK || out.Results[0].Error.Code != "conflict" {
 			t.Errorf("stale write through B: %v %+v", err, out.Results)
 		}
@@ -351,7 +351,7 @@ func TestCluster(t *testing.T) {
 			}
 		}
 		// A client switches servers mid-sync and resumes from its checkpoint.
-		out, err = ca.Push(ctx, []client.PushItem{{ID: "notes/2", Rev: "r1", Doc: []byte(`{"n":2}`)}})
+		out, err = ca.Push(ctx, []client.PushItem{{ID: "notes/2", Rev: "_mAAAAAAA-BT", Doc: []byte(`{"n":2}`)}})
 		if err != nil || !out.Results[0].OK {
 			t.Fatal(err)
 		}

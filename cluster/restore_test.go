@@ -73,11 +73,11 @@ func TestRestoreIntoEtcd(t *testing.T) {
 	for i := range 40 {
 		id := fmt.Sprintf("orders/%d-X", i)
 		doc := fmt.Appendf(nil, `{"_id":%q,"n":%d}`, id, i)
-		out, err := ca.Push(ctx, []client.PushItem{{ID: id, Rev: "1-a", Doc: doc}})
+		out, err := ca.Push(ctx, []client.PushItem{{ID: id, Rev: "_mAAAAAAAB-T", Doc: doc}})
 		if err != nil || !out.Results[0].OK {
 			t.Fatalf("push %s: %v %+v", id, err, out)
 		}
-		revs[id] = "1-a"
+		revs[id] = "_mAAAAAAAB-T"
 	}
 	var high int64
 	for range 5 {
@@ -102,7 +102,7 @@ func TestRestoreIntoEtcd(t *testing.T) {
 		t.Fatalf("backup: %s", out)
 	}
 	// A write after the backup: a forced restore over old/ removes it.
-	if out, err := ca.Push(ctx, []client.PushItem{{ID: "late/1", Rev: "1-a", Doc: []byte(`{"_id":"late/1"}`)}}); err != nil || !out.Results[0].OK {
+	if out, err := ca.Push(ctx, []client.PushItem{{ID: "late/1", Rev: "_mAAAAAAAB-T", Doc: []byte(`{"_id":"late/1"}`)}}); err != nil || !out.Results[0].OK {
 		t.Fatalf("push late/1: %v %+v", err, out)
 	}
 	lateRange, err := ca.NextRange(ctx, "orders", idgen.Range{})
@@ -399,7 +399,7 @@ func TestRestoreKilledMidway(t *testing.T) {
 	set("db/shop", "2026-11-25T00:00:00Z")
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("orders/%d-A", i)
-		set("rdoc/shop/"+id, fmt.Sprintf(`{"rev":"1-a","seq":%d,"doc":{"_id":%q,"n":%d,"pad":%q}}`, i, id, i, strings.Repeat("x", 100)))
+		set("rdoc/shop/"+id, fmt.Sprintf(`{"rev":"_mAAAAAAAB-T","seq":%d,"doc":{"_id":%q,"n":%d,"pad":%q}}`, i, id, i, strings.Repeat("x", 100)))
 		set(fmt.Sprintf("rseq/shop/%020d", i), id)
 	}
 	set("rctr/shop", strconv.Itoa(n))
@@ -471,7 +471,7 @@ func TestRestoreKilledMidway(t *testing.T) {
 		t.Fatalf("documents after the restore: %+v %v", got, err)
 	}
 	for _, ch := range got {
-		if ch.Deleted || ch.Rev != "1-a" {
+		if ch.Deleted || ch.Rev != "_mAAAAAAAB-T" {
 			t.Errorf("%s after the restore: %+v", ch.ID, ch)
 		}
 	}

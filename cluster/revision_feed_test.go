@@ -37,7 +37,7 @@ func testLiveFeedLeaderLoss(t *testing.T, ec *etcdtest.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	a := dialDB(t, srvs[0].url(), "shop")
-	if _, err := a.Push(ctx, []client.PushItem{{ID: "start", Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+	if _, err := a.Push(ctx, []client.PushItem{{ID: "start", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	_, ck := pullAll(t, ctx, a, 0, 10)
@@ -73,7 +73,7 @@ func testLiveFeedLeaderLoss(t *testing.T, ec *etcdtest.Cluster) {
 	push := func(i int) {
 		id := fmt.Sprintf("lead/%d", i)
 		for {
-			out, err := a.Push(ctx, []client.PushItem{{ID: id, Rev: "r1", Doc: []byte(`{}`)}})
+			out, err := a.Push(ctx, []client.PushItem{{ID: id, Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}})
 			if err == nil && out.Results[0].OK {
 				return
 			}

@@ -99,7 +99,7 @@ func testNoCounterConflicts(t *testing.T, etcd []string) {
 			for r := range rounds {
 				items := make([]client.PushItem, batch)
 				for k := range items {
-					items[k] = client.PushItem{ID: fmt.Sprintf("d/%d-%d-%d", i, r, k), Rev: "r1", Doc: []byte(`{"n":1}`)}
+					items[k] = client.PushItem{ID: fmt.Sprintf("d/%d-%d-%d", i, r, k), Rev: "_mAAAAAAA-BT", Doc: []byte(`{"n":1}`)}
 				}
 				out, err := c.Push(ctx, items)
 				if err != nil {
@@ -200,20 +200,20 @@ func testPullByRevision(t *testing.T, etcd []string) {
 	}
 	// A checkpoint after the servers started: pulls from it are served from
 	// what the servers' watches saw, pulls from 0 by a range read.
-	push(b, client.PushItem{ID: "first", Rev: "r1", Doc: []byte(`{}`)})
+	push(b, client.PushItem{ID: "first", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)})
 	_, recent := pullAll(t, ctx, c, 0, 100)
 	var big []client.PushItem
 	for i := range 10 {
-		big = append(big, client.PushItem{ID: fmt.Sprintf("big/%d", i), Rev: "r1", Doc: []byte(`{}`)})
+		big = append(big, client.PushItem{ID: fmt.Sprintf("big/%d", i), Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)})
 	}
 	push(a, big...) // ten documents, one revision
 	for i := range 8 {
-		push(b, client.PushItem{ID: fmt.Sprintf("one/%d", i), Rev: "r1", Doc: []byte(`{}`)})
-		push(a, client.PushItem{ID: fmt.Sprintf("two/%d", i), Rev: "r1", Doc: []byte(`{}`)})
+		push(b, client.PushItem{ID: fmt.Sprintf("one/%d", i), Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)})
+		push(a, client.PushItem{ID: fmt.Sprintf("two/%d", i), Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)})
 	}
-	push(b, client.PushItem{ID: "big/3", BaseRev: "r1", Rev: "r2", Doc: []byte(`{"v":2}`)},
-		client.PushItem{ID: "one/1", BaseRev: "r1", Rev: "r2", Deleted: true})
-	push(a, client.PushItem{ID: "two/0", BaseRev: "r1", Rev: "r2", Doc: []byte(`{"v":2}`)})
+	push(b, client.PushItem{ID: "big/3", BaseRev: "_mAAAAAAA-BT", Rev: "_mAAAAAAA-CT", Doc: []byte(`{"v":2}`)},
+		client.PushItem{ID: "one/1", BaseRev: "_mAAAAAAA-BT", Rev: "_mAAAAAAA-CT", Deleted: true})
+	push(a, client.PushItem{ID: "two/0", BaseRev: "_mAAAAAAA-BT", Rev: "_mAAAAAAA-CT", Doc: []byte(`{"v":2}`)})
 	all, last := pullAll(t, ctx, c, 0, 3)
 	got := map[string]string{}
 	for _, ch := range all {
@@ -274,7 +274,7 @@ func testResumeElsewhere(t *testing.T, etcd []string) {
 	defer cancel()
 	a, b := dialDB(t, srvs[0].url(), "shop"), dialDB(t, srvs[1].url(), "shop")
 	for i := range 5 {
-		if _, err := a.Push(ctx, []client.PushItem{{ID: fmt.Sprintf("old/%d", i), Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+		if _, err := a.Push(ctx, []client.PushItem{{ID: fmt.Sprintf("old/%d", i), Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -287,10 +287,10 @@ func testResumeElsewhere(t *testing.T, etcd []string) {
 		id := fmt.Sprintf("new/%d", i)
 		newIDs[id] = true
 		cl := []*client.Client{a, b}[i%2]
-		if _, err := cl.Push(ctx, []client.PushItem{{ID: id, Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+		if _, err := cl.Push(ctx, []client.PushItem{{ID: id, Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := other.Push(ctx, []client.PushItem{{ID: id, Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+		if _, err := other.Push(ctx, []client.PushItem{{ID: id, Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,12 +313,12 @@ func testPrevSeqRule(t *testing.T, etcd []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	x, y := dialDB(t, srvs[0].url(), "shop"), dialDB(t, srvs[1].url(), "shop")
-	if _, err := x.Push(ctx, []client.PushItem{{ID: "seed", Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+	if _, err := x.Push(ctx, []client.PushItem{{ID: "seed", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	_, ck := pullAll(t, ctx, x, 0, 100)
 	// Quiet: X's own push after its checkpoint may move it.
-	out, err := x.PushSince(ctx, ck, []client.PushItem{{ID: "x/1", Rev: "r1", Doc: []byte(`{}`)}})
+	out, err := x.PushSince(ctx, ck, []client.PushItem{{ID: "x/1", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,10 +327,10 @@ func testPrevSeqRule(t *testing.T, etcd []string) {
 	}
 	ck = out.Last
 	// Y writes through B; X's next push must not claim nothing else came.
-	if _, err := y.Push(ctx, []client.PushItem{{ID: "y/1", Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+	if _, err := y.Push(ctx, []client.PushItem{{ID: "y/1", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	out, err = x.PushSince(ctx, ck, []client.PushItem{{ID: "x/2", Rev: "r1", Doc: []byte(`{}`)}})
+	out, err = x.PushSince(ctx, ck, []client.PushItem{{ID: "x/2", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func testPrevSeqRule(t *testing.T, etcd []string) {
 	}
 	// A retry of an applied write counts as the client's own.
 	_, ck = pullAll(t, ctx, x, 0, 100)
-	out, err = x.PushSince(ctx, ck, []client.PushItem{{ID: "x/2", Rev: "r1", Doc: []byte(`{}`)}, {ID: "x/3", Rev: "r1", Doc: []byte(`{}`)}})
+	out, err = x.PushSince(ctx, ck, []client.PushItem{{ID: "x/2", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}, {ID: "x/3", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func testPrevSeqRule(t *testing.T, etcd []string) {
 		t.Errorf("quiet push with a retry: prevSeq %d, want %d", out.PrevSeq, ck)
 	}
 	// A push without a checkpoint moves none.
-	out, err = x.Push(ctx, []client.PushItem{{ID: "x/4", Rev: "r1", Doc: []byte(`{}`)}})
+	out, err = x.Push(ctx, []client.PushItem{{ID: "x/4", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +529,7 @@ func testLiveFromRevision(t *testing.T, etcd []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	a, b := dialDB(t, srvs[0].url(), "shop"), dialDB(t, srvs[1].url(), "shop")
-	if _, err := a.Push(ctx, []client.PushItem{{ID: "before", Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+	if _, err := a.Push(ctx, []client.PushItem{{ID: "before", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	_, ck := pullAll(t, ctx, a, 0, 10)
@@ -546,7 +546,7 @@ func testLiveFromRevision(t *testing.T, etcd []string) {
 	const n = 20
 	for i := range n {
 		cl := []*client.Client{a, b}[i%2]
-		if _, err := cl.Push(ctx, []client.PushItem{{ID: fmt.Sprintf("live/%d", i), Rev: "r1", Doc: []byte(`{}`)}}); err != nil {
+		if _, err := cl.Push(ctx, []client.PushItem{{ID: fmt.Sprintf("live/%d", i), Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -593,10 +593,10 @@ func testBackupRestore(t *testing.T, etcd []string) {
 			t.Fatalf("push: %v %+v", err, out)
 		}
 	}
-	push(client.PushItem{ID: "p/1", Rev: "r1", Doc: []byte(`{}`)}, client.PushItem{ID: "p/2", Rev: "r1", Doc: []byte(`{}`)},
-		client.PushItem{ID: "p/3", Rev: "r1", Doc: []byte(`{}`)})
-	push(client.PushItem{ID: "p/1", BaseRev: "r1", Rev: "r2", Doc: []byte(`{"v":2}`)})
-	push(client.PushItem{ID: "p/2", BaseRev: "r1", Rev: "r2", Deleted: true})
+	push(client.PushItem{ID: "p/1", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}, client.PushItem{ID: "p/2", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)},
+		client.PushItem{ID: "p/3", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)})
+	push(client.PushItem{ID: "p/1", BaseRev: "_mAAAAAAA-BT", Rev: "_mAAAAAAA-CT", Doc: []byte(`{"v":2}`)})
+	push(client.PushItem{ID: "p/2", BaseRev: "_mAAAAAAA-BT", Rev: "_mAAAAAAA-CT", Deleted: true})
 	resp, err := http.Get("http://" + srvs[0].addr + "/admin/backup")
 	if err != nil {
 		t.Fatal(err)
@@ -623,7 +623,7 @@ func testBackupRestore(t *testing.T, etcd []string) {
 	want := []struct {
 		id, rev string
 		deleted bool
-	}{{"p/3", "r1", false}, {"p/1", "r2", false}, {"p/2", "r2", true}}
+	}{{"p/3", "_mAAAAAAA-BT", false}, {"p/1", "_mAAAAAAA-CT", false}, {"p/2", "_mAAAAAAA-CT", true}}
 	if len(p.Changes) != len(want) {
 		t.Fatalf("restored feed: %+v", p.Changes)
 	}

@@ -539,6 +539,41 @@ func (s *Store) Rebase(id string) error {
 	})
 }
 
+// Rerev gives id's pending write, if it still has revision rev, a new
+// revision, made after seen (the revision the server holds for id) and
+// after rev. The server refused rev as not newer than seen (stale_rev): a
+// document's revisions only grow there, and this store's clock ran behind,
+// e.g. after the wall clock stepped back between two runs. The write keeps
+// its base and content, and goes out again with the next push.
+func (s *Store) Rerev(id, rev, seen string) error {
+	for _, r := range []string{rev, seen} {
+		if v, _, err := DecodeRev(r); err == nil {
+			s.clock.Observe(v)
+		}
+	}
+	return s.update(func(tx *txn) error {
+		m, ok := tx.pending(id)
+		if !ok || m.Rev != rev {
+			return nil // written again since, or acknowledged
+		}
+		m.Rev = s.clock.NextRev()
+		if !m.Deleted {
+			doc, err := tx.Get(docPrefix + id)
+			if err != nil {
+				return fmt.Errorf("read pending write %q: %w", id, err)
+			}
+			d, err := withFields(json.RawMessage(doc), id, m.Rev)
+			if err != nil {
+				return err
+			}
+			if _, _, err := tx.Set(docPrefix+id, string(d), nil); err != nil {
+				return err
+			}
+		}
+		return putMeta(tx, id, m)
+	})
+}
+
 // ForEach calls fn with every document, in id order, until fn returns an
 // error.
 func (s *Store) ForEach(fn func(id string, doc []byte) error) error {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/errcode"
 	"github.com/tidwall/gjson"
 )
 
@@ -288,6 +289,21 @@ func (r *Replicator) settle(ctx context.Context, f *flight, pullNext bool) (int,
 				}
 			} else {
 				remote = append(remote, core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq, PushConflict: true})
+			}
+		case res.Error != nil && res.Error.Code == errcode.StaleRev.Name:
+			// The server holds a newer revision than ours (our clock ran
+			// behind): the same write, with a revision past it, goes out
+			// again in this push's next pass.
+			seen := versionOf(items[i].ID, res.Current).Rev
+			if len(res.Current) == 0 {
+				cur, err := r.cli.Get(ctx, []string{items[i].ID})
+				if err != nil {
+					return 0, err
+				}
+				seen = cur[0].Rev
+			}
+			if err := r.store.Rerev(items[i].ID, items[i].Rev, seen); err != nil {
+				return 0, err
 			}
 		case res.Error != nil && res.Error.Code == "conflict":
 			if len(res.Current) == 0 || string(res.Current) == "null" {

@@ -65,7 +65,7 @@ func TestCollectionDefinitions(t *testing.T) {
 		t.Errorf("pull with collections, none kept: %v", got)
 	}
 	for i := range 3 {
-		r.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"users/%d","baseRev":"","rev":"r1","doc":{}}]}`, 10+i, i))
+		r.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"users/%d","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`, 10+i, i))
 	}
 	page := r.call(`{"id":20,"op":"pull","since":0,"limit":1,"collections":true}`)
 	if _, has := page["collections"]; page["more"] != true || has {

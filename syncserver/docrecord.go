@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -142,6 +143,8 @@ func validDocID(id string) bool {
 
 // sameWrite reports whether a write of deleted and doc is the one stored in
 // cur (a retry), comparing content rather than bytes when they differ.
+// Strings compare as the UTF-16 code units JavaScript sees: two lone
+// surrogates, which encoding/json would both decode to U+FFFD, differ.
 func sameWrite(cur *docRecord, deleted bool, doc json.RawMessage) bool {
 	if cur.Deleted || deleted {
 		return cur.Deleted == deleted
@@ -149,17 +152,85 @@ func sameWrite(cur *docRecord, deleted bool, doc json.RawMessage) bool {
 	if bytes.Equal(cur.Doc, doc) {
 		return true
 	}
-	a, errA := decodeNumbers(cur.Doc)
-	b, errB := decodeNumbers(doc)
-	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
+	a, b := gjson.ParseBytes(cur.Doc), gjson.ParseBytes(doc)
+	return a.IsObject() && b.IsObject() && reflect.DeepEqual(exactValue(a), exactValue(b))
 }
 
-func decodeNumbers(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	return v, err
+// exactValue is a JSON value for comparison: numbers as their text (as
+// json.Decoder's UseNumber keeps them), strings as their UTF-16 code units.
+func exactValue(r gjson.Result) any {
+	switch {
+	case r.IsObject():
+		m := map[string]any{}
+		r.ForEach(func(k, v gjson.Result) bool {
+			m[exactString(k.Raw)] = exactValue(v)
+			return true
+		})
+		return m
+	case r.IsArray():
+		a := []any{}
+		r.ForEach(func(_, v gjson.Result) bool {
+			a = append(a, exactValue(v))
+			return true
+		})
+		return a
+	case r.Type == gjson.String:
+		return exactString(r.Raw)
+	case r.Type == gjson.Number:
+		return json.Number(r.Raw)
+	case r.Type == gjson.True:
+		return true
+	case r.Type == gjson.False:
+		return false
+	}
+	return nil
+}
+
+// exactString returns the UTF-16 code units of the JSON string token raw
+// (with its quotes), two bytes each.
+func exactString(raw string) string {
+	if len(raw) >= 2 {
+		raw = raw[1 : len(raw)-1]
+	}
+	out := make([]byte, 0, 2*len(raw))
+	unit := func(u uint16) { out = append(out, byte(u>>8), byte(u)) }
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			r, n := utf8.DecodeRuneInString(raw[i:])
+			for _, u := range utf16.Encode([]rune{r}) {
+				unit(u)
+			}
+			i += n
+			continue
+		}
+		e := raw[i+1]
+		i += 2
+		switch e {
+		case 'u':
+			if i+4 <= len(raw) {
+				if u, err := strconv.ParseUint(raw[i:i+4], 16, 16); err == nil {
+					unit(uint16(u))
+					i += 4
+					continue
+				}
+			}
+			unit('u')
+		case 'b':
+			unit('\b')
+		case 'f':
+			unit('\f')
+		case 'n':
+			unit('\n')
+		case 'r':
+			unit('\r')
+		case 't':
+			unit('\t')
+		default: // '"', '\\', '/'
+			unit(uint16(e))
+		}
+	}
+	return string(out)
 }
 
 // normalizeDoc checks that doc is a JSON object without repeated top-level

@@ -138,6 +138,11 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 				}
 				continue
 			}
+			if cur != nil {
+				// Past the stored revision, which a client may have made
+				// with a clock ahead of this one (revorder.go).
+				s.clock.Observe(revClock(cur.Rev))
+			}
 			rev := s.clock.NextRev()
 			rec := &docRecord{Rev: rev, Deleted: del}
 			if del {

@@ -109,9 +109,9 @@ func (m *opsModel) frame(ci int, db string, op, a, b int64) []byte {
 	case 7:
 		base := ""
 		if b%3 == 1 {
-			base = fmt.Sprintf("%d-x", b%4)
+			base = fmt.Sprintf("_mAAAAAAAA%dX", b%4)
 		}
-		return []byte(fmt.Sprintf(`{"id":8,"op":"push","changes":[{"id":%q,"baseRev":%q,"rev":"%d-x","doc":{"v":%d}},{"id":%q,"rev":"1-y","deleted":%v}]}`,
+		return []byte(fmt.Sprintf(`{"id":8,"op":"push","changes":[{"id":%q,"baseRev":%q,"rev":"_mAAAAAAAA%dX","doc":{"v":%d}},{"id":%q,"rev":"_mAAAAAAAB-Y","deleted":%v}]}`,
 			doc, base, b%4+1, b, fmt.Sprintf("d/%d", b%4), b%2 == 0))
 	case 8:
 		return []byte(fmt.Sprintf(`{"id":9,"op":"pull","since":%d,"limit":%d}`, m.since[ci]+b%3-1, a%4))

@@ -175,7 +175,7 @@ func TestDashboard(t *testing.T) {
 		r.call(`{"id":2,"op":"hilo.next","tag":"orders","lastSize":0,"lastMax":0,"lastRangeAt":""}`)
 		r.call(`{"id":3,"op":"identity.seed","name":"companies","value":77,"force":false}`)
 		r.call(`{"id":4,"op":"hilo.next","tag":"<script>x","lastSize":0,"lastMax":0,"lastRangeAt":""}`)
-		last := r.call(`{"id":5,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)["last"]
+		last := r.call(`{"id":5,"op":"push","changes":[{"id":"a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}},{"id":"b","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)["last"]
 		code, page := get(t, ts.hs.URL+"/dashboard", nil)
 		if code != 200 {
 			t.Fatalf("dashboard: %d", code)
@@ -236,7 +236,7 @@ func TestBackupRestore(t *testing.T) {
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
 	r.call(`{"id":2,"op":"hilo.next","tag":"orders","lastSize":0,"lastMax":0,"lastRangeAt":""}`)
 	r.call(`{"id":3,"op":"identity.next","name":"c"}`)
-	r.call(`{"id":6,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}}]}`)
+	r.call(`{"id":6,"op":"push","changes":[{"id":"a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
 	code, backup := get(t, ts.hs.URL+"/admin/backup", nil)
 	if code != 200 || !strings.Contains(backup, "hilo/shop/orders") {
 		t.Fatalf("backup: %d %q", code, backup)
@@ -278,7 +278,7 @@ func TestBackupRestore(t *testing.T) {
 	if pull["purgedSeq"].(float64) <= 1 {
 		t.Errorf("after restore: purgedSeq %v, want above every old checkpoint", pull["purgedSeq"])
 	}
-	push := r2.call(`{"id":5,"op":"push","changes":[{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
+	push := r2.call(`{"id":5,"op":"push","changes":[{"id":"b","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
 	if seq := push["results"].([]any)[0].(map[string]any)["seq"].(float64); seq <= pull["purgedSeq"].(float64) {
 		t.Errorf("after restore: new write got sequence %v, not past %v", seq, pull["purgedSeq"])
 	}

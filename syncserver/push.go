@@ -150,9 +150,10 @@ type pushOutcome struct {
 // queuePush checks a push's items and queues the transaction that applies
 // them; finish waits until it is durable (one fsync) and returns the
 // outcome. Each item is accepted when the stored _rev equals its baseRev
-// (or the document is absent or a tombstone and baseRev is empty); an item
-// whose rev is already the stored _rev is a retry and answered ok with that
-// write's sequence. since is the client's checkpoint, -1 when it did not
+// (or the document is absent or a tombstone and baseRev is empty) and its
+// rev's clock is greater than the stored one's (stale_rev otherwise, see
+// revorder.go); an item whose rev is already the stored _rev is a retry
+// and answered ok with that write's sequence. since is the client's checkpoint, -1 when it did not
 // say.
 //
 // On a store that queues (updateQueuer), the next push can be checked and
@@ -168,6 +169,7 @@ type pushOutcome struct {
 func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem, since int64) (finish func() (pushOutcome, error), err error) {
 	results := make([]wire.PushResult, len(items))
 	docs := make([]json.RawMessage, len(items))
+	wall := s.now()
 	for i, it := range items {
 		results[i].ID = it.ID
 		switch {
@@ -175,6 +177,8 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 			results[i].Error = &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: "id must be 1 to 1024 bytes of UTF-8 without control characters"}
 		case it.Rev == "" || len(it.Rev) > 256:
 			results[i].Error = &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: "rev must be 1 to 256 bytes"}
+		case checkPushedRev(it.Rev, wall) != nil:
+			results[i].Error = checkPushedRev(it.Rev, wall)
 		case !it.Deleted:
 			// The message was checked whole (conn.handle): its documents
 			// are valid JSON.
@@ -189,7 +193,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 	var prevSeq, lastSeq, commitRev int64
 	var own map[string]bool // etcd: ids whose stored version the client holds
 	var atCommit []bool     // etcd: results whose seq is the commit's revision
-	now := s.now().UnixMilli()
+	now := wall.UnixMilli()
 	checked := append([]wire.PushResult(nil), results...)
 	wait, err := s.queueUpdate(ctx, func(tx kvTx) error {
 		accepted = 0
@@ -320,6 +324,17 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				}
 			case cur.Rev != it.BaseRev:
 				res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict, _rev values do not match: server has %q, write was based on %q", cur.Rev, it.BaseRev)}
+				current(res, cur)
+				if byRev {
+					delete(own, it.ID)
+				}
+				continue
+			}
+			if cur != nil && revClock(it.Rev) <= revClock(cur.Rev) {
+				// A document's revisions only grow (revorder.go): an older
+				// one may have named other content, which a replica that
+				// holds it would keep.
+				res.Error = staleRev(it.Rev, cur.Rev)
 				current(res, cur)
 				if byRev {
 					delete(own, it.ID)

@@ -24,23 +24,23 @@ func TestPushNamesAnIDAgain(t *testing.T) {
 		revs  string   // the pull's id@rev list afterwards, sorted
 	}{
 		{"new, then the same write again",
-			"", `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}}`,
-			[]string{"ok", "ok"}, "d/a@r1"},
+			"", `{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"n":1}}`,
+			[]string{"ok", "ok"}, "d/a@_mAAAAAAA-BT"},
 		{"new, then another new version",
-			"", `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"r2","doc":{"n":2}}`,
-			[]string{"ok", "conflict"}, "d/a@r1"},
+			"", `{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-CT","doc":{"n":2}}`,
+			[]string{"ok", "conflict"}, "d/a@_mAAAAAAA-BT"},
 		{"new, then an update on it",
-			"", `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/b","baseRev":"","rev":"r1","doc":{}},{"id":"d/a","baseRev":"r1","rev":"r2","doc":{"n":2}}`,
-			[]string{"ok", "ok", "ok"}, "d/a@r2 d/b@r1"},
+			"", `{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"n":1}},{"id":"d/b","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}},{"id":"d/a","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-CT","doc":{"n":2}}`,
+			[]string{"ok", "ok", "ok"}, "d/a@_mAAAAAAA-CT d/b@_mAAAAAAA-BT"},
 		{"a refused update, then the id new",
-			"", `{"id":"d/a","baseRev":"x","rev":"r1","doc":{}},{"id":"d/a","baseRev":"","rev":"r2","doc":{"n":2}},{"id":"d/a","baseRev":"","rev":"r3","doc":{}}`,
-			[]string{"conflict", "ok", "conflict"}, "d/a@r2"},
+			"", `{"id":"d/a","baseRev":"x","rev":"_mAAAAAAA-BT","doc":{}},{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-CT","doc":{"n":2}},{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-DT","doc":{}}`,
+			[]string{"conflict", "ok", "conflict"}, "d/a@_mAAAAAAA-CT"},
 		{"stored already: a retry and a conflict",
-			`{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}}`, `{"id":"d/a","baseRev":"","rev":"r1","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"r2","doc":{}}`,
-			[]string{"ok", "conflict"}, "d/a@r1"},
+			`{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"n":1}}`, `{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"n":1}},{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-CT","doc":{}}`,
+			[]string{"ok", "conflict"}, "d/a@_mAAAAAAA-BT"},
 		{"a tombstone made new again, twice",
-			`{"id":"d/a","baseRev":"","rev":"r1","doc":{}}`, `{"id":"d/a","baseRev":"r1","rev":"r2","deleted":true},{"id":"d/a","baseRev":"","rev":"r3","doc":{"n":3}},{"id":"d/a","baseRev":"","rev":"r4","doc":{}}`,
-			[]string{"ok", "ok", "conflict"}, "d/a@r3"},
+			`{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}`, `{"id":"d/a","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-CT","deleted":true},{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-DT","doc":{"n":3}},{"id":"d/a","baseRev":"","rev":"_mAAAAAAA-ET","doc":{}}`,
+			[]string{"ok", "ok", "conflict"}, "d/a@_mAAAAAAA-DT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, syncserver.Config{})
@@ -91,7 +91,7 @@ func TestRetriedPushWritesLittle(t *testing.T) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"id":"d/%d","baseRev":"","rev":"r1","doc":{"note":"%s"}}`, i, strings.Repeat("x", 500))
+		fmt.Fprintf(&b, `{"id":"d/%d","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"note":"%s"}}`, i, strings.Repeat("x", 500))
 	}
 	push := `{"id":%d,"op":"push","changes":[` + b.String() + `]}`
 	first := results(t, r.call(fmt.Sprintf(push, 2)))

@@ -18,7 +18,7 @@ func TestPushStoresNoBytesOfTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
-	frame := []byte(`{"id":2,"op":"push","changes":[{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}}]}`)
+	frame := []byte(`{"id":2,"op":"push","changes":[{"id":"orders/1-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":1}}]}`)
 	replies, _ := HandleFrames(s, []byte(`{"id":1,"op":"hello","db":"shop","node":""}`), frame)
 	if len(replies) != 2 || !strings.Contains(string(replies[1]), `"ok":true`) {
 		t.Fatalf("replies: %q", replies)

@@ -32,11 +32,11 @@ func TestPushPull(t *testing.T) {
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
 	push := r.call(`{"id":2,"op":"push","changes":[
-		{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}},
-		{"id":"orders/2-A","baseRev":"","rev":"r1","doc":{"total":2}},
-		{"id":"orders/3-A","baseRev":"x","rev":"r1","doc":{"total":3}},
-		{"id":"orders/4-A","baseRev":"","rev":"r1","doc":[1]},
-		{"id":"","baseRev":"","rev":"r1","doc":{}}]}`)
+		{"id":"orders/1-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":1}},
+		{"id":"orders/2-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":2}},
+		{"id":"orders/3-A","baseRev":"x","rev":"_mAAAAAAA-BT","doc":{"total":3}},
+		{"id":"orders/4-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":[1]},
+		{"id":"","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
 	res := results(t, push)
 	// On the single server the sequence counts 1, 2, …; on etcd it is the
 	// commit's revision, shared by every document of one push.
@@ -51,32 +51,32 @@ func TestPushPull(t *testing.T) {
 		t.Fatalf("push errors: %v", push)
 	}
 	// A retry of an applied write is ok with its sequence, never a conflict.
-	retry := results(t, r.call(`{"id":3,"op":"push","changes":[{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}}]}`))
+	retry := results(t, r.call(`{"id":3,"op":"push","changes":[{"id":"orders/1-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":1}}]}`))
 	if retry[0]["ok"] != true || retry[0]["seq"] != s1 {
 		t.Fatalf("retry: %v", retry)
 	}
 	// An update on the right base, one on a stale base.
 	upd := results(t, r.call(`{"id":4,"op":"push","changes":[
-		{"id":"orders/1-A","baseRev":"r1","rev":"r2","doc":{"total":10}},
-		{"id":"orders/2-A","baseRev":"old","rev":"r9","doc":{"total":20}}]}`))
+		{"id":"orders/1-A","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-CT","doc":{"total":10}},
+		{"id":"orders/2-A","baseRev":"old","rev":"_mAAAAAAA-JT","doc":{"total":20}}]}`))
 	s3, _ := upd[0]["seq"].(float64)
 	if upd[0]["ok"] != true || s3 <= s1 || !ts.onEtcd() && s3 != 3 {
 		t.Fatalf("update: %v", upd)
 	}
 	cur, _ := upd[1]["current"].(map[string]any)
-	if errCode(upd[1]) != "conflict" || cur["_rev"] != "r1" || cur["_id"] != "orders/2-A" || cur["total"] != 2.0 {
+	if errCode(upd[1]) != "conflict" || cur["_rev"] != "_mAAAAAAA-BT" || cur["_id"] != "orders/2-A" || cur["total"] != 2.0 {
 		t.Fatalf("stale update: %v", upd[1])
 	}
 	// Delete, then the tombstone counts as absent for baseRev "".
-	del := results(t, r.call(`{"id":5,"op":"push","changes":[{"id":"orders/2-A","baseRev":"r1","rev":"r3","deleted":true}]}`))
+	del := results(t, r.call(`{"id":5,"op":"push","changes":[{"id":"orders/2-A","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-DT","deleted":true}]}`))
 	if del[0]["ok"] != true {
 		t.Fatalf("delete: %v", del)
 	}
-	stale := results(t, r.call(`{"id":6,"op":"push","changes":[{"id":"orders/2-A","baseRev":"r1","rev":"r4","doc":{}}]}`))
-	if cur, _ := stale[0]["current"].(map[string]any); cur["_deleted"] != true || cur["_rev"] != "r3" {
+	stale := results(t, r.call(`{"id":6,"op":"push","changes":[{"id":"orders/2-A","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-ET","doc":{}}]}`))
+	if cur, _ := stale[0]["current"].(map[string]any); cur["_deleted"] != true || cur["_rev"] != "_mAAAAAAA-DT" {
 		t.Fatalf("edit against a delete: %v", stale)
 	}
-	again := results(t, r.call(`{"id":7,"op":"push","changes":[{"id":"orders/2-A","baseRev":"","rev":"r5","doc":{"total":5}}]}`))
+	again := results(t, r.call(`{"id":7,"op":"push","changes":[{"id":"orders/2-A","baseRev":"","rev":"_mAAAAAAA-FT","doc":{"total":5}}]}`))
 	s5, _ := again[0]["seq"].(float64)
 	if again[0]["ok"] != true || s5 <= s3 || !ts.onEtcd() && s5 != 5 {
 		t.Fatalf("recreate: %v", again)
@@ -89,10 +89,10 @@ func TestPushPull(t *testing.T) {
 	}
 	c0 := changes[0].(map[string]any)
 	c1 := changes[1].(map[string]any)
-	if c0["id"] != "orders/1-A" || c0["seq"] != s3 || c0["rev"] != "r2" || c1["id"] != "orders/2-A" || c1["seq"] != s5 {
+	if c0["id"] != "orders/1-A" || c0["seq"] != s3 || c0["rev"] != "_mAAAAAAA-CT" || c1["id"] != "orders/2-A" || c1["seq"] != s5 {
 		t.Fatalf("pull changes: %v", changes)
 	}
-	if doc := c0["doc"].(map[string]any); doc["total"] != 10.0 || doc["_rev"] != "r2" || doc["_id"] != "orders/1-A" {
+	if doc := c0["doc"].(map[string]any); doc["total"] != 10.0 || doc["_rev"] != "_mAAAAAAA-CT" || doc["_id"] != "orders/1-A" {
 		t.Fatalf("pulled doc: %v", doc)
 	}
 	// Batches.
@@ -129,10 +129,10 @@ func TestBriefPushReply(t *testing.T) {
 		t.Fatalf("hello on etcd %v says pipeline %v: %v", ts.onEtcd(), hello["pipeline"], hello)
 	}
 	push := r.call(`{"id":2,"op":"push","brief":true,"changes":[
-		{"id":"orders/1-A","baseRev":"","rev":"r1","doc":{"total":1}},
-		{"id":"orders/2-A","baseRev":"x","rev":"r1","doc":{"total":2}},
-		{"id":"orders/3-A","baseRev":"","rev":"r1","doc":{"total":3}},
-		{"id":"orders/4-A","baseRev":"","rev":"r1","doc":[1]}]}`)
+		{"id":"orders/1-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":1}},
+		{"id":"orders/2-A","baseRev":"x","rev":"_mAAAAAAA-BT","doc":{"total":2}},
+		{"id":"orders/3-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":3}},
+		{"id":"orders/4-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":[1]}]}`)
 	if _, full := push["results"]; full || push["brief"] != true || push["ok"] != true {
 		t.Fatalf("brief push: %v", push)
 	}
@@ -158,9 +158,9 @@ func TestBriefPushReply(t *testing.T) {
 	// the first one's sequence alone. On etcd they share the commit's
 	// revision, so every item's is given.
 	from := r.call(`{"id":8,"op":"push","brief":true,"seqsFrom":true,"changes":[
-		{"id":"orders/7-A","baseRev":"","rev":"r1","doc":{"total":7}},
-		{"id":"orders/2-A","baseRev":"x","rev":"r1","doc":{"total":2}},
-		{"id":"orders/8-A","baseRev":"","rev":"r1","doc":{"total":8}}]}`)
+		{"id":"orders/7-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":7}},
+		{"id":"orders/2-A","baseRev":"x","rev":"_mAAAAAAA-BT","doc":{"total":2}},
+		{"id":"orders/8-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":8}}]}`)
 	if failed, _ := from["failed"].([]any); len(failed) != 1 || failed[0].(map[string]any)["i"] != 1.0 {
 		t.Fatalf("seqsFrom push: %v", from)
 	}
@@ -175,19 +175,19 @@ func TestBriefPushReply(t *testing.T) {
 	// accepted items' sequences no longer follow one another, and every
 	// item's is given.
 	retry := r.call(`{"id":10,"op":"push","brief":true,"seqsFrom":true,"changes":[
-		{"id":"orders/9-A","baseRev":"","rev":"r1","doc":{"total":9}},
-		{"id":"orders/7-A","baseRev":"","rev":"r1","doc":{"total":7}}]}`)
+		{"id":"orders/9-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":9}},
+		{"id":"orders/7-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":7}}]}`)
 	if seqs, _ := retry["seqs"].([]any); len(seqs) != 2 || retry["seqsFrom"] != nil || seqs[1] != from["seqsFrom"] && !ts.onEtcd() {
 		t.Fatalf("push with a retry: %v (the retried write was at %v)", retry, from["seqsFrom"])
 	}
 	for _, v := range []string{`"yes"`, `1`, `{}`} {
-		bad := r.call(`{"id":9,"op":"push","brief":true,"seqsFrom":` + v + `,"changes":[{"id":"orders/9-A","baseRev":"","rev":"r1","doc":{}}]}`)
+		bad := r.call(`{"id":9,"op":"push","brief":true,"seqsFrom":` + v + `,"changes":[{"id":"orders/9-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
 		if errCode(bad) != "bad_request" {
 			t.Fatalf("seqsFrom %s: %v", v, bad)
 		}
 	}
 	// All accepted: nothing listed.
-	ok := r.call(`{"id":3,"op":"push","brief":true,"changes":[{"id":"orders/5-A","baseRev":"","rev":"r1","doc":{}}]}`)
+	ok := r.call(`{"id":3,"op":"push","brief":true,"changes":[{"id":"orders/5-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
 	if failed, isList := ok["failed"].([]any); !isList || len(failed) != 0 {
 		t.Fatalf("all accepted: %v", ok)
 	}
@@ -196,12 +196,12 @@ func TestBriefPushReply(t *testing.T) {
 	}
 	// brief is true or false; anything else is refused and writes nothing.
 	for _, v := range []string{`"yes"`, `1`, `{}`} {
-		bad := r.call(`{"id":5,"op":"push","brief":` + v + `,"changes":[{"id":"orders/9-A","baseRev":"","rev":"r1","doc":{}}]}`)
+		bad := r.call(`{"id":5,"op":"push","brief":` + v + `,"changes":[{"id":"orders/9-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
 		if errCode(bad) != "bad_request" {
 			t.Fatalf("brief %s: %v", v, bad)
 		}
 	}
-	if full := r.call(`{"id":6,"op":"push","brief":false,"changes":[{"id":"orders/6-A","baseRev":"","rev":"r1","doc":{}}]}`); len(results(t, full)) != 1 {
+	if full := r.call(`{"id":6,"op":"push","brief":false,"changes":[{"id":"orders/6-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`); len(results(t, full)) != 1 {
 		t.Fatalf("brief false: %v", full)
 	}
 	if p := r.call(`{"id":7,"op":"pull","since":0}`); len(p["changes"].([]any)) != 7 {
@@ -213,7 +213,7 @@ func TestSubscribe(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
 	w := dialRaw(t, ts)
 	w.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	first := w.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}}]}`)["last"]
+	first := w.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)["last"]
 	s := dialRaw(t, ts)
 	s.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
 	if got := s.call(`{"id":2,"op":"subscribe","since":0}`); got["ok"] != true {
@@ -235,7 +235,7 @@ func TestSubscribe(t *testing.T) {
 	}
 	var want float64
 	for i := 2; i <= 4; i++ {
-		want = w.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"d%d","baseRev":"","rev":"r1","doc":{}}]}`, i+1, i))["last"].(float64)
+		want = w.call(fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"d%d","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`, i+1, i))["last"].(float64)
 	}
 	var last float64
 	for last < want {
@@ -254,8 +254,8 @@ func TestTombstoneCompaction(t *testing.T) {
 	ts := startServer(t, syncserver.Config{TombstoneTTL: time.Millisecond})
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
-	del := r.call(`{"id":3,"op":"push","changes":[{"id":"a","baseRev":"r1","rev":"r2","deleted":true}]}`)["last"]
+	r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}},{"id":"b","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
+	del := r.call(`{"id":3,"op":"push","changes":[{"id":"a","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-CT","deleted":true}]}`)["last"]
 	time.Sleep(5 * time.Millisecond)
 	if ts.onEtcd() {
 		// On etcd a tombstone goes once etcd's history is compacted past
@@ -279,18 +279,18 @@ func TestGet(t *testing.T) {
 	ts := startServer(t, syncserver.Config{MaxBatch: 4})
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	first := r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"r1","doc":{"x":1}},{"id":"b","baseRev":"","rev":"r1","doc":{}}]}`)
-	r.call(`{"id":3,"op":"push","changes":[{"id":"b","baseRev":"r1","rev":"r2","deleted":true}]}`)
+	first := r.call(`{"id":2,"op":"push","changes":[{"id":"a","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"x":1}},{"id":"b","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
+	r.call(`{"id":3,"op":"push","changes":[{"id":"b","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-CT","deleted":true}]}`)
 	got := r.call(`{"id":4,"op":"get","ids":["a","b","nope"]}`)
 	docs, _ := got["docs"].([]any)
 	if len(docs) != 3 {
 		t.Fatalf("get: %v", got)
 	}
 	a, b, n := docs[0].(map[string]any), docs[1].(map[string]any), docs[2].(map[string]any)
-	if a["rev"] != "r1" || a["seq"] != results(t, first)[0]["seq"] || a["doc"].(map[string]any)["x"] != 1.0 {
+	if a["rev"] != "_mAAAAAAA-BT" || a["seq"] != results(t, first)[0]["seq"] || a["doc"].(map[string]any)["x"] != 1.0 {
 		t.Errorf("a: %v", a)
 	}
-	if b["rev"] != "r2" || b["deleted"] != true {
+	if b["rev"] != "_mAAAAAAA-CT" || b["deleted"] != true {
 		t.Errorf("b: %v", b)
 	}
 	if n["id"] != "nope" || n["rev"] != "" && n["rev"] != nil {
@@ -312,16 +312,16 @@ func TestDeleteOfUnknownDocument(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	res := results(t, r.call(`{"id":2,"op":"push","changes":[{"id":"never","baseRev":"","rev":"t1","deleted":true}]}`))
+	res := results(t, r.call(`{"id":2,"op":"push","changes":[{"id":"never","baseRev":"","rev":"_mAAAAAAA-KT","deleted":true}]}`))
 	if res[0]["ok"] != true {
 		t.Fatalf("delete of an unknown document: %v", res)
 	}
 	if p := r.call(`{"id":3,"op":"pull","since":0}`); len(p["changes"].([]any)) != 0 {
 		t.Fatalf("the no-op left a change: %v", p)
 	}
-	r.call(`{"id":4,"op":"push","changes":[{"id":"made","baseRev":"","rev":"r1","doc":{}}]}`)
-	res = results(t, r.call(`{"id":5,"op":"push","changes":[{"id":"made","baseRev":"","rev":"t2","deleted":true}]}`))
-	if errCode(res[0]) != "conflict" || res[0]["current"].(map[string]any)["_rev"] != "r1" {
+	r.call(`{"id":4,"op":"push","changes":[{"id":"made","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`)
+	res = results(t, r.call(`{"id":5,"op":"push","changes":[{"id":"made","baseRev":"","rev":"_mAAAAAAA-LT","deleted":true}]}`))
+	if errCode(res[0]) != "conflict" || res[0]["current"].(map[string]any)["_rev"] != "_mAAAAAAA-BT" {
 		t.Fatalf("delete with base \"\" of a stored document: %v", res)
 	}
 }
@@ -344,9 +344,9 @@ func TestPipelinedPushes(t *testing.T) {
 			first.WriteByte(',')
 			second.WriteByte(',')
 		}
-		fmt.Fprintf(&first, `{"id":"orders/%d-A","baseRev":"","rev":"r1","doc":{"total":%d}}`, i, i)
+		fmt.Fprintf(&first, `{"id":"orders/%d-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{"total":%d}}`, i, i)
 		// Accepted only once the first push is committed.
-		fmt.Fprintf(&second, `{"id":"orders/%d-A","baseRev":"r1","rev":"r2","doc":{"total":%d}}`, i, -i)
+		fmt.Fprintf(&second, `{"id":"orders/%d-A","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-CT","doc":{"total":%d}}`, i, -i)
 	}
 	first.WriteString(`]}`)
 	second.WriteString(`]}`)
@@ -354,7 +354,7 @@ func TestPipelinedPushes(t *testing.T) {
 		first.String(),
 		second.String(),
 		`{"id":4,"op":"push","brief":"yes","changes":[]}`, // refused in its place
-		`{"id":5,"op":"push","changes":[{"id":"orders/0-A","baseRev":"r1","rev":"r3","doc":{}}]}`,
+		`{"id":5,"op":"push","changes":[{"id":"orders/0-A","baseRev":"_mAAAAAAA-BT","rev":"_mAAAAAAA-DT","doc":{}}]}`,
 		`{"id":6,"op":"get","ids":["orders/0-A","orders/299-A"]}`,
 		`{"id":7,"op":"pull","since":0}`,
 	}
@@ -391,7 +391,7 @@ func TestPipelinedPushes(t *testing.T) {
 		t.Fatalf("a push on a superseded rev: %v", replies[3])
 	}
 	docs, _ := replies[4]["docs"].([]any)
-	if len(docs) != 2 || !strings.Contains(fmt.Sprint(docs), "r2") {
+	if len(docs) != 2 || !strings.Contains(fmt.Sprint(docs), "_mAAAAAAA-CT") {
 		t.Fatalf("get after the pushes: %v", replies[4])
 	}
 	if changes, _ := replies[5]["changes"].([]any); len(changes) != n || !ts.onEtcd() && replies[5]["last"] != float64(2*n) {
@@ -410,7 +410,7 @@ func TestPipelinedPushesFsyncFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i := 2; i <= 4; i++ {
-		f := fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"orders/%d-A","baseRev":"","rev":"r1","doc":{}}]}`, i, i)
+		f := fmt.Sprintf(`{"id":%d,"op":"push","changes":[{"id":"orders/%d-A","baseRev":"","rev":"_mAAAAAAA-BT","doc":{}}]}`, i, i)
 		if err := r.ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
 			t.Fatal(err)
 		}

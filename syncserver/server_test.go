@@ -238,7 +238,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{`{"id":1,"op":"hilo.next","tag":"x"}`, "hello_required", 1},
 		{`{not json`, "bad_json", 0},
-		{`{"id":30,"op":"push","changes":[{"id":"a","rev":"r","doc":{"x":}}]}`, "bad_json", 30},
+		{`{"id":30,"op":"push","changes":[{"id":"a","rev":"_mAAAAAAA-AT","doc":{"x":}}]}`, "bad_json", 30},
 		{"{\"id\":31,\"op\":\"hello\",\"db\":\"\xff\"}", "bad_json", 31}, // not UTF-8
 		{`{"op":"hello","id":`, "bad_json", 0},
 		{`[1,2]`, "bad_request", 0},

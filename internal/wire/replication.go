@@ -19,6 +19,7 @@ const (
 var (
 	CodeConflict, NumConflict = errcode.Conflict.Name, errcode.Conflict.Num
 	CodeBadDoc, NumBadDoc     = errcode.BadDocument.Name, errcode.BadDocument.Num
+	CodeStaleRev, NumStaleRev = errcode.StaleRev.Name, errcode.StaleRev.Num
 )
 
 // PushItem is one write sent by a client: the document's new revision Rev,
