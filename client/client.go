@@ -83,13 +83,20 @@ type Client struct {
 
 	nextID atomic.Int64
 
-	mu        sync.Mutex
-	sess      *session
-	closed    bool
+	mu     sync.Mutex
+	sess   *session
+	closed bool
+	sub    *subscriber
+
+	// shownMu guards what ServerTag, Node, PipelinesPushes and Connected
+	// read. connect holds mu across a dial and a hello, which a stalled
+	// server makes last RequestTimeout; these answer at once meanwhile.
+	// Writers hold mu too.
+	shownMu   sync.Mutex
+	shown     *session // c.sess
 	serverTag string
 	node      string
 	pipeline  bool // the server in use takes pushes pipelined (wire.HelloReply)
-	sub       *subscriber
 }
 
 var (
@@ -145,8 +152,8 @@ func (c *Client) URL() string {
 
 // ServerTag returns the server's node tag, empty before the first connect.
 func (c *Client) ServerTag() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.shownMu.Lock()
+	defer c.shownMu.Unlock()
 	return c.serverTag
 }
 
@@ -155,24 +162,24 @@ func (c *Client) ServerTag() string {
 // checkpoint's chain (see wire.HelloReply.Pipeline); false before the first
 // connect.
 func (c *Client) PipelinesPushes() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.shownMu.Lock()
+	defer c.shownMu.Unlock()
 	return c.pipeline
 }
 
 // Node returns this client's node tag, empty before the first connect unless
 // given in Options.
 func (c *Client) Node() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.shownMu.Lock()
+	defer c.shownMu.Unlock()
 	return c.node
 }
 
 // Connected reports whether a connection is up now.
 func (c *Client) Connected() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sess.live()
+	c.shownMu.Lock()
+	defer c.shownMu.Unlock()
+	return c.shown.live()
 }
 
 // live reports whether s can carry a call: it was not given up on, and its
@@ -191,6 +198,14 @@ func (s *session) live() bool {
 	}
 }
 
+// setSession makes s the session in use; c.mu is held.
+func (c *Client) setSession(s *session) {
+	c.sess = s
+	c.shownMu.Lock()
+	c.shown = s
+	c.shownMu.Unlock()
+}
+
 // connect returns the live session, dialing and saying hello if there is none.
 func (c *Client) connect(ctx context.Context) (*session, error) {
 	c.mu.Lock()
@@ -201,7 +216,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if c.sess.live() {
 		return c.sess, nil
 	}
-	c.sess = nil
+	c.setSession(nil)
 	// Each server in turn, from the one in use, until one says hello.
 	var errs []error
 	start := int(c.cur.Load())
@@ -244,8 +259,10 @@ func (c *Client) connectTo(ctx context.Context, idx int) (*session, error) {
 		go cn.Close("hello failed")
 		return nil, fmt.Errorf("hello: %w", err)
 	}
+	c.shownMu.Lock()
 	c.serverTag, c.node, c.pipeline = reply.ServerTag, reply.Node, reply.Pipeline
-	c.sess = s
+	c.shownMu.Unlock()
+	c.setSession(s)
 	if c.opts.OnNode != nil {
 		c.opts.OnNode(reply.Node)
 	}
@@ -353,7 +370,7 @@ func (c *Client) readLoop(s *session) {
 	close(s.done)
 	c.mu.Lock()
 	if c.sess == s {
-		c.sess = nil
+		c.setSession(nil)
 	}
 	c.mu.Unlock()
 	c.down(s)
@@ -579,7 +596,7 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	s := c.sess
-	c.sess = nil
+	c.setSession(nil)
 	c.mu.Unlock()
 	if s == nil {
 		return nil

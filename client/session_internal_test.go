@@ -32,7 +32,8 @@ func TestSessionLive(t *testing.T) {
 		if got := tc.s.live(); got != tc.want {
 			t.Errorf("%s: live() = %v, want %v", tc.name, got, tc.want)
 		}
-		c := &Client{sess: tc.s}
+		c := &Client{}
+		c.setSession(tc.s)
 		if got := c.Connected(); got != tc.want {
 			t.Errorf("%s: Connected() = %v, want %v", tc.name, got, tc.want)
 		}
@@ -55,7 +56,8 @@ func (f *failingConn) Close(reason string) error {
 func TestFailedWriteGivesUpTheSession(t *testing.T) {
 	fc := &failingConn{closed: make(chan string, 1)}
 	s := &session{conn: fc, pending: map[int64]chan []byte{}, done: make(chan struct{})}
-	c := &Client{sess: s, urls: []string{"ws://127.0.0.1:1/v1/sync"}}
+	c := &Client{urls: []string{"ws://127.0.0.1:1/v1/sync"}}
+	c.setSession(s)
 	err := c.roundTrip(context.Background(), s, 1, wire.Ping{ID: 1, Op: wire.OpPing}, nil)
 	if !errors.Is(err, ErrDisconnected) {
 		t.Fatalf("roundTrip = %v, want ErrDisconnected", err)
@@ -74,7 +76,7 @@ func TestFailedWriteGivesUpTheSession(t *testing.T) {
 	// A write that failed because the caller gave up says nothing of the
 	// connection: the session stays.
 	s2 := &session{conn: fc, pending: map[int64]chan []byte{}, done: make(chan struct{})}
-	c.sess = s2
+	c.setSession(s2)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = c.roundTrip(ctx, s2, 2, wire.Ping{ID: 2, Op: wire.OpPing}, nil)
