@@ -288,7 +288,7 @@ func TestServerMadeIDsNeverOverwrite(t *testing.T) {
 	// One written over the websocket, at the identity's value after that.
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
-	if res := results(t, r.call(`{"id":2,"op":"push","changes":[{"id":"companies/2","rev":"1-a","doc":{"v":"ws"}},{"id":"c/1","rev":"1-a","doc":{"v":"ws"}}]}`)); res[0]["ok"] != true || res[1]["ok"] != true {
+	if res := results(t, r.call(`{"id":2,"op":"push","changes":[{"id":"companies/2","rev":"_mAAAAAAAB-T","doc":{"v":"ws"}},{"id":"c/1","rev":"_mAAAAAAAB-T","doc":{"v":"ws"}}]}`)); res[0]["ok"] != true || res[1]["ok"] != true {
 		t.Fatal(res)
 	}
 	status, b := do(t, "POST", base+"/databases/shop/bulk_docs", `{"Commands":[{"Id":"companies|","Type":"PUT","Document":{"v":"new"}},{"Id":"companies/","Type":"PUT","Document":{"v":"new"}},{"Id":"companies|","Type":"PUT","Document":{"v":"new"}}]}`, nil)
@@ -406,7 +406,7 @@ func TestPushedKeyAgreesWithTheID(t *testing.T) {
 	r := dialRaw(t, ts)
 	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
 	for _, doc := range []string{`{"_key":"notmine"}`, `{"_key":"12"}`, `{"_key":"s/2"}`, `{"_key":5}`, `{"_key":"/2"}`} {
-		res := results(t, r.call(`{"id":2,"op":"push","changes":[{"id":"cross/2","rev":"1-a","doc":`+doc+`}]}`))
+		res := results(t, r.call(`{"id":2,"op":"push","changes":[{"id":"cross/2","rev":"_mAAAAAAAB-T","doc":`+doc+`}]}`))
 		if res[0]["ok"] == true || res[0]["error"].(map[string]any)["code"] != "bad_document" {
 			t.Errorf("id cross/2 with %s: %v, want bad_document", doc, res[0])
 		}
@@ -415,12 +415,12 @@ func TestPushedKeyAgreesWithTheID(t *testing.T) {
 		t.Errorf("a refused push was stored: %d", status)
 	}
 	for id, doc := range map[string]string{"cross/2": `{"_key":"2"}`, "cross/3": `{"_key":null}`, "cross/4": `{}`} {
-		if res := results(t, r.call(`{"id":3,"op":"push","changes":[{"id":"`+id+`","rev":"1-a","doc":`+doc+`}]}`)); res[0]["ok"] != true {
+		if res := results(t, r.call(`{"id":3,"op":"push","changes":[{"id":"`+id+`","rev":"_mAAAAAAAB-T","doc":`+doc+`}]}`)); res[0]["ok"] != true {
 			t.Errorf("id %s with %s: %v", id, doc, res[0])
 		}
 	}
 	// Other separators, as a store may choose: the key is the id's tail.
-	if res := results(t, r.call(`{"id":4,"op":"push","changes":[{"id":"orders-7-A","rev":"1-a","doc":{"_key":"A"}},{"id":"solo","rev":"1-a","doc":{"_key":"solo"}}]}`)); res[0]["ok"] != true || res[1]["ok"] != true {
+	if res := results(t, r.call(`{"id":4,"op":"push","changes":[{"id":"orders-7-A","rev":"_mAAAAAAAB-T","doc":{"_key":"A"}},{"id":"solo","rev":"_mAAAAAAAB-T","doc":{"_key":"solo"}}]}`)); res[0]["ok"] != true || res[1]["ok"] != true {
 		t.Errorf("keys after other separators: %v", res)
 	}
 }
