@@ -201,13 +201,14 @@ export function diffResults(a, b) {
 
 /**
  * SharedWatches are the live queries of a tab's store shared by tabs: each
- * runs at the store's host, which sends its results as 'query' events;
- * when the host changes, they start again at the next one, and their first
- * result there is given as the changes since the last one here.
+ * runs at the store's host, which sends its results as 'query' events
+ * ({wid, text, first}); when the host changes, they start again at the next
+ * one, and their first result there is given as the changes since the last
+ * one here.
  */
 export class SharedWatches {
   #call; // (method, args) → Promise, at the host
-  #watches = new Map(); // wid → {collection, text, onText, last (the last result's text), resumed}
+  #watches = new Map(); // wid → {collection, text, onText, last (the last result's text), given (a result was)}
   #next = 0;
 
   constructor(call) {
@@ -217,7 +218,7 @@ export class SharedWatches {
   /** start starts a live query at the host and resolves to the function that stops it. */
   start(collection, text, onText) {
     const wid = `${Date.now().toString(36)}-${++this.#next}`;
-    const w = { collection, text, onText, last: '{"docs":[]}', resumed: false };
+    const w = { collection, text, onText, last: '{"docs":[]}', given: false };
     this.#watches.set(wid, w);
     return this.#call('_watchQuery', [collection, text, wid]).then(
       () => () => {
@@ -230,28 +231,30 @@ export class SharedWatches {
     );
   }
 
-  /** deliver gives a 'query' event's result to its watch. */
-  deliver({ wid, text }) {
+  /**
+   * deliver gives a 'query' event's result to its watch. The first result
+   * of a start at a host (first) is given as what changed since the last
+   * result given here: a watch started again at a new host, or twice when
+   * its start was sent again, gives no document twice.
+   */
+  deliver({ wid, text, first }) {
     const w = this.#watches.get(wid);
     if (!w) return;
     const last = w.last;
     w.last = text;
-    if (!w.resumed) {
+    if (!first) {
       w.onText(text);
       return;
     }
-    w.resumed = false;
     const r = liveResult(text);
     r.changes = diffResults(JSON.parse(last).docs, r.docs);
-    if (r.changes.length > 0) w.onText(r);
+    if (r.changes.length > 0 || !w.given) w.onText(r);
+    w.given = true;
   }
 
   /** resume starts every live query again at the store's new host. */
   resume() {
-    for (const [wid, w] of this.#watches) {
-      w.resumed = true;
-      this.#call('_watchQuery', [w.collection, w.text, wid]).catch(() => {});
-    }
+    for (const [wid, w] of this.#watches) this.#call('_watchQuery', [w.collection, w.text, wid]).catch(() => {});
   }
 
   /** close forgets every live query (the store is closing). */
@@ -271,7 +274,11 @@ export class HostWatches {
   async start(store, [collection, text, wid], send) {
     if (typeof wid !== 'string') throw hiloError('bad_request', 400, 'watchQuery: want a watch id');
     this.stop(wid);
-    const stop = await store._watchQuery(collection, text, (t) => send({ wid, text: t }));
+    let first = true;
+    const stop = await store._watchQuery(collection, text, (t) => {
+      send({ wid, text: t, first });
+      first = false;
+    });
     this.#stops.set(wid, stop);
   }
 

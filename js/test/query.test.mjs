@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { openStore } from '../index.js';
+import { HostWatches, SharedWatches } from '../query.js';
 import { buildServer, startServer } from './server.mjs';
 
 let cleanupBin = async () => {};
@@ -269,6 +270,41 @@ describe('live queries', () => {
     assert.deepEqual(r.docs.map((d) => d._id), ['todos/r2', 'todos/r1'], 'the window refills from the rest');
     assert.deepEqual(r.changes.map((c) => [c.type, c.id]), [['added', 'todos/r1'], ['removed', 'todos/r3']]);
     live.close();
+  });
+});
+
+describe('live queries of a store shared by tabs', () => {
+  // The tab's SharedWatches and the host's HostWatches over a real store,
+  // with the host's port replaced by a call: what tabs.js and host.js do.
+  test('a live query started again at a host gives only what changed, whether it moved or its start was sent twice', async () => {
+    const store = await fresh();
+    await todos(store, 6);
+    const host = new HostWatches();
+    const call = (m, args) => (m === '_watchQuery' ? host.start(store, args, (payload) => tab.deliver(payload)) : Promise.resolve(host.stop(args[0])));
+    const tab = new SharedWatches(call);
+    const results = [];
+    const stop = await tab.start('todos', JSON.stringify({ selector: { done: false }, sort: ['n'] }), (r) => results.push(typeof r === 'string' ? JSON.parse(r) : r));
+    const first = await waitFor(results, 1, 'the first result');
+    assert.deepEqual(first.docs.map((d) => d.n), [1, 2, 4, 5]);
+    assert.deepEqual(first.changes.map((c) => [c.type, c.id, c.index, c.oldIndex]), [['added', 'todos/t001', 0, -1], ['added', 'todos/t002', 1, -1], ['added', 'todos/t004', 2, -1], ['added', 'todos/t005', 3, -1]]);
+    assert.equal(first.changes[0].doc._id, 'todos/t001');
+
+    tab.resume(); // nothing changed: nothing to give
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(results.length, 1);
+
+    await store.put('todos', { ...(await store.get('todos/t004')), done: true });
+    await store.put('todos', { _key: 'u', done: false, n: 3 });
+    tab.resume();
+    tab.resume(); // sent twice
+    const r = await waitUntil(results, (x) => x.docs.some((d) => d._id === 'todos/u') && !x.docs.some((d) => d._id === 'todos/t004'), 'the writes');
+    assert.deepEqual(r.docs.map((d) => d.n), [1, 2, 3, 5]);
+    const since = results.slice(1).flatMap((x) => x.changes.map((c) => [c.type, c.id]));
+    assert.deepEqual(since.filter(([type]) => type !== 'changed').sort(), [['added', 'todos/u'], ['removed', 'todos/t004']], 'each change once');
+    stop();
+    await store.put('todos', { _key: 'v', done: false, n: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(!results.at(-1).docs.some((d) => d._id === 'todos/v'), 'no result after stop');
   });
 });
 
