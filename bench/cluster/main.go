@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/etcdtest"
 )
@@ -169,12 +170,13 @@ func bench(setup string, urls []string, clients int, d time.Duration, batch int)
 		return r, fmt.Errorf("identities: %w", err)
 	}
 	seq := make([]int, len(cls))
+	clock := core.NewClock("B") // a push takes hilodb revisions only
 	if r.DocsPerSec, err = measure(cls, d, func(i int, c *client.Client) (int, error) {
 		items := make([]client.PushItem, batch)
 		for j := range items {
 			seq[i]++
 			id := fmt.Sprintf("notes/%d-%d", i, seq[i])
-			items[j] = client.PushItem{ID: id, Rev: "r1", Doc: []byte(`{"text":"a small note","n":1}`)}
+			items[j] = client.PushItem{ID: id, Rev: clock.NextRev(), Doc: []byte(`{"text":"a small note","n":1}`)}
 		}
 		out, err := c.Push(ctx, items)
 		if err != nil {

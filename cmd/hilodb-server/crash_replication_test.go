@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/internal/servertest"
 )
 
@@ -49,6 +50,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			c := client.New(url, client.Options{Database: "shop"})
 			defer c.Close()
 			local := map[string]state{}
+			clock := core.NewClock(fmt.Sprintf("W%d", w)) // revisions only grow (docs/protocol.md)
 			var pending []client.PushItem // sent, reply not seen: send again as it is
 			for stopped := false; ; {
 				select {
@@ -66,7 +68,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 							continue
 						}
 						st := local[id]
-						rev := fmt.Sprintf("w%d-%s-v%d", w, id, st.next)
+						rev := clock.NextRev()
 						doc, _ := json.Marshal(map[string]any{"_id": id, "_rev": rev, "v": st.next})
 						pending = append(pending, client.PushItem{ID: id, BaseRev: st.rev, Rev: rev, Doc: doc})
 					}
