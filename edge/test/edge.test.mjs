@@ -287,6 +287,42 @@ test("fresh reads: a change made by another client of the server is visible at t
   }
 });
 
+// pushRaw sends one push over a bare websocket to the sync server and
+// returns its results.
+async function pushRaw(changes) {
+  const { WebSocket } = await import("ws");
+  const ws = new WebSocket(server.ws);
+  const replies = [];
+  const next = () => new Promise((ok, fail) => {
+    if (replies.length) return ok(replies.shift());
+    ws.once("message", (m) => ok(JSON.parse(String(m))));
+    ws.once("error", fail);
+  });
+  await new Promise((ok, fail) => { ws.once("open", ok); ws.once("error", fail); });
+  try {
+    ws.send(JSON.stringify({ id: 1, op: "hello", db: DB, node: "" }));
+    assert.equal((await next()).ok, true);
+    ws.send(JSON.stringify({ id: 2, op: "push", changes }));
+    const reply = await next();
+    assert.equal(reply.ok, true, JSON.stringify(reply));
+    return reply.results;
+  } finally {
+    ws.close();
+  }
+}
+
+test("a pushed rev the edge could not order (zz1-Q) is refused; a hilodb revision is visible at the edge within the bound", async () => {
+  const meta = { "@metadata": { "@collection": "orders" } };
+  const [refused] = await pushRaw([{ id: "orders/zrev", baseRev: "", rev: "zz1-Q", doc: { v: 1, ...meta } }]);
+  assert.equal(refused.ok, false, JSON.stringify(refused));
+  assert.equal(refused.error.code, "bad_document");
+  const t0 = Date.now();
+  const [accepted] = await pushRaw([{ id: "orders/zrev", baseRev: "", rev: "_mAAAAAAAB-Q", doc: { v: 2, ...meta } }]);
+  assert.equal(accepted.ok, true, JSON.stringify(accepted));
+  await eventually(async () => (await call("GET", "/_api/document/orders/zrev")).json?.v === 2, FRESH_BOUND_MS, "orders/zrev at the edge");
+  assert.ok(Date.now() - t0 <= FRESH_BOUND_MS + 500, `visible after ${Date.now() - t0} ms`);
+});
+
 test("fresh reads: a change made through the npm package (the browser store) is visible at the edge within the bound, and the edge's reach it", async () => {
   const store = await openStore({ url: server.ws, database: DB, sync: true });
   try {
