@@ -626,7 +626,7 @@ export type SortField = string | { [path: string]: 'asc' | 'desc' };
 export interface FindQuery {
   /** Which documents; `{}` matches every one. */
   selector: Selector;
-  /** The order, then `_id`; by `_id` without one. */
+  /** The order, then `_id`; without one, the order of the index the planner reads (its fields), or `_id` for a scan. */
   sort?: SortField[];
   /** At most this many documents. */
   limit?: number;
@@ -661,6 +661,12 @@ export interface QueryPlan {
   sortedByIndex: boolean;
   /** Whether the index was read backwards. */
   descending: boolean;
+  /**
+   * The order the documents came in, then `_id`: the query's sort, or
+   * without one the index's fields (`['done', 'n']`, `['n desc']`); `null`
+   * for a scan without a sort (by `_id`).
+   */
+  sort: string[] | null;
   /** Documents read. */
   examined: number;
   /** Documents the selector took. */

@@ -114,6 +114,8 @@ describe('find, explain, count and indexes', () => {
     assert.equal(plan.range, true);
     assert.equal(plan.sortedByIndex, true);
     assert.equal(plan.descending, true);
+    assert.deepEqual(plan.sort, ['n desc']);
+    assert.deepEqual((await store.explain('todos', { selector: { done: false } })).sort, ['done', 'n'], 'without a sort: the index\'s order');
     assert.equal(plan.matched, 7);
     assert.ok(plan.examined < 10, `examined ${plan.examined} through the index`);
   });

@@ -173,3 +173,9 @@ export async function useSessionQueries(store: Store): Promise<void> {
   void names;
   void q;
 }
+
+export async function usePlan(store: Store): Promise<void> {
+  const plan: QueryPlan = await store.explain('orders', { selector: { item: 'apple' } });
+  const order: string[] | null = plan.sort;
+  void order;
+}
