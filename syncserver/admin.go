@@ -27,7 +27,7 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 				http.Error(w, "admin token required", http.StatusUnauthorized)
 				return
 			}
-		} else if len(s.cfg.Tokens) > 0 || !fromLoopback(r) {
+		} else if s.hasTokens() || !fromLoopback(r) {
 			s.metrics.countError("admin_unauthorized")
 			s.log.Warn("refused admin request: no admin token configured and not a plain loopback server", "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "forbidden: configure an admin token (-admin-token or HILODB_ADMIN_TOKEN)", http.StatusForbidden)

@@ -1,6 +1,8 @@
 package syncserver
 
 import (
+	"github.com/hilodb/hilodb/auth"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -106,6 +108,9 @@ func parseCollectionDef(name string, keyOptions json.RawMessage) (CollectionDef,
 // defineCollection keeps def for db unless a definition of its name exists;
 // it returns the kept definition and whether this call made it.
 func (s *Server) defineCollection(ctx context.Context, db string, def CollectionDef) (CollectionDef, bool, error) {
+	if err := needRole(ctx, auth.Write, "defining collections"); err != nil {
+		return def, false, err
+	}
 	b, err := json.Marshal(def)
 	if err != nil {
 		return def, false, err

@@ -66,6 +66,11 @@ type conn struct {
 	// freely; writes happen under srv.connsMu so the dashboard can read them.
 	db   string
 	node string
+	acc  access // what hello's (or the last auth's) token may do
+
+	authGen   atomic.Int64    // counts the tokens armed (watchExpiry)
+	expTimers []*time.Timer   // the armed token's warning and close, under srv.connsMu
+	baseCtx   context.Context // the connection's context, for messages from timers
 
 	tokens   float64 // rate-limit bucket
 	tokensAt time.Time
@@ -124,6 +129,7 @@ func (c *conn) runClosers() {
 }
 
 func (c *conn) serve(ctx context.Context) {
+	c.baseCtx = ctx
 	defer c.ws.CloseNow()
 	defer c.runClosers()
 	if idle := c.srv.cfg.IdleTimeout; idle > 0 {
@@ -356,7 +362,7 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		// Any other request sees the effects of the pushes before it.
 		c.drain()
 	}
-	reply, err := h(c, ctx, id, data)
+	reply, err := h(c, withRole(ctx, c.acc.role), id, data)
 	if err != nil {
 		c.refuse(ctx, id, c.srv.asProtoError(err))
 		return

@@ -1,6 +1,8 @@
 package syncserver
 
 import (
+	"github.com/hilodb/hilodb/auth"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +68,9 @@ type docResult struct {
 // refused write refuses them all and nothing is written (RavenDB's batches);
 // otherwise each stands alone (ArangoDB's multi-document calls).
 func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic bool) ([]docResult, error) {
+	if err := needRole(ctx, auth.Write, "writing documents"); err != nil {
+		return nil, err
+	}
 	if err := s.checkBatch(len(ws)); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package syncserver
 
 import (
+	"github.com/hilodb/hilodb/auth"
+
 	"context"
 	"fmt"
 	"time"
@@ -79,6 +81,9 @@ type lastLease struct {
 // only reports numbers it was given, and a higher one would use up the tag.
 // The range holds at least last.want numbers, up to maxRange.
 func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastLease) (leasedRange, error) {
+	if err := needRole(ctx, auth.Write, "leasing ids"); err != nil {
+		return leasedRange{}, err
+	}
 	lastSize, lastMax, lastRangeAt := last.size, last.max, last.at
 	if lastSize < 0 || lastMax < 0 || lastMax > maxSafeNumber || last.want < 0 {
 		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(maxSafeNumber))
@@ -115,6 +120,9 @@ func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastL
 // caller checks that its connection leased the range (node tags can be
 // claimed by anyone who knows them).
 func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, last int64) (bool, error) {
+	if err := needRole(ctx, auth.Write, "returning ids"); err != nil {
+		return false, err
+	}
 	if end < 1 || last < 0 || last > end {
 		return false, badRequest("need 0 <= last <= end and end >= 1")
 	}

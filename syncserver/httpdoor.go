@@ -52,11 +52,13 @@ func (s *Server) door(name string, dbOf func(r *http.Request) string, fail doorE
 			refuse(errcode.IllegalName, "illegal database name "+quote(truncate(db, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
 			return
 		}
-		if err := s.authorize(db, tokenOf(r), fromLoopback(r)); err != nil {
+		acc, err := s.authorizeAccess(db, tokenOf(r), fromLoopback(r))
+		if err != nil {
 			pe := s.asProtoError(err)
 			refuse(codeOf(pe.code), pe.msg)
 			return
 		}
+		r = r.WithContext(withRole(r.Context(), acc.role))
 		body, held, c, msg := s.readBody(w, r, db)
 		defer held.give()
 		if msg != "" {
@@ -74,7 +76,7 @@ func (s *Server) door(name string, dbOf func(r *http.Request) string, fail doorE
 		// a page can send one cross-site without asking (hilo/next, which
 		// leases, checks a header of its own and records its database).
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if err := s.touchDB(r.Context(), db); err != nil {
+			if err := s.touchDBFor(r.Context(), db, acc); err != nil {
 				pe := s.asProtoError(err)
 				refuse(codeOf(pe.code), pe.msg)
 				return

@@ -1,6 +1,8 @@
 package syncserver
 
 import (
+	"github.com/hilodb/hilodb/auth"
+
 	"context"
 	"strconv"
 
@@ -25,6 +27,9 @@ func (s *Server) nextIdentity(ctx context.Context, db, name string) (int64, erro
 // name given several times gets successive values. Either every value is
 // allocated and durable, or none is.
 func (s *Server) nextIdentities(ctx context.Context, db string, names []string) ([]int64, error) {
+	if err := needRole(ctx, auth.Write, "taking identities"); err != nil {
+		return nil, err
+	}
 	out := make([]int64, len(names))
 	err := s.store.update(ctx, func(tx kvTx) error {
 		// Check everything before the first write: a transaction in a group
@@ -71,6 +76,9 @@ const maxSeed = (maxSafeNumber + 1) / 2
 // exactly, which can make later ids repeat earlier ones, so a forced lowering
 // is refused (forbidden) unless Config.AllowIdentityLowering is set.
 func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64, force bool) (int64, error) {
+	if err := needRole(ctx, auth.Admin, "seeding identities"); err != nil {
+		return 0, err
+	}
 	if value < 0 || value > maxSeed {
 		return 0, badRequest("identity value must be between 0 and %d: a seed leaves at least as many values after it", int64(maxSeed))
 	}

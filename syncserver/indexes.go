@@ -1,6 +1,8 @@
 package syncserver
 
 import (
+	"github.com/hilodb/hilodb/auth"
+
 	"context"
 	"encoding/json"
 	"strings"
@@ -101,6 +103,9 @@ func (c *conn) indexDrop(ctx context.Context, id int64, data []byte) (any, error
 		}
 		return nil, err
 	}
+	if err := needRole(ctx, auth.Write, "dropping indexes"); err != nil {
+		return nil, err
+	}
 	dropped := false
 	err := c.srv.store.update(ctx, func(tx kvTx) error {
 		_, err := tx.Delete(ixDefKey(c.db, req.Collection, req.Name))
@@ -125,6 +130,9 @@ func (c *conn) indexList(ctx context.Context, id int64, data []byte) (any, error
 // name or of its fields exists; it returns the kept definition and whether
 // this call made it.
 func (s *Server) defineIndex(ctx context.Context, db, coll string, def core.IndexDef) (core.IndexDef, bool, error) {
+	if err := needRole(ctx, auth.Write, "defining indexes"); err != nil {
+		return def, false, err
+	}
 	b, err := json.Marshal(def)
 	if err != nil {
 		return def, false, err

@@ -31,6 +31,7 @@ type metrics struct {
 	mu        sync.Mutex
 	errors    map[string]int64
 	doors     map[string]int64 // HTTP requests by door (ravendb, arango)
+	refusals  map[string]int64 // refused tokens by reason (auth.Error's)
 	fsync     histogram        // seconds per fsync
 	groupSize histogram        // transactions per commit
 }
@@ -69,6 +70,7 @@ func newMetrics() *metrics {
 	return &metrics{
 		errors:    make(map[string]int64),
 		doors:     make(map[string]int64),
+		refusals:  make(map[string]int64),
 		fsync:     newHistogram(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 		groupSize: newHistogram(1, 2, 4, 8, 16, 32, 64, 128, 256),
 	}
@@ -78,6 +80,13 @@ func newMetrics() *metrics {
 func (m *metrics) countDoor(door string) {
 	m.mu.Lock()
 	m.doors[door]++
+	m.mu.Unlock()
+}
+
+// refused counts a refused token by its reason.
+func (m *metrics) refused(reason string) {
+	m.mu.Lock()
+	m.refusals[reason]++
 	m.mu.Unlock()
 }
 
@@ -137,6 +146,15 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(codes)
 	for _, c := range codes {
 		fmt.Fprintf(w, "hilodb_errors_total{code=%q} %d\n", c, m.errors[c])
+	}
+	fmt.Fprintf(w, "# HELP hilodb_auth_refusals_total Tokens refused, by reason.\n# TYPE hilodb_auth_refusals_total counter\n")
+	reasons := make([]string, 0, len(m.refusals))
+	for r := range m.refusals {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "hilodb_auth_refusals_total{reason=%q} %d\n", r, m.refusals[r])
 	}
 	fmt.Fprintf(w, "# HELP hilodb_http_requests_total HTTP requests to the RavenDB and ArangoDB API doors.\n# TYPE hilodb_http_requests_total counter\n")
 	for _, d := range []string{"arango", "ravendb"} {

@@ -31,24 +31,27 @@ func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 	if !validDBName(req.DB) {
 		return nil, &protoError{code: wire.CodeIllegalName, num: wire.NumIllegalName, msg: "illegal database name " + quote(truncate(req.DB, 80)) + ": want a letter, then letters, digits, _ or -, at most 64 bytes"}
 	}
-	if err := c.srv.authorize(req.DB, req.Token, c.loopback); err != nil {
+	acc, err := c.srv.authorizeAccess(req.DB, req.Token, c.loopback)
+	if err != nil {
 		return nil, err
 	}
 	node, err := c.srv.assignNode(ctx, req.Node)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.srv.touchDB(ctx, req.DB); err != nil {
+	if err := c.srv.touchDBFor(ctx, req.DB, acc); err != nil {
 		return nil, err
 	}
 	c.srv.connsMu.Lock()
-	c.db, c.node = req.DB, node
+	c.db, c.node, c.acc = req.DB, node, acc
 	c.srv.connsMu.Unlock()
 	c.helloDone.Store(true)
 	c.ws.SetReadLimit(c.srv.cfg.MaxMessageBytes)
 	c.srv.log.Debug("hello", "remote", c.remote, "db", req.DB, "node", node)
 	_, onEtcd := c.srv.store.(*etcdStore)
-	return wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node, Pipeline: !onEtcd}, nil
+	// The token's expiry is watched once the reply is out: its warning
+	// never comes before it.
+	return replyThen{reply: wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node, Pipeline: !onEtcd}, then: c.watchExpiry}, nil
 }
 
 func (c *conn) ping(ctx context.Context, id int64, data []byte) (any, error) {

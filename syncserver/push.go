@@ -4,6 +4,8 @@ package syncserver
 // applied in one transaction per push.
 
 import (
+	"github.com/hilodb/hilodb/auth"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +24,16 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	}
 	if err := c.srv.checkBatch(len(changes)); err != nil {
 		return nil, err
+	}
+	if err := needRole(ctx, auth.Write, "pushing"); err != nil {
+		// Refused item by item, nothing stored: the writes stay pending
+		// on the client until a token that may write comes.
+		pe := err.(*protoError)
+		results := make([]wire.PushResult, len(changes))
+		for i, ch := range changes {
+			results[i] = wire.PushResult{ID: ch.ID, Error: &wire.Error{Code: pe.code, Num: pe.num, Message: pe.msg}}
+		}
+		return wire.PushReply{ID: id, OK: true, Results: results}, nil
 	}
 	// Each option is looked up alone: the official clients send them
 	// before the changes, where a lookup stops, and a walk over every

@@ -5,10 +5,17 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/syncserver"
 )
+
+// testRev is a hilodb revision from node C, at a clock n ticks past now.
+func testRev(n int) string { return core.EncodeRev(revBase+uint64(n), "C") }
+
+var revBase = uint64(time.Now().UnixMilli()) << 20
 
 // TestFindDocs runs queries over documents pushed to the server: a scan
 // of the collection in _id order, checked, ordered, paged and projected as
@@ -20,15 +27,15 @@ func TestFindDocs(t *testing.T) {
 	var changes []string
 	for i := 0; i < 60; i++ {
 		id := fmt.Sprintf("orders/%02d", i)
-		changes = append(changes, fmt.Sprintf(`{"id":%q,"baseRev":"","rev":"_l6zhVDW%03d-C","doc":{"_id":%q,"status":%q,"total":%d}}`,
-			id, i, id, []string{"open", "closed"}[i%2], i%7))
+		changes = append(changes, fmt.Sprintf(`{"id":%q,"baseRev":"","rev":%q,"doc":{"_id":%q,"status":%q,"total":%d}}`,
+			id, testRev(i), id, []string{"open", "closed"}[i%2], i%7))
 	}
-	changes = append(changes, `{"id":"other/1","baseRev":"","rev":"_l6zhVDW999-C","doc":{"_id":"other/1","status":"open","total":1}}`)
+	changes = append(changes, `{"id":"other/1","baseRev":"","rev":"`+testRev(999)+`","doc":{"_id":"other/1","status":"open","total":1}}`)
 	got := r.call(`{"id":2,"op":"push","changes":[` + strings.Join(changes, ",") + `]}`)
-	if got["ok"] != true {
+	if got["ok"] != true || strings.Contains(fmt.Sprint(got), "error") {
 		t.Fatalf("push: %v", got)
 	}
-	got = r.call(`{"id":3,"op":"push","changes":[{"id":"orders/00","baseRev":"_l6zhVDW000-C","rev":"_l6zhVDX000-C","deleted":true}]}`)
+	got = r.call(`{"id":3,"op":"push","changes":[{"id":"orders/00","baseRev":"` + testRev(0) + `","rev":"` + testRev(5000) + `","deleted":true}]}`)
 	if got["ok"] != true {
 		t.Fatalf("delete: %v", got)
 	}

@@ -2,7 +2,6 @@ package syncserver
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
@@ -36,6 +36,14 @@ type Config struct {
 	// When Tokens is not empty, a database without a token is refused. With
 	// no tokens at all, only loopback clients are accepted.
 	Tokens map[string]string
+	// Verifier checks signed tokens (JWT) issued by the app's own backend:
+	// their hilodb claim gives a role per database (package auth). With
+	// it, Tokens may be empty and non-loopback clients are served.
+	Verifier *auth.Verifier
+	// MaxDatabasesPerSubject bounds the databases one signed token's
+	// subject makes on first use (those its claim names by {sub}).
+	// Default 16.
+	MaxDatabasesPerSubject int
 	// AdminToken protects /dashboard and /admin/backup. Without it they are
 	// served to loopback clients only, and only when Tokens is empty.
 	AdminToken string
@@ -294,7 +302,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Static != nil {
 		s.mux.Handle("/", cfg.Static)
 	}
-	if len(cfg.Tokens) == 0 {
+	if !s.hasTokens() {
 		s.log.Warn("no tokens configured: accepting loopback clients only")
 	}
 	if dbs != nil {
@@ -340,7 +348,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // hostAllowed reports whether a request naming host (the Host header, port
 // included) is answered.
 func (s *Server) hostAllowed(host string) bool {
-	if len(s.cfg.Tokens) > 0 && len(s.cfg.AllowedHosts) == 0 {
+	if s.hasTokens() && len(s.cfg.AllowedHosts) == 0 {
 		return true
 	}
 	name := host
@@ -517,28 +525,10 @@ func (s *Server) originAllowed(origin, host string) bool {
 	return false
 }
 
-// authorize checks a hello's token for db.
+// authorize checks a token for db (authorizeAccess, its role dropped).
 func (s *Server) authorize(db, token string, loopback bool) error {
-	if s.dbs != nil && !s.dbs[db] {
-		return &protoError{code: wire.CodeDatabaseNotFound, num: wire.NumDatabaseNotFound,
-			msg: "database " + quote(db) + " is not served here", close: websocket.StatusPolicyViolation}
-	}
-	if len(s.cfg.Tokens) == 0 {
-		if loopback {
-			return nil
-		}
-		return &protoError{code: wire.CodeUnauthorized, num: wire.NumUnauthorized,
-			msg: "this server has no tokens configured and accepts loopback clients only", close: websocket.StatusPolicyViolation}
-	}
-	want, ok := s.cfg.Tokens[db]
-	if !ok {
-		want, ok = s.cfg.Tokens["*"]
-	}
-	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(token)) != 1 {
-		return &protoError{code: wire.CodeUnauthorized, num: wire.NumUnauthorized,
-			msg: "wrong or missing token for database " + db, close: websocket.StatusPolicyViolation}
-	}
-	return nil
+	_, err := s.authorizeAccess(db, token, loopback)
+	return err
 }
 
 // fromLoopback reports whether r comes straight from this machine: a

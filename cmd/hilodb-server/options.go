@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/hilodb/hilodb/auth"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -61,6 +63,11 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	static := fs.String("static", "", "directory served at / (the demo app)")
 	config := fs.String("config", "", "JSON config file (tokens, adminToken, databases, origins, limits; see docs/operations.md)")
 	tokens := fs.String("tokens", "", "comma-separated db=token pairs (or env HILODB_TOKENS); * matches any db")
+	jwtHS := fs.String("jwt-hs256-file", "", "file holding the HS256 secret (32 bytes or more) signed tokens may be checked with")
+	jwks := fs.String("jwks-file", "", "JWKS file of the EdDSA, ES256 and RS256 public keys signed tokens are checked with; re-read when it changes")
+	jwtIss := fs.String("jwt-issuer", "", "the iss a signed token must carry")
+	jwtAud := fs.String("jwt-audience", "", "a value a signed token's aud must hold")
+	maxDBsPerSub := fs.Int("max-databases-per-subject", 16, "most databases one signed token's subject makes on first use")
 	adminToken := fs.String("admin-token", "", "token for /dashboard and /admin/backup (or env HILODB_ADMIN_TOKEN)")
 	databases := fs.String("databases", "", "comma-separated database names: serve only these (default: any name, created on first use)")
 	origins := fs.String("origins", "", "comma-separated Origin host patterns allowed for browser connections")
@@ -117,6 +124,24 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	default:
 		cfg.Tokens = fc.Tokens
 	}
+	if *jwtHS != "" || *jwks != "" {
+		ac := auth.Config{JWKSFile: *jwks, Issuer: *jwtIss, Audience: *jwtAud}
+		if *jwtHS != "" {
+			b, err := os.ReadFile(*jwtHS)
+			if err != nil {
+				return nil, fmt.Errorf("-jwt-hs256-file: %w", err)
+			}
+			ac.HS256Secret = bytes.TrimRight(b, "\r\n")
+		}
+		v, err := auth.NewVerifier(ac)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Verifier = v
+	} else if *jwtIss != "" || *jwtAud != "" {
+		return nil, errors.New("-jwt-issuer and -jwt-audience need -jwt-hs256-file or -jwks-file")
+	}
+	cfg.MaxDatabasesPerSubject = *maxDBsPerSub
 	cfg.AdminToken = pick(set["admin-token"], *adminToken, getenv("HILODB_ADMIN_TOKEN"), fc.AdminToken)
 	cfg.Databases = fc.Databases
 	if set["databases"] {
@@ -180,7 +205,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	if cfg.MaxMessageBytes <= 0 || cfg.MaxBatch <= 0 {
 		return nil, errors.New("-max-message and -max-batch must be positive")
 	}
-	if !loopbackAddr(o.addr) && o.tlsCert == "" && len(cfg.Tokens) == 0 {
+	if !loopbackAddr(o.addr) && o.tlsCert == "" && len(cfg.Tokens) == 0 && cfg.Verifier == nil {
 		o.warnings = append(o.warnings, fmt.Sprintf("listening on %s, beyond loopback, with no TLS and no tokens: only loopback clients are served, "+
 			"and anyone on the network can read what they send; configure -tokens and -tls-cert/-tls-key", o.addr))
 	}
