@@ -84,7 +84,7 @@ func TestSignedTokensOnTheWebsocket(t *testing.T) {
 	if got := helloWith(a, "user-alice", alice); got["ok"] != true {
 		t.Fatalf("alice's own database: %v", got)
 	}
-	if got := a.call(`{"id":2,"op":"push","changes":[{"id":"notes/1","baseRev":"","rev":"`+testRev(1)+`","doc":{"_id":"notes/1","v":1}}]}`); got["ok"] != true || strings.Contains(fmt.Sprint(got), "error") {
+	if got := a.call(`{"id":2,"op":"push","changes":[{"id":"notes/1","baseRev":"","rev":"` + testRev(1) + `","doc":{"_id":"notes/1","v":1}}]}`); got["ok"] != true || strings.Contains(fmt.Sprint(got), "error") {
 		t.Fatalf("alice writes: %v", got)
 	}
 	if got := helloWith(dialRaw(t, ts), "user-bob", alice); errCode(got) != "unauthorized" {
@@ -98,7 +98,7 @@ func TestSignedTokensOnTheWebsocket(t *testing.T) {
 	if got := helloWith(sh, "shared", bob); got["ok"] != true {
 		t.Fatalf("bob reads shared: %v", got)
 	}
-	got := sh.call(`{"id":2,"op":"push","changes":[{"id":"n/1","baseRev":"","rev":"`+testRev(1)+`","doc":{"_id":"n/1"}},{"id":"n/2","baseRev":"","rev":"`+testRev(2)+`","doc":{"_id":"n/2"}}]}`)
+	got := sh.call(`{"id":2,"op":"push","changes":[{"id":"n/1","baseRev":"","rev":"` + testRev(1) + `","doc":{"_id":"n/1"}},{"id":"n/2","baseRev":"","rev":"` + testRev(2) + `","doc":{"_id":"n/2"}}]}`)
 	results, _ := got["results"].([]any)
 	if len(results) != 2 {
 		t.Fatalf("push to shared: %v", got)
@@ -233,7 +233,7 @@ func TestTokenRefreshOnALiveConnection(t *testing.T) {
 	if got := r.call(fmt.Sprintf(`{"id":3,"op":"auth","token":%q}`, is.token("alice", users, time.Hour))); got["ok"] != true || got["role"] != "write" {
 		t.Fatalf("a fresh token: %v", got)
 	}
-	if got := r.call(`{"id":4,"op":"push","changes":[{"id":"n/1","baseRev":"","rev":"`+testRev(1)+`","doc":{"_id":"n/1"}}]}`); got["ok"] != true || strings.Contains(fmt.Sprint(got), "error") {
+	if got := r.call(`{"id":4,"op":"push","changes":[{"id":"n/1","baseRev":"","rev":"` + testRev(1) + `","doc":{"_id":"n/1"}}]}`); got["ok"] != true || strings.Contains(fmt.Sprint(got), "error") {
 		t.Fatalf("push after the refresh: %v", got)
 	}
 	// A connection that lets its token run out is closed.
