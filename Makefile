@@ -152,6 +152,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzParseSelector$$' -fuzztime=60s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzAppendKey$$' -fuzztime=30s ./core/query/
+	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/rql/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:

@@ -38,6 +38,7 @@ func (s *Server) registerRavenDB(mux *http.ServeMux) {
 	mux.HandleFunc("POST /databases/{db}/docs", h(byPath, s.ravenGetDocs))
 	mux.HandleFunc("PUT /databases/{db}/docs", h(byPath, s.ravenPutDoc))
 	mux.HandleFunc("DELETE /databases/{db}/docs", h(byPath, s.ravenDeleteDoc))
+	s.registerRavenQueries(mux, h)
 	mux.HandleFunc("/databases/{db}/", h(byPath, func(w http.ResponseWriter, r *doorRequest) {
 		ravenError(w, errcode.UnknownPath, r.Method+" "+r.URL.Path+" is not served by hilodb's RavenDB API (see docs/http.md)")
 	}))
@@ -50,6 +51,7 @@ var ravenExceptions = map[string]string{
 	errcode.NotFound.Name:     "Raven.Client.Exceptions.Documents.DocumentDoesNotExistException",
 	errcode.Unauthorized.Name: "Raven.Client.Exceptions.Security.AuthorizationException",
 	errcode.UnknownPath.Name:  "Raven.Client.Exceptions.Routing.RouteNotFoundException",
+	errcode.BadQuery.Name:     "Raven.Client.Exceptions.InvalidQueryException",
 }
 
 // ravenError writes an error body as RavenDB does ({Type, Message, Error}),

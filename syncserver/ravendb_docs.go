@@ -40,6 +40,14 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, err)
 		return
 	}
+	if hilo, ok, err := ravenHiloWrites(req.Commands); err != nil || ok {
+		if err != nil {
+			s.ravenFail(w, err)
+		} else {
+			s.ravenHiloBatch(w, r, hilo)
+		}
+		return
+	}
 	if len(req.Commands) == 0 {
 		writeJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
 		return
@@ -230,6 +238,10 @@ func metadataField(doc json.RawMessage, name string) string {
 }
 
 func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
+	if r.URL.Query().Has("startsWith") {
+		s.ravenStartsWith(w, r)
+		return
+	}
 	if err := onlyParams(r.Request, "docs", "id", "include", "metadataOnly", "loadHash"); err != nil {
 		s.ravenFail(w, err)
 		return
@@ -258,7 +270,7 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, err)
 		return
 	}
-	docs, err := s.readDocs(r.db, ids)
+	docs, err := s.ravenReadDocs(r.db, ids)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -271,12 +283,15 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 		// One document: its change vector as the ETag, which HEAD
 		// (session.advanced.exists) answers with, 304 when it is unchanged.
 		etag := `"` + docs[0].Rev + `"`
+		// HEAD (session.advanced.exists) and GET
+		// (session.advanced.conditionalLoad) answer 304 when it is
+		// unchanged; not with includes, which the ETag does not cover.
 		w.Header().Set("ETag", etag)
+		if m := r.Header.Get("If-None-Match"); len(q["include"]) == 0 && (m == etag || m != "" && strings.Trim(m, `"`) == docs[0].Rev) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 		if r.Method == http.MethodHead {
-			if m := r.Header.Get("If-None-Match"); m == etag || strings.Trim(m, `"`) == docs[0].Rev {
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
 			w.WriteHeader(http.StatusOK)
 			return
 		}
@@ -410,6 +425,10 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
 	if v := r.Header.Get("If-Match"); v != "" {
 		v = strings.Trim(v, `"`)
 		cv = &v
+	}
+	if tag, ok := ravenHiloTag(id); ok {
+		s.ravenHiloPut(w, r, id, tag)
+		return
 	}
 	wr, err := ravenPutWrite(id, cv, r.body)
 	if err != nil {

@@ -1,0 +1,177 @@
+package syncserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// RavenDB keeps a HiLo tag's state in the document Raven/Hilo/{tag}
+// ({"Max": n}): its hilo/next reads Max there and writes it back, and
+// tests and migrations store the document to move the numbers on. In
+// hilodb that document is the server's HiLo state of the tag itself (the
+// one every door and the websocket's hilo.next lease from), not a second
+// copy: reading it renders the state, and storing it raises the state's
+// Max. A Max below the current one is kept at the current one (ids never
+// repeat), and the document cannot be deleted.
+
+const ravenHiloPrefix = "Raven/Hilo/"
+
+// ravenHiloTag returns the tag of a Raven/Hilo/{tag} id (its prefix in any
+// case, as RavenDB's ids are), and whether id is one.
+func ravenHiloTag(id string) (string, bool) {
+	if len(id) <= len(ravenHiloPrefix) || !strings.EqualFold(id[:len(ravenHiloPrefix)], ravenHiloPrefix) {
+		return "", false
+	}
+	return id[len(ravenHiloPrefix):], true
+}
+
+// ravenHiloChangeVector names a state by its Max.
+func ravenHiloChangeVector(max int64) string { return "HILO:" + strconv.FormatInt(max, 10) }
+
+// ravenReadDocs is readDocs with the Raven/Hilo documents rendered from
+// the HiLo state (nil for a tag that never leased).
+func (s *Server) ravenReadDocs(db string, ids []string) ([]*storedDoc, error) {
+	docs, err := s.readDocs(db, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		tag, ok := ravenHiloTag(id)
+		if !ok {
+			continue
+		}
+		docs[i] = nil
+		var st hiloDoc
+		var found bool
+		err := s.store.view(func(tx kvTx) error {
+			var err error
+			found, err = getJSON(tx, hiloKey(db, tag), &st)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			b, _ := json.Marshal(map[string]any{"Max": st.Max, "@metadata": map[string]any{"@collection": "@hilo"}})
+			docs[i] = &storedDoc{Rev: ravenHiloChangeVector(st.Max), Doc: b}
+		}
+	}
+	return docs, nil
+}
+
+// ravenHiloCommand is a write of a Raven/Hilo document.
+type ravenHiloCommand struct {
+	id, tag string
+	max     int64
+	delete  bool
+}
+
+// ravenHiloWrites picks the commands of a batch that write Raven/Hilo
+// documents. ok is false when there are none; a batch that mixes them with
+// other documents is refused, since the HiLo state is no document.
+func ravenHiloWrites(cmds []ravenCommand) (hilo []ravenHiloCommand, ok bool, err error) {
+	for i, c := range cmds {
+		if c.ID == nil {
+			continue
+		}
+		tag, is := ravenHiloTag(*c.ID)
+		if !is {
+			continue
+		}
+		if len(hilo) != i {
+			return nil, false, badRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
+		}
+		hc, err := parseHiloCommand(*c.ID, tag, c.Type, c.Document)
+		if err != nil {
+			return nil, false, err
+		}
+		hilo = append(hilo, hc)
+	}
+	if len(hilo) == 0 {
+		return nil, false, nil
+	}
+	if len(hilo) != len(cmds) {
+		return nil, false, badRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
+	}
+	return hilo, true, nil
+}
+
+func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloCommand, error) {
+	if err := validTag(tag); err != nil {
+		return ravenHiloCommand{}, err
+	}
+	hc := ravenHiloCommand{id: id, tag: tag}
+	switch typ {
+	case "DELETE":
+		hc.delete = true
+		return hc, nil
+	case "PUT":
+	default:
+		return hc, badRequest("bulk_docs: type %s is not served (PUT and DELETE are)", quote(truncate(typ, 40)))
+	}
+	m := gjson.GetBytes(doc, "Max")
+	if !gjson.ValidBytes(doc) || m.Type != gjson.Number || m.Num < 0 || m.Num > maxSafeNumber || m.Num != float64(int64(m.Num)) {
+		return hc, badRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", quote(truncate(id, 100)), int64(maxSafeNumber))
+	}
+	hc.max = int64(m.Num)
+	return hc, nil
+}
+
+// raiseHilo raises the state of tag to max (kept when it is higher) and
+// returns the state's Max. Leases made before it are no longer the latest,
+// so no return reaches below it.
+func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64) (int64, error) {
+	var out int64
+	err := s.store.update(ctx, func(tx kvTx) error {
+		var st hiloDoc
+		if _, err := getJSON(tx, hiloKey(db, tag), &st); err != nil {
+			return err
+		}
+		out = max(st.Max, want)
+		if out == st.Max && st.Max != 0 {
+			return nil
+		}
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out, Top: max(st.top(), out)})
+	})
+	return out, err
+}
+
+// ravenHiloBatch runs a batch of Raven/Hilo writes.
+func (s *Server) ravenHiloBatch(w http.ResponseWriter, r *doorRequest, cmds []ravenHiloCommand) {
+	out := make([]map[string]any, len(cmds))
+	for i, c := range cmds {
+		if c.delete {
+			s.ravenFail(w, badRequest("%s cannot be deleted: it is the HiLo state of %s, and ids must never repeat", quote(truncate(c.id, 100)), quote(c.tag)))
+			return
+		}
+		got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max)
+		if err != nil {
+			s.ravenFail(w, err)
+			return
+		}
+		out[i] = map[string]any{"Type": "PUT", "@id": c.id, "@change-vector": ravenHiloChangeVector(got),
+			"@collection": "@hilo", "@last-modified": time.Now().UTC().Format(time.RFC3339Nano)}
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"Results": out})
+}
+
+// ravenHiloPut is PUT /docs?id=Raven/Hilo/{tag}.
+func (s *Server) ravenHiloPut(w http.ResponseWriter, r *doorRequest, id, tag string) {
+	c, err := parseHiloCommand(id, tag, "PUT", r.body)
+	if err != nil {
+		s.ravenFail(w, err)
+		return
+	}
+	got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max)
+	if err != nil {
+		s.ravenFail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"Id": id, "ChangeVector": ravenHiloChangeVector(got)})
+}
