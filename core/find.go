@@ -1,11 +1,9 @@
 package core
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/hilodb/hilodb/core/query"
-	"github.com/tidwall/gjson"
 )
 
 // Plan is how a query ran: which index gave its candidates (none: a scan
@@ -138,11 +136,7 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 	// read (its fields, then _id), or of _id when the collection is
 	// scanned: a page is then read straight from the index.
 	if len(q.Sort) == 0 && p.ix != nil {
-		order := make([]query.SortField, len(p.ix.fields))
-		for i, f := range p.ix.fields {
-			order[i] = query.SortField{Path: f}
-		}
-		q = q.Ordered(order)
+		q = q.Ordered(query.IndexOrder(p.ix.fields))
 		p.plan.SortedByIndex, p.exact = true, true
 	}
 	p.plan.Order, p.plan.Sort = q.Sort, q.SortNames()
@@ -186,32 +180,14 @@ func (p *plannedScan) scan(tx *txn, visit func(doc string) bool) error {
 		return tx.AscendRange("", p.lo, p.hi, func(_, v string) bool { return visit(v) })
 	}
 	var gerr error
-	each := func(e ixEntry) bool {
-		doc, err := tx.Get(docPrefix + e.id)
+	p.ix.tree.Scan(p.lo, p.hi, p.plan.Descending, func(e query.Entry) bool {
+		doc, err := tx.Get(docPrefix + e.ID)
 		if err != nil {
-			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.id, err)
+			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.ID, err)
 			return false
 		}
 		return visit(doc)
-	}
-	if p.plan.Descending {
-		p.ix.tree.Descend(ixEntry{key: p.hi}, func(e ixEntry) bool {
-			if e.key < p.lo {
-				return false
-			}
-			if e.key >= p.hi {
-				return true
-			}
-			return each(e)
-		})
-	} else {
-		p.ix.tree.Ascend(ixEntry{key: p.lo}, func(e ixEntry) bool {
-			if e.key >= p.hi {
-				return false
-			}
-			return each(e)
-		})
-	}
+	})
 	return gerr
 }
 
@@ -225,14 +201,9 @@ func (s *Store) planAll(tx *txn, collection string, q *query.Query, unbuilt bool
 	docs := docPrefix + s.Prefix(collection) + s.sep
 	scan := &plannedScan{lo: docs, hi: docs + "\xff"}
 	indexes := tx.ixs.of(collection)
-	conds := map[string][]query.Cond{}
-	for _, c := range q.Selector.Conds() {
-		conds[c.Path.String()] = append(conds[c.Path.String()], c)
-	}
+	conds := query.CondsByPath(q.Selector)
 	best, bestScore := (*secIndex)(nil), 0
-	var bestPlan Plan
-	var bestLo, bestHi []byte
-	var bestExact bool
+	var bestPlan query.IndexPlan
 	for _, ix := range indexes {
 		if !unbuilt && !ix.built.Load() {
 			continue
@@ -240,10 +211,10 @@ func (s *Store) planAll(tx *txn, collection string, q *query.Query, unbuilt bool
 		if q.UseIndex != "" && ix.def.Name != q.UseIndex {
 			continue
 		}
-		pl, lo, hi, exact := planIndex(ix, conds, q.Sort)
-		score := pl.Equality*4 + b2i(pl.Range)*2 + b2i(pl.SortedByIndex && len(q.Sort) > 0)
+		pl := query.PlanIndex(ix.fields, conds, q.Sort)
+		score := pl.Score(len(q.Sort) > 0)
 		if best == nil && q.UseIndex != "" || score > bestScore {
-			best, bestScore, bestPlan, bestLo, bestHi, bestExact = ix, score, pl, lo, hi, exact
+			best, bestScore, bestPlan = ix, score, pl
 		}
 	}
 	if q.UseIndex != "" && best == nil {
@@ -254,8 +225,10 @@ func (s *Store) planAll(tx *txn, collection string, q *query.Query, unbuilt bool
 		scan.exact = scan.plan.SortedByIndex
 		return scan, nil
 	}
-	scan.ix, scan.plan, scan.exact = best, bestPlan, bestExact
-	scan.lo, scan.hi = string(bestLo), string(bestHi)
+	scan.ix, scan.exact = best, bestPlan.Exact
+	scan.plan = Plan{Index: best.def.Name, Fields: best.def.Fields, Equality: bestPlan.Equality, Range: bestPlan.Range,
+		SortedByIndex: bestPlan.Sorted, Descending: bestPlan.Descending}
+	scan.lo, scan.hi = bestPlan.Lo, bestPlan.Hi
 	return scan, nil
 }
 
@@ -270,117 +243,3 @@ func b2i(b bool) int {
 	return 0
 }
 
-// planIndex works out how ix serves a query with conds and sortBy: the
-// key range to read, the plan, and whether the index gives exactly the
-// query's order, ties by _id included (read forwards, the sort covering
-// every field the equality leaves).
-func planIndex(ix *secIndex, conds map[string][]query.Cond, sortBy []query.SortField) (Plan, []byte, []byte, bool) {
-	pl := Plan{Index: ix.def.Name, Fields: ix.def.Fields}
-	var prefix []byte
-	eqFields := map[string]bool{}
-	for _, f := range ix.fields {
-		v, ok := equalityOf(conds[f.String()])
-		if !ok {
-			break
-		}
-		prefix = query.AppendKey(prefix, v)
-		eqFields[f.String()] = true
-		pl.Equality++
-	}
-	lo := append([]byte(nil), prefix...)
-	hi := append(append([]byte(nil), prefix...), 0xFF)
-	if pl.Equality < len(ix.fields) {
-		if l, h, ok := rangeOf(conds[ix.fields[pl.Equality].String()]); ok {
-			lo = append(append([]byte(nil), prefix...), l...)
-			hi = append(append([]byte(nil), prefix...), h...)
-			pl.Range = true
-		}
-	}
-	// The sort, but for the fields equality fixes, must follow the index's
-	// next fields, all one way.
-	var rest []query.SortField
-	for _, f := range sortBy {
-		if !eqFields[f.Path.String()] {
-			rest = append(rest, f)
-		}
-	}
-	switch {
-	case len(rest) == 0:
-		pl.SortedByIndex = true
-	case len(rest) <= len(ix.fields)-pl.Equality:
-		ok := true
-		for i, f := range rest {
-			if f.Path.String() != ix.fields[pl.Equality+i].String() || f.Desc != rest[0].Desc {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			pl.SortedByIndex, pl.Descending = true, rest[0].Desc
-		}
-	}
-	exact := pl.SortedByIndex && !pl.Descending && len(rest) == len(ix.fields)-pl.Equality
-	return pl, lo, hi, exact
-}
-
-// equalityOf returns the one value conds fix their field to, if they do.
-func equalityOf(conds []query.Cond) (v gjson.Result, ok bool) {
-	for _, c := range conds {
-		switch {
-		case c.Op == query.OpEq:
-			return c.Value, true
-		case c.Op == query.OpIn && len(c.Values) == 1:
-			return c.Values[0], true
-		}
-	}
-	return v, false
-}
-
-// rangeOf returns the key range every value meeting conds lies in (the
-// intersection of what each allows), if any condition bounds it.
-func rangeOf(conds []query.Cond) (lo, hi []byte, ok bool) {
-	for _, c := range conds {
-		var l, h []byte
-		switch c.Op {
-		case query.OpGt, query.OpGte, query.OpLt, query.OpLte:
-			l, h = query.TypeKeyBounds(c.Value)
-			k := query.AppendKey(nil, c.Value)
-			switch c.Op {
-			case query.OpGt:
-				l = append(k, 0xFF)
-			case query.OpGte:
-				l = k
-			case query.OpLt:
-				h = k
-			case query.OpLte:
-				h = append(k, 0xFF)
-			}
-		case query.OpIn:
-			if len(c.Values) == 0 {
-				continue
-			}
-			for i, v := range c.Values {
-				k := query.AppendKey(nil, v)
-				if i == 0 || bytes.Compare(k, l) < 0 {
-					l = k
-				}
-				if e := append(k, 0xFF); i == 0 || bytes.Compare(e, h) > 0 {
-					h = e
-				}
-			}
-		default:
-			continue
-		}
-		if !ok || bytes.Compare(l, lo) > 0 {
-			lo = l
-		}
-		if !ok || bytes.Compare(h, hi) < 0 {
-			hi = h
-		}
-		ok = true
-	}
-	if ok && bytes.Compare(lo, hi) > 0 {
-		hi = lo // nothing can match: an empty range
-	}
-	return lo, hi, ok
-}

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
 
 	"github.com/hilodb/hilodb/core/query"
-	"github.com/tidwall/btree"
 )
 
 // Secondary indexes. A definition is kept at ixdef/<collection>/<name> and
@@ -26,23 +24,11 @@ const (
 	ixpendPrefix = "ixpend/" // ixpend/<collection>/<name> → "define"|"drop", not yet confirmed by the server
 )
 
-// ixEntry is one document in an index: key is its values' keys
-// (query.AppendKey) followed by its id, which id is the tail of.
-type ixEntry struct{ key, id string }
-
-func ixLess(a, b ixEntry) bool { return a.key < b.key }
-
-// ixTree holds an index's entries. It takes no locks of its own: it is
-// changed only under buntdb's write lock and read under its read lock.
-type ixTree = btree.BTreeG[ixEntry]
-
-func newIxTree() *ixTree { return btree.NewBTreeGOptions(ixLess, btree.Options{NoLocks: true}) }
-
 // ixUndo is a change of an index's entries, put back if the transaction
 // that made it fails.
 type ixUndo struct {
 	ix  *secIndex
-	e   ixEntry
+	e   query.Entry
 	set bool // the entry was set (else deleted)
 }
 
@@ -75,7 +61,7 @@ type secIndex struct {
 	coll   string
 	def    IndexDef
 	fields []query.Path
-	tree   *ixTree     // the entries, once built
+	tree   *query.Index // the entries, once built
 	built  atomic.Bool // tree is built and kept; false after a load until a query needs it
 	docPfx string      // doc/<prefix><sep>: the collection's documents
 }
@@ -488,12 +474,12 @@ func (t *txn) docChanged(key, old string, had bool, doc string, has bool) error 
 				}
 			}
 			if had {
-				if e, found := ix.tree.Delete(ixEntry{key: string(ok)}); found {
+				if e, found := ix.tree.Delete(string(ok)); found {
 					t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: e})
 				}
 			}
 			if has {
-				e := ixEntry{key: nk, id: nk[len(nk)-len(id):]}
+				e := query.Entry{Key: nk, ID: nk[len(nk)-len(id):]}
 				if prev, replaced := ix.tree.Set(e); replaced {
 					t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: prev})
 				}
@@ -512,7 +498,7 @@ func (t *txn) undoIndexes() {
 	for i := len(t.ixUndo) - 1; i >= 0; i-- {
 		u := t.ixUndo[i]
 		if u.set {
-			u.ix.tree.Delete(u.e)
+			u.ix.tree.Delete(u.e.Key)
 		} else {
 			u.ix.tree.Set(u.e)
 		}
@@ -575,27 +561,14 @@ func (s *Store) ensureBuilt(ix *secIndex) error {
 }
 
 // buildIndex returns ix's entries for every document of its collection.
-// The keys are made in one arena (a load of many documents allocates once
-// an index, not once an entry), sorted, and loaded into the tree in order,
-// which fills its nodes without a search.
-func buildIndex(t *txn, ix *secIndex) *ixTree {
-	type span struct{ off, end, idLen int }
-	var arena []byte
-	var spans []span
+func buildIndex(t *txn, ix *secIndex) *query.Index {
+	tree := query.NewIndex(ix.fields)
+	b := tree.Builder()
 	_ = t.AscendRange("", ix.docPfx, ix.docPfx+"\xff", func(k, v string) bool {
-		id := k[len(docPrefix):]
-		off := len(arena)
-		arena = ix.appendEntryKey(arena, v, id)
-		spans = append(spans, span{off, len(arena), len(id)})
+		b.Add(v, k[len(docPrefix):])
 		return true
 	})
-	all := string(arena)
-	arena = nil
-	slices.SortFunc(spans, func(a, b span) int { return strings.Compare(all[a.off:a.end], all[b.off:b.end]) })
-	tree := newIxTree()
-	for _, sp := range spans {
-		tree.Load(ixEntry{key: all[sp.off:sp.end], id: all[sp.end-sp.idLen : sp.end]})
-	}
+	b.Finish()
 	return tree
 }
 
