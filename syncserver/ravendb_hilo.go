@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hilodb/hilodb/auth"
 	"github.com/tidwall/gjson"
 )
 
@@ -127,6 +128,10 @@ func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloComman
 // returns the state's Max. Leases made before it are no longer the latest,
 // so no return reaches below it.
 func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64) (int64, error) {
+	// Like a seed, a raise can use a tag's numbers up: an admin's act.
+	if err := needRole(ctx, auth.Admin, "storing a HiLo state (Raven/Hilo)"); err != nil {
+		return 0, err
+	}
 	var out int64
 	err := s.store.update(ctx, func(tx kvTx) error {
 		var st hiloDoc
