@@ -35,14 +35,42 @@ var errScanLimit = errors.New("scan limit")
 // the page is full sooner. A page over the reply bound fails with
 // reply_too_big; a bookmark of another order with bad_query.
 func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (FindResult, error) {
-	// The store gives documents in _id order: with no sort of its own,
-	// that is the query's exact order, and a page ends the scan.
-	pager, err := q.NewPager(query.PagerOptions{Exact: len(q.Sort) == 0 && !total, MaxBytes: s.replyBudget()})
-	if err != nil {
-		return FindResult{}, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num, msg: err.Error()}
+	var pager *query.Pager
+	newPager := func(q *query.Query, o query.PagerOptions) error {
+		o.MaxBytes = s.replyBudget()
+		var err error
+		if pager, err = q.NewPager(o); err != nil {
+			return &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num, msg: err.Error()}
+		}
+		return nil
 	}
 	lo := docKey(db, idPrefix)
-	err = s.store.view(func(tx kvTx) error {
+	_, embedded := s.store.(*store)
+	err := s.store.view(func(tx kvTx) error {
+		if embedded {
+			// An index the database's clients defined, if one helps.
+			d := s.qix.of(db)
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			x, pl, ok, err := s.planIndexed(tx, d, db, idPrefix, q)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if len(q.Sort) == 0 {
+					q = q.Ordered(query.IndexOrder(x.ix.Fields()))
+				}
+				if err := newPager(q, query.PagerOptions{Ordered: pl.Sorted && !total, Exact: pl.Exact && !total}); err != nil {
+					return err
+				}
+				return indexedFind(tx, db, x, pl, q, pager)
+			}
+		}
+		// A scan in _id order: with no sort of its own, that is the
+		// query's exact order, and a page ends it.
+		if err := newPager(q, query.PagerOptions{Exact: len(q.Sort) == 0 && !total}); err != nil {
+			return err
+		}
 		var stop error
 		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
 			if pager.Examined >= serverScanLimit {

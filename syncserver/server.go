@@ -155,6 +155,7 @@ const (
 // A Server is safe for concurrent use. Close it to end every connection and
 // release the data file; no goroutine of the Server outlives Close.
 type Server struct {
+	qix     queryIndexes // the indexes of the server's queries (qindex.go)
 	cfg     Config
 	log     *slog.Logger
 	store   kvStore
