@@ -22,7 +22,7 @@ import (
 // testServer is a real server on 127.0.0.1 (started by internal/servertest)
 // over a data directory that survives restart.
 type testServer struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	cfg  syncserver.Config
 	srv  *syncserver.Server
@@ -33,7 +33,7 @@ type testServer struct {
 // httpBase is where a test server answers HTTP: URL is "http://host:port".
 type httpBase struct{ URL string }
 
-func startServer(t *testing.T, cfg syncserver.Config) *testServer {
+func startServer(t testing.TB, cfg syncserver.Config) *testServer {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
@@ -72,11 +72,11 @@ func (ts *testServer) url() string { return "ws" + strings.TrimPrefix(ts.hs.URL,
 
 // raw is a bare websocket connection for exact protocol tests.
 type raw struct {
-	t  *testing.T
+	t  testing.TB
 	ws *websocket.Conn
 }
 
-func dialRaw(t *testing.T, ts *testServer) *raw {
+func dialRaw(t testing.TB, ts *testServer) *raw {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
