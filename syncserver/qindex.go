@@ -22,7 +22,7 @@ import (
 // dbIndexes is one database's query indexes.
 type dbIndexes struct {
 	mu   sync.Mutex
-	seq  int64             // the feed sequence the indexes are up to date with
+	seq  int64       // the feed sequence the indexes are up to date with
 	list []*srvIndex // built ones
 }
 
