@@ -24,6 +24,7 @@ var storeNeutralTests = []string{
 	"TestReturnOnlyFromTheLessee", "TestLastMaxCannotExhaustATag", "TestGetRepliesAreBounded",
 	"TestPushConflictRepliesAreBounded", "TestSameRevDifferentContentConflicts", "TestRepeatedMembersRefused",
 	"TestUnpairedSurrogatesRefused", "TestSinceAboveSequenceRefused", "TestPipelinedPushes", "TestPushNamesAnIDAgain",
+	"TestRevisionsOnlyGrow", "TestHTTPWritesPassThePushedRev", "TestSameRevOtherLoneSurrogateConflicts",
 }
 
 // TestSyncserverSuiteOnEtcd runs the sync server's own tests of the
