@@ -25,12 +25,13 @@ const maxRevAhead = 24 * time.Hour
 const maxRevNodeLen = 16
 
 // checkPushedRev refuses a pushed revision that is not a hilodb revision
-// (11 clock characters and a node tag of letters and digits), or whose
-// clock is more than maxRevAhead past now.
+// (11 clock characters and a node tag, both of the revision alphabet:
+// letters, digits, '-' and '_'), or whose clock is more than maxRevAhead
+// past now.
 func checkPushedRev(rev string, now time.Time) *wire.Error {
 	v, node, err := core.DecodeRev(rev)
 	if err != nil || !revNodeTag(node) {
-		return &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: fmt.Sprintf("rev %q is not a hilodb revision: 11 clock characters, then a node tag of 1 to %d letters and digits", truncate(rev, 64), maxRevNodeLen)}
+		return &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: fmt.Sprintf("rev %q is not a hilodb revision: 11 clock characters, then a node tag of 1 to %d letters, digits, '-' or '_'", truncate(rev, 64), maxRevNodeLen)}
 	}
 	if ms := int64(v >> 20); ms > now.Add(maxRevAhead).UnixMilli() {
 		return &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: fmt.Sprintf("rev %q is from %s, more than %s past the server's clock: check the client's clock", rev, time.UnixMilli(ms).UTC().Format(time.RFC3339), maxRevAhead)}
@@ -43,7 +44,7 @@ func revNodeTag(node string) bool {
 		return false
 	}
 	for i := 0; i < len(node); i++ {
-		if c := node[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+		if c := node[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
 			return false
 		}
 	}

@@ -53,7 +53,7 @@ func TestRevisionsOnlyGrow(t *testing.T) {
 			`{"id":"d/a","baseRev":"","rev":"` + r1 + `","doc":{"v":1}}`,
 			[]string{"ok"}, r1, float64(1)},
 		{"no hilodb revision",
-			nil, `{"id":"d/a","baseRev":"","rev":"zz1-Q","doc":{"v":1}},{"id":"d/b","baseRev":"","rev":"` + r1[:11] + `a-b","doc":{}}`,
+			nil, `{"id":"d/a","baseRev":"","rev":"zz1-Q","doc":{"v":1}},{"id":"d/b","baseRev":"","rev":"` + r1[:11] + `a.b","doc":{}}`,
 			[]string{"bad_document", "bad_document"}, "", nil},
 		{"a clock two days ahead",
 			nil, `{"id":"d/a","baseRev":"","rev":"` + revAt(48*time.Hour, 0) + `","doc":{"v":1}}`,
