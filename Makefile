@@ -19,7 +19,7 @@ export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 export HILODB_TESTCLUSTER_BIN := $(CURDIR)/$(TESTCLUSTER)
 
 .PHONY: run test build server testcluster wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser profile-browser bench-sync \
+        test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser bench-query profile-browser bench-sync \
         bench-edge bench-cluster load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app
@@ -112,6 +112,10 @@ bench-bridge: wasm
 ## bench-browser: hilodb's browser store against PouchDB 9 (idb, indexeddb) in Chromium, side by side
 bench-browser: deps-apt server web
 	cd bench/browser && npm ci --no-audit --no-fund && node run.mjs
+
+## bench-query: queries, indexes and live queries on 100,000 documents in Chromium, against PouchDB 9 + pouchdb-find and RxDB (Dexie), side by side
+bench-query: deps-apt server web
+	cd bench/query && npm ci --no-audit --no-fund && node run.mjs
 
 ## profile-browser: CPU profiles of the store's worker and the page during a scenario (SCENARIO=bulk|sequential, N, WARM=1 after a warm-up), Go names included
 profile-browser: deps-apt server web

@@ -17,7 +17,7 @@
 // the same rounds.
 
 import { execFile } from 'node:child_process';
-import { copyFile, cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 
 import { buildServer, repoRoot, startServer } from '../../js/test/server.mjs';
+import { settle } from './settle.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
@@ -53,39 +54,14 @@ const context = await chromium.launchPersistentContext(profile, {
   args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...(process.env.CHROMIUM_ARGS || '').split(' ').filter(Boolean)],
 });
 
-// settle waits until the machine is quiet: what earlier scenarios wrote
-// is on the disk (sync(1): the kernel writes dirty pages back for up to
-// 30 s, and a flush meanwhile, as hilodb's range journal makes, waits
-// behind them), and the CPU is busy under a fifth of its time for a
-// quarter of a second, or SETTLE_MAX ms (default 15,000) at most. Each
-// scenario then starts without the work an earlier one left running in
-// the background (IndexedDB compacting PouchDB's writes in the browser
-// process goes on after a page closed), which would otherwise fall on
-// whichever system is measured next.
+// Each scenario waits for a quiet machine first (settle.mjs), SETTLE_MAX
+// ms (default 15,000) at most.
 const SETTLE_MAX = Number(process.env.SETTLE_MAX ?? 15000);
-const cpuTimes = async () => {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0];
-  const f = line.trim().split(/\s+/).slice(1).map(Number);
-  return { idle: f[3] + (f[4] || 0), total: f.reduce((a, b) => a + b, 0) };
-};
 const settled = [];
-async function settle() {
-  const start = Date.now();
-  await run('sync', []);
-  let before = await cpuTimes();
-  while (Date.now() - start < SETTLE_MAX) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    const now = await cpuTimes();
-    const busy = 1 - (now.idle - before.idle) / Math.max(1, now.total - before.total);
-    before = now;
-    if (busy < 0.2) break;
-  }
-  settled.push(Date.now() - start);
-}
 
 let seq = 0;
 async function inPage(fn, ...args) {
-  if (SETTLE_MAX > 0) await settle();
+  if (SETTLE_MAX > 0) settled.push(await settle(SETTLE_MAX));
   const page = await context.newPage();
   try {
     await page.goto(`${server.base}/bench.html`);
