@@ -10,12 +10,17 @@
 //
 //   sequential  N puts, each awaited (default 3000)
 //   bulk        one putMany of N documents (default 10000)
+//   reopen      the store, holding N documents (default 100000) with two
+//               indexes, closed and opened again, and its first query
+//   find        N queries through an index (default 1000) of a store of
+//               SIZE documents (default 100000) with two indexes
 //
 // It writes host.cpuprofile and page.cpuprofile to OUT (default a new
 // temporary directory; Chrome DevTools opens them) and prints, for the
 // worker, the functions that took most time (self and with callees) and a
 // timeline in 10 ms steps of what ran: how idle the worker was, and in
-// which phase. WARM=1 runs the scenario once into another store first,
+// which phase. WARM=1 runs the scenario once into another store first
+// (find: the same queries, on the same store),
 // unprofiled, so that the profile shows optimized code. Usage:
 // SCENARIO=bulk N=10000 WARM=1 OUT=dir node profile.mjs
 
@@ -33,9 +38,10 @@ import { buildServer, repoRoot, startServer } from '../../js/test/server.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
 const SCENARIO = process.env.SCENARIO || 'bulk';
-const N = Number(process.env.N || (SCENARIO === 'bulk' ? 10000 : 3000));
+const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, find: 1000 }[SCENARIO]);
+const SIZE = Number(process.env.SIZE || 100000);
 const WARM = Boolean(process.env.WARM);
-if (!['sequential', 'bulk'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential or bulk, not ${SCENARIO}`);
+if (!['sequential', 'bulk', 'reopen', 'find'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen or find, not ${SCENARIO}`);
 const OUT = process.env.OUT || (await mkdtemp(join(tmpdir(), 'hilodb-profile-')));
 await mkdir(OUT, { recursive: true });
 
@@ -189,11 +195,32 @@ try {
     if (!host) await new Promise((ok) => setTimeout(ok, 100));
   }
   if (!host) throw new Error(`no hilodb-host worker among ${JSON.stringify([...workers.values()])}`);
+  if (SCENARIO === 'reopen' || SCENARIO === 'find') {
+    // Not profiled: the store's documents and its two indexes.
+    await page.evaluate(async ([size]) => {
+      const owner = (i) => `user-${String(i % 100).padStart(2, '0')}`;
+      const doc = (i) => ({ n: i, owner: owner((i * 7) % 101), status: ['open', 'doing', 'done'][i % 3], createdAt: 1.7e12 + ((i * 1000003) % size) * 60000, title: `todo ${i}` });
+      await window.store.createIndex('todos', { name: 'owner-createdAt', fields: ['owner', 'createdAt'] });
+      await window.store.createIndex('todos', { name: 'owner-status-createdAt', fields: ['owner', 'status', 'createdAt'] });
+      for (let from = 0; from < size; from += 10000) await window.store.putMany('todos', Array.from({ length: Math.min(10000, size - from) }, (_, k) => doc(from + k)));
+    }, [SCENARIO === 'reopen' ? N : SIZE]);
+  }
   const scenario = async ([name, n, warm]) => {
     const doc = (i) => ({ total: i, item: 'widget', qty: i % 7, note: 'a small order' });
     const store = warm ? window.warmStore : window.store;
+    const query = (i) => ({ selector: { owner: `user-${String((i * 37) % 100).padStart(2, '0')}` }, sort: [{ createdAt: 'desc' }], limit: 20 });
     const t0 = performance.now();
-    if (name === 'bulk') {
+    if (name === 'reopen') {
+      // The host worker stays; the store's files are read again.
+      await window.store.close();
+      const { openStore } = await import('/index.js');
+      window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'profile', persist: 'profile' });
+      await window.store.find('todos', query(0));
+      return (performance.now() - t0) * 1000;
+    }
+    if (name === 'find') {
+      for (let i = 0; i < n; i++) await store.find('todos', query(i));
+    } else if (name === 'bulk') {
       const res = await store.putMany('orders', Array.from({ length: n }, (_, i) => doc(i)));
       if (res.some((r) => r instanceof Error)) throw new Error('putMany failed');
     } else {
@@ -201,7 +228,9 @@ try {
     }
     return ((performance.now() - t0) * 1000) / n;
   };
-  if (WARM) {
+  if (WARM && SCENARIO === 'find') {
+    await page.evaluate(scenario, [SCENARIO, N, false]); // the same queries, not profiled
+  } else if (WARM && SCENARIO !== 'reopen') {
     // The scenario once into another store first, not profiled: the
     // worker's code is optimized by then, as in the bench's -warm figures.
     await page.evaluate(async () => {
@@ -222,8 +251,9 @@ try {
   await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));
   await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
   await page.evaluate(() => window.store.close());
-  console.log(`${SCENARIO}: ${N} documents, ${usPerDoc.toFixed(1)} µs a document (with the profiler on); profiles in ${OUT}`);
-  const phases = ['putMany', 'SaveRanges', 'InsertMany', 'appendNow', 'Journal_.Commit', 'docsArg', 'quickPut', 'gcBgMarkWorker', 'reply'];
+  const what = { reopen: `${N} documents reopened and a first query answered in ${(usPerDoc / 1000).toFixed(0)} ms`, find: `${N} queries, ${usPerDoc.toFixed(1)} µs a query` }[SCENARIO] ?? `${N} documents, ${usPerDoc.toFixed(1)} µs a document`;
+  console.log(`${SCENARIO}: ${what} (with the profiler on); profiles in ${OUT}`);
+  const phases = ['putMany', 'SaveRanges', 'InsertMany', 'appendNow', 'Journal_.Commit', 'docsArg', 'quickPut', 'gcBgMarkWorker', 'reply', 'resolveIndexes', 'FindJSON', 'openStore', 'Replay'];
   summarize('the store worker (hilodb-host)', hostProfile, names, phases);
   summarize('the page', pageProfile, names, []);
 } finally {

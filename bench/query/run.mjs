@@ -3,7 +3,7 @@
 // with its free Dexie.js storage, in Debian's Chromium on an on-disk
 // profile, side by side in one run, against the real hilodb-server on
 // 127.0.0.1. Every system holds the same N todos (default 100,000; see
-// query.js) in a store with three indexes, and again in one with two:
+// bench-query.js) in a store with three indexes, and again in one with two:
 //
 //   reopen    a new page opens the store with two indexes and answers its
 //             first query: ms from the page's start to the answer
@@ -65,7 +65,7 @@ const built = await buildServer();
 const web = await mkdtemp(join(tmpdir(), 'hilodb-bench-query-web-'));
 const profile = await mkdtemp(join(tmpdir(), 'hilodb-bench-query-profile-'));
 await run('bash', [join(repoRoot, 'js', 'build-web.sh'), web], { maxBuffer: 16 << 20 });
-for (const f of ['query.html', 'query.js']) await copyFile(join(here, f), join(web, f));
+for (const f of ['bench-query.html', 'bench-query.js']) await copyFile(join(here, f), join(web, f));
 for (const f of ['pouchdb.min.js', 'pouchdb.indexeddb.min.js', 'pouchdb.find.min.js']) await copyFile(join(here, 'node_modules', 'pouchdb', 'dist', f), join(web, f));
 await build({ entryPoints: [join(here, 'rxdb-entry.js')], bundle: true, format: 'esm', minify: true, outfile: join(web, 'rxdb.js'), logLevel: 'warning' });
 const server = await startServer(built.bin, ['-static', web]);
@@ -76,7 +76,7 @@ const context = await chromium.launchPersistentContext(profile, {
 });
 
 const settled = [];
-// inPage opens query.html for system in a new page (with extra address
+// inPage opens bench-query.html for system in a new page (with extra address
 // parameters), after a quiet machine, and runs fn(page) there.
 async function inPage(system, extra, fn) {
   if (SETTLE_MAX > 0) settled.push(await settle(SETTLE_MAX));
@@ -84,7 +84,7 @@ async function inPage(system, extra, fn) {
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   try {
-    await page.goto(`${server.base}/query.html?system=${system}${extra}`);
+    await page.goto(`${server.base}/bench-query.html?system=${system}${extra}`);
     await page.waitForFunction(() => window.bench);
     await page.evaluate(() => window.bench.ready);
     return await fn(page);
@@ -169,7 +169,8 @@ const ratio = (m, a, bs) => {
   return rs.length ? median(rs) : undefined;
 };
 console.log(`\nmedian ms of ${ROUNDS} rounds (each a median of its runs), N=${N}; ratios per round, then their median (>1: hilodb faster)`);
-console.log(`${'metric'.padEnd(14)}${systems.map((s) => s.padStart(16)).join('')}${systems.includes('hilodb') ? `${'vs pouch'.padStart(12)}${systems.includes('rxdb') ? 'vs rxdb'.padStart(12) : ''}` : ''}`);
+const vs = systems.includes('hilodb') ? `${pouches.length ? 'vs pouch'.padStart(12) : ''}${systems.includes('rxdb') ? 'vs rxdb'.padStart(12) : ''}` : '';
+console.log(`${'metric'.padEnd(14)}${systems.map((s) => s.padStart(16)).join('')}${vs}`);
 for (const m of metrics) {
   let line = `${m.padEnd(14)}${systems.map((s) => fmt(per(s, m)).padStart(16)).join('')}`;
   if (systems.includes('hilodb')) {

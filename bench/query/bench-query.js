@@ -1,5 +1,5 @@
 // The scenarios of make bench-query, run inside a Chromium page for one
-// system, named by the page's address (query.html?system=…): hilodb (a
+// system, named by the page's address (bench-query.html?system=…): hilodb (a
 // persisted store, shared through its worker), PouchDB 9 with
 // pouchdb-find on the idb or the indexeddb adapter, or RxDB with its Dexie
 // storage. The page loads only that system's code. With &reopen=NAME it
