@@ -179,6 +179,10 @@ func (a *app) serve(ctx context.Context, r *request) *response {
 	if !ok {
 		return errorResponse(errcode.UnknownPath, "unknown path "+strconv.Quote(truncate(r.path, 200))+" (see edge/README.md)")
 	}
+	write := r.method == "POST" || r.method == "PATCH" || r.method == "PUT" && !strings.Contains(r.query, "onlyget=true")
+	if bad := checkBody(r, write); bad != nil {
+		return bad
+	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	switch {

@@ -190,9 +190,19 @@ func (a *app) readMany(ctx context.Context, coll string, items [][]byte) *respon
 	for i, it := range items {
 		sels[i] = selector(it)
 	}
+	if bad := checkSelectors(coll, sels); bad != nil {
+		return bad
+	}
 	res, err := a.store.DocumentMany(coll, sels)
 	if err != nil {
 		return failure(err)
+	}
+	size := 0
+	for _, x := range res {
+		size += len(x.New) + 64
+	}
+	if size > maxReplyBytes && len(res) > 1 {
+		return errorResponse(errcode.ReplyTooBig, "the documents asked for pass the reply bound of "+strconv.Itoa(maxReplyBytes)+" bytes; ask for fewer at a time")
 	}
 	out := make([]json.RawMessage, len(res))
 	codes := map[string]int{}

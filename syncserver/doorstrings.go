@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/internal/jsontext"
 )
 
 // checkStrings refuses a door request whose path or query is not UTF-8, or
@@ -26,34 +27,8 @@ func checkStrings(r *http.Request, body []byte) (errcode.Code, string) {
 			}
 		}
 	}
-	if escapesSurrogate(body) && bodyHasLoneSurrogate(body) {
+	if jsontext.HasLoneSurrogate(body) {
 		return errcode.BadRequest, "the body escapes a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair); it has no UTF-8 form"
 	}
 	return errcode.Code{}, ""
-}
-
-// bodyHasLoneSurrogate reports whether any JSON string of body (a member
-// name or a value) escapes a lone surrogate. It reads string tokens only,
-// so it is right for any body and needs no valid JSON.
-func bodyHasLoneSurrogate(body []byte) bool {
-	for i := 0; i < len(body); i++ {
-		if body[i] != '"' {
-			continue
-		}
-		j := i + 1
-		for j < len(body) && body[j] != '"' {
-			if body[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(body) {
-			j = len(body) - 1
-		}
-		if loneSurrogate(string(body[i : j+1])) {
-			return true
-		}
-		i = j
-	}
-	return false
 }

@@ -41,6 +41,8 @@ type fileConfig struct {
 	MaxConns      int               `json:"maxConns"`
 	MaxConnsPer   int               `json:"maxConnsPerAddr"`
 	MaxBuffered   int64             `json:"maxBuffered"`
+	MaxBufferedDB int64             `json:"maxBufferedPerDB"`
+	BodyTimeout   string            `json:"bodyTimeout"`
 	AllowLowering bool              `json:"allowIdentityLowering"`
 	MaxMessage    int64             `json:"maxMessage"`
 	MaxBatch      int               `json:"maxBatch"`
@@ -76,6 +78,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	maxConns := fs.Int("max-conns", 10000, "most open websocket connections")
 	maxConnsPer := fs.Int("max-conns-per-addr", 1024, "most open websocket connections from one IP address")
 	maxBuffered := fs.Int64("max-buffered", 256<<20, "most bytes of incoming messages held at once, over all connections")
+	maxBufferedDB := fs.Int64("max-buffered-per-db", 0, "most bytes of HTTP request bodies held at once for one database (default a quarter of -max-buffered, at least -max-message)")
+	bodyTimeout := fs.Duration("body-timeout", 30*time.Second, "refuse an HTTP request body (408 body_timeout) still arriving this long after its headers")
 	allowLowering := fs.Bool("allow-identity-lowering", false, "let identity.seed with force lower an identity (values can then repeat)")
 	maxMsg := fs.Int64("max-message", 8<<20, "largest websocket message in bytes")
 	maxBatch := fs.Int("max-batch", 10000, "most items in one request (identity.nextBatch names, push changes)")
@@ -166,6 +170,18 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	cfg.MaxConns = orDefault(set["max-conns"] || fc.MaxConns == 0, *maxConns, fc.MaxConns)
 	cfg.MaxConnsPerAddr = orDefault(set["max-conns-per-addr"] || fc.MaxConnsPer == 0, *maxConnsPer, fc.MaxConnsPer)
 	cfg.MaxBufferedBytes = orDefault(set["max-buffered"] || fc.MaxBuffered == 0, *maxBuffered, fc.MaxBuffered)
+	cfg.MaxBufferedPerDB = orDefault(set["max-buffered-per-db"] || fc.MaxBufferedDB == 0, *maxBufferedDB, fc.MaxBufferedDB)
+	cfg.BodyTimeout = *bodyTimeout
+	if !set["body-timeout"] && fc.BodyTimeout != "" {
+		d, err := time.ParseDuration(fc.BodyTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("config bodyTimeout: %w", err)
+		}
+		cfg.BodyTimeout = d
+	}
+	if cfg.MaxBufferedPerDB < 0 || cfg.BodyTimeout <= 0 {
+		return nil, errors.New("-max-buffered-per-db must not be negative, -body-timeout must be positive")
+	}
 	cfg.AllowIdentityLowering = *allowLowering || fc.AllowLowering
 	if cfg.HelloTimeout <= 0 || cfg.MaxConns <= 0 || cfg.MaxConnsPerAddr <= 0 || cfg.MaxBufferedBytes <= 0 {
 		return nil, errors.New("-hello-timeout, -max-conns, -max-conns-per-addr and -max-buffered must be positive")

@@ -86,16 +86,16 @@ func TestOpenListenerWarns(t *testing.T) {
 }
 
 func TestLimitFlags(t *testing.T) {
-	o, err := parseServeFlags([]string{"-allowed-hosts", "a.test, *.b.test", "-hello-timeout", "3s", "-max-conns", "9", "-max-conns-per-addr", "4", "-max-buffered", "99999999", "-allow-identity-lowering"}, func(string) string { return "" })
+	o, err := parseServeFlags([]string{"-allowed-hosts", "a.test, *.b.test", "-hello-timeout", "3s", "-max-conns", "9", "-max-conns-per-addr", "4", "-max-buffered", "99999999", "-max-buffered-per-db", "12345678", "-body-timeout", "7s", "-allow-identity-lowering"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := o.cfg
 	if !reflect.DeepEqual(c.AllowedHosts, []string{"a.test", "*.b.test"}) || c.HelloTimeout != 3*time.Second || c.MaxConns != 9 ||
-		c.MaxConnsPerAddr != 4 || c.MaxBufferedBytes != 99999999 || !c.AllowIdentityLowering {
+		c.MaxConnsPerAddr != 4 || c.MaxBufferedBytes != 99999999 || c.MaxBufferedPerDB != 12345678 || c.BodyTimeout != 7*time.Second || !c.AllowIdentityLowering {
 		t.Errorf("parsed %+v", c)
 	}
-	for _, bad := range [][]string{{"-max-conns", "0"}, {"-hello-timeout", "-1s"}, {"-max-buffered", "-5"}} {
+	for _, bad := range [][]string{{"-max-conns", "0"}, {"-hello-timeout", "-1s"}, {"-max-buffered", "-5"}, {"-body-timeout", "0s"}, {"-max-buffered-per-db", "-1"}} {
 		if _, err := parseServeFlags(bad, func(string) string { return "" }); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

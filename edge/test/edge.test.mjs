@@ -204,6 +204,39 @@ test("ArangoDB's document API: create, read, replace, update, remove, arrays, If
   await eventually(async () => (await onServer("GET", `/_api/document/orders/${key}`)).status === 404, 5_000, "the removal on the server");
 });
 
+test("the doors' rules hold at the edge as on the server: repeated members, lone surrogates, repeated keys", async () => {
+  const raw = async (base, method, path, text) => {
+    const res = await fetch(base + path, {
+      method,
+      body: text,
+      headers: { "content-type": "application/json" },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    return { status: res.status, json: await res.json() };
+  };
+  const big = "x".repeat(64 << 10);
+  for (const [where, base, prefix] of [["edge", worker.base, ""], ["server", server.http, `/_db/${DB}`]]) {
+    const made = await raw(base, "POST", `${prefix}/_api/document/guards?waitForSync=true`, JSON.stringify({ _key: `g0${where}`, big }));
+    assert.ok(made.status === 201 || made.status === 202, `${where}: ${JSON.stringify(made.json)}`);
+    for (const [what, method, path, text, status, num] of [
+      ["a repeated member", "POST", "/_api/document/guards", '{"_key":"g1","a":1,"a":2}', 400, 1227],
+      ["two _keys", "POST", "/_api/document/guards", '{"_key":"g1","_key":"g2"}', 400, 1227],
+      ["a repeated member in a replace", "PUT", `/_api/document/guards/g0${where}`, '{"a":1,"\\u0061":2}', 400, 1227],
+      ["a lone surrogate in a document", "POST", "/_api/document/guards", '{"_key":"g1","s":"\\ud800"}', 400, 400],
+      ["a lone surrogate in a selector", "PUT", "/_api/document/guards?onlyget=true", '["g\\udc00"]', 400, 400],
+      ["one key 2,000 times", "PUT", "/_api/document/guards?onlyget=true", JSON.stringify(Array(2000).fill(`g0${where}`)), 400, 400],
+      ["a key and its id", "PUT", "/_api/document/guards?onlyget=true", JSON.stringify([`g0${where}`, { _id: `guards/g0${where}` }]), 400, 400],
+    ]) {
+      const got = await raw(base, method, prefix + path, text);
+      assert.equal(got.status, status, `${where}, ${what}: ${JSON.stringify(got.json)}`);
+      assert.equal(got.json.errorNum, num, `${where}, ${what}: ${JSON.stringify(got.json)}`);
+    }
+    assert.equal((await raw(base, "GET", `${prefix}/_api/document/guards/g1`)).status, 404, `${where}: a refused write stored g1`);
+    const kept = await raw(base, "GET", `${prefix}/_api/document/guards/g0${where}`);
+    assert.equal(kept.json.a, undefined, `${where}: a refused replace changed the document`);
+  }
+});
+
 test("the official arangojs client (pinned) against the edge", async () => {
   const db = new Database({ url: worker.base, databaseName: DB });
   const orders = db.collection("orders");
