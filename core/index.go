@@ -438,19 +438,6 @@ func readAllIndexDefs(tx *txn) ([]*secIndex, error) {
 	return out, err
 }
 
-// entryKey returns the index entry's key for the document doc with id id.
-func (ix *secIndex) entryKey(buf []byte, doc, id string) []byte {
-	return ix.appendEntryKey(buf[:0], doc, id)
-}
-
-// appendEntryKey appends the entry's key to buf.
-func (ix *secIndex) appendEntryKey(buf []byte, doc, id string) []byte {
-	for _, f := range ix.fields {
-		buf = query.AppendKey(buf, f.GetString(doc))
-	}
-	return append(buf, id...)
-}
-
 // docChanged keeps the indexes and the live queries up to date with a
 // write of the document key (docPrefix and its id): old is what it held
 // (had: there was something), doc what it holds now (has).
@@ -463,12 +450,12 @@ func (t *txn) docChanged(key, old string, had bool, doc string, has bool) error 
 			}
 			var ok []byte
 			if had {
-				ok = ix.entryKey(t.ixBuf[:0], old, id)
+				ok = ix.tree.AppendKey(t.ixBuf[:0], old, id)
 				t.ixBuf = ok
 			}
 			var nk string
 			if has {
-				nk = string(ix.entryKey(make([]byte, 0, 32+len(id)), doc, id))
+				nk = string(ix.tree.AppendKey(make([]byte, 0, 32+len(id)), doc, id))
 				if had && string(ok) == nk {
 					continue
 				}
