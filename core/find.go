@@ -242,4 +242,3 @@ func b2i(b bool) int {
 	}
 	return 0
 }
-

@@ -62,8 +62,8 @@ type secIndex struct {
 	def    IndexDef
 	fields []query.Path
 	tree   *query.Index // the entries, once built
-	built  atomic.Bool // tree is built and kept; false after a load until a query needs it
-	docPfx string      // doc/<prefix><sep>: the collection's documents
+	built  atomic.Bool  // tree is built and kept; false after a load until a query needs it
+	docPfx string       // doc/<prefix><sep>: the collection's documents
 }
 
 // indexSet is the store's compiled definitions at one point; it is never
