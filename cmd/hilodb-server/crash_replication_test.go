@@ -51,7 +51,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			defer c.Close()
 			local := map[string]state{}
 			clock := core.NewClock(fmt.Sprintf("W%d", w)) // revisions only grow (docs/protocol.md)
-			var pending []client.PushItem // sent, reply not seen: send again as it is
+			var pending []client.PushItem                 // sent, reply not seen: send again as it is
 			for stopped := false; ; {
 				select {
 				case <-stop:
