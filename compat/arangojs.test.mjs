@@ -137,7 +137,7 @@ describe('the arangojs client against hilodb', () => {
     assert.equal(saved[0]._key, 'a');
     assert.deepEqual([saved[1].errorNum, saved[2].errorNum], [1210, 1221]);
     assert.equal(saved[1].error, true);
-    assert.match(saved[3]._key, /^\d+-A$/);
+    assert.match(saved[3]._key, /^\d+$/);
     const docs = await col.documents(['a', 'nope', saved[3]._key]);
     assert.equal(docs[0].v, 1);
     assert.equal(docs[1].errorNum, 1202);
@@ -232,13 +232,13 @@ describe('the arangojs client against hilodb', () => {
     await assert.rejects(col.save({ v: 1 }, { versionAttribute: 'v' }), arangoErr(400, 400));
     await assert.rejects(db.createCollection('typed', { schema: { rule: { type: 'object' } } }), arangoErr(400, 400));
     await assert.rejects(db.createCollection('edges', { type: 3 }), arangoErr(400, 400));
-    assert.equal((await db.collections()).length, 0, 'a refused collection was created');
+    assert.deepEqual((await db.collections()).map((c) => c.name), ['docs'], 'a refused collection was created');
     // waitForSync is served: every write is synced before it is answered.
     const made = await col.save({ v: 1 }, { waitForSync: true });
     assert.equal((await col.document(made._key)).v, 1);
     // Unserved routes answer at once.
-    await assert.rejects(db.query('FOR d IN docs RETURN d'), arangoErr(1911, 404));
-    await assert.rejects(col.count(), arangoErr(1911, 404));
+    await assert.rejects(db.listAnalyzers(), arangoErr(1911, 404));
+    await assert.rejects(col.figures(), arangoErr(1911, 404));
   });
 
   test('a write through arangojs is a live change with its document on the websocket', async () => {

@@ -22,6 +22,10 @@ type arangoRoute struct {
 func (s *Server) arangoMoreRoutes() []arangoRoute {
 	return []arangoRoute{
 		{pattern: "GET %s/_admin/server/role", fn: s.arangoServerRole},
+		{pattern: "POST %s/_api/cursor", fn: s.arangoQuery},
+		{pattern: "POST %s/_api/cursor/{id}", fn: s.arangoCursorNext},
+		{pattern: "PUT %s/_api/cursor/{id}", fn: s.arangoCursorNext},
+		{pattern: "DELETE %s/_api/cursor/{id}", fn: s.arangoCursorDrop},
 	}
 }
 
