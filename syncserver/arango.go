@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/hilodb/hilodb/auth"
 	"net/http"
 	"strconv"
 	"strings"
@@ -335,6 +336,11 @@ func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	if err := s.checkBatch(len(items)); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	// Who may write is judged before whether the collection exists.
+	if err := needRole(r.Context(), auth.Write, "writing documents"); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
