@@ -158,6 +158,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzAppendKey$$' -fuzztime=30s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/rql/
+	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=60s ./core/query/aql/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:

@@ -45,6 +45,11 @@ var (
 	BadDocument         = Code{"bad_document", 1227, 400, "a pushed item with an invalid id, rev or document"}
 	DatabaseNotFound    = Code{"database_not_found", 1228, 404, "a database the server does not serve; the connection closes"}
 	InvalidKeyGenerator = Code{"invalid_key_generator", 1232, 400, "invalid keyOptions"}
+	QueryParse          = Code{"query_parse", 1501, 400, "an AQL query outside hilodb's subset or malformed; the message names the position"}
+	BindMissing         = Code{"bind_missing", 1551, 400, "a query's bind parameter without a value"}
+	BindUnused          = Code{"bind_unused", 1552, 400, "a bind parameter the query does not use"}
+	BindBadValue        = Code{"bind_bad_value", 1553, 400, "a bind parameter of the wrong kind (a collection's is a name)"}
+	CursorNotFound      = Code{"cursor_not_found", 1600, 404, "no such cursor: fetched to its end, deleted, or past its ttl"}
 	NeedsServer         = Code{"needs_server", 1900, 503, "the sync server is needed and cannot be reached"}
 	HelloRequired       = Code{"hello_required", 1901, 400, "a request before hello"}
 	Closed              = Code{"closed", 1902, 503, "the store was closed"}
@@ -68,7 +73,7 @@ var All = []Code{
 	Internal, BadParameter, BadRequest, Unauthorized, ForbiddenOrigin, UnknownOp, MethodNotAllowed, IdleTimeout,
 	TooBig, ForbiddenHost, Locked, RateLimited, Unavailable, Timeout, BadJSON, Conflict, MergeFailed, NotFound,
 	CollectionNotFound, DuplicateName, IllegalName, UniqueConstraint, IllegalKey, UnexpectedKey, OutOfKeys, BadDocument,
-	DatabaseNotFound, InvalidKeyGenerator, NeedsServer, HelloRequired, Closed, Rejected, TooDeep, BatchTooBig, ReplyTooBig,
+	DatabaseNotFound, InvalidKeyGenerator, QueryParse, BindMissing, BindUnused, BindBadValue, CursorNotFound, NeedsServer, HelloRequired, Closed, Rejected, TooDeep, BatchTooBig, ReplyTooBig,
 	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath, BadQuery, Damaged, StaleRev, BodyTimeout,
 }
 

@@ -268,6 +268,11 @@ export interface StoreInfo {
  * - `bad_document` (1227, 400): a pushed item with an invalid id, rev or document
  * - `database_not_found` (1228, 404): a database the server does not serve; the connection closes
  * - `invalid_key_generator` (1232, 400): invalid keyOptions
+ * - `query_parse` (1501, 400): an AQL query outside hilodb's subset or malformed; the message names the position
+ * - `bind_missing` (1551, 400): a query's bind parameter without a value
+ * - `bind_unused` (1552, 400): a bind parameter the query does not use
+ * - `bind_bad_value` (1553, 400): a bind parameter of the wrong kind (a collection's is a name)
+ * - `cursor_not_found` (1600, 404): no such cursor: fetched to its end, deleted, or past its ttl
  * - `needs_server` (1900, 503): the sync server is needed and cannot be reached
  * - `hello_required` (1901, 400): a request before hello
  * - `closed` (1902, 503): the store was closed
@@ -314,6 +319,11 @@ export type ErrorCode =
   | 'bad_document'
   | 'database_not_found'
   | 'invalid_key_generator'
+  | 'query_parse'
+  | 'bind_missing'
+  | 'bind_unused'
+  | 'bind_bad_value'
+  | 'cursor_not_found'
   | 'needs_server'
   | 'hello_required'
   | 'closed'

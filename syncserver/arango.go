@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/hilodb/hilodb/auth"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,31 +29,39 @@ func (s *Server) registerArango(mux *http.ServeMux) {
 		return db
 	}
 	byDefault := func(*http.Request) string { return arangoDefaultDB }
-	routes := []struct {
-		pattern string
-		fn      func(http.ResponseWriter, *doorRequest)
-	}{
-		{"GET %s/_api/version", s.arangoVersion},
-		{"POST %s/_api/collection", s.arangoCreateCollection},
-		{"GET %s/_api/collection", s.arangoListCollections},
-		{"GET %s/_api/collection/{name}", s.arangoGetCollection},
-		{"GET %s/_api/collection/{name}/properties", s.arangoGetCollection},
-		{"POST %s/_api/document/{coll}", s.arangoCreate},
-		{"PUT %s/_api/document/{coll}", s.arangoMany},
-		{"PATCH %s/_api/document/{coll}", s.arangoMany},
-		{"DELETE %s/_api/document/{coll}", s.arangoMany},
-		{"GET %s/_api/document/{coll}/{key}", s.arangoRead},
-		{"HEAD %s/_api/document/{coll}/{key}", s.arangoRead},
-		{"PUT %s/_api/document/{coll}/{key}", s.arangoOne},
-		{"PATCH %s/_api/document/{coll}/{key}", s.arangoOne},
-		{"DELETE %s/_api/document/{coll}/{key}", s.arangoOne},
-		{"%s/_api/", func(w http.ResponseWriter, r *doorRequest) {
-			arangoError(w, errcode.UnknownPath, "unknown path "+quote(truncate(r.URL.Path, 200))+" (hilodb serves ArangoDB's document and collection API; see docs/http.md)")
-		}},
+	routes := []arangoRoute{
+		{pattern: "GET %s/_api/version", fn: s.arangoVersion},
+		{pattern: "POST %s/_api/collection", fn: s.arangoCreateCollection},
+		{pattern: "GET %s/_api/collection", fn: s.arangoListCollections},
+		{pattern: "GET %s/_api/collection/{name}", fn: s.arangoGetCollection},
+		{pattern: "GET %s/_api/collection/{name}/properties", fn: s.arangoGetCollection},
+		{pattern: "POST %s/_api/document/{coll}", fn: s.arangoCreate},
+		{pattern: "PUT %s/_api/document/{coll}", fn: s.arangoMany},
+		{pattern: "PATCH %s/_api/document/{coll}", fn: s.arangoMany},
+		{pattern: "DELETE %s/_api/document/{coll}", fn: s.arangoMany},
+		{pattern: "GET %s/_api/document/{coll}/{key}", fn: s.arangoRead},
+		{pattern: "HEAD %s/_api/document/{coll}/{key}", fn: s.arangoRead},
+		{pattern: "PUT %s/_api/document/{coll}/{key}", fn: s.arangoOne},
+		{pattern: "PATCH %s/_api/document/{coll}/{key}", fn: s.arangoOne},
+		{pattern: "DELETE %s/_api/document/{coll}/{key}", fn: s.arangoOne},
 	}
+	routes = append(routes, s.arangoMoreRoutes()...)
+	// An unknown path's answer needs no body: a zip (a Foxx service) gets
+	// it too, not a complaint about its bytes.
+	routes = append(routes, arangoRoute{pattern: "%s/_api/", noBody: true, fn: arangoUnknown},
+		arangoRoute{pattern: "%s/_admin/", noBody: true, fn: arangoUnknown})
 	for _, rt := range routes {
-		mux.HandleFunc(strings.Replace(rt.pattern, "%s", "/_db/{db}", 1), s.door("arango", byPath, arangoError, rt.fn))
-		mux.HandleFunc(strings.Replace(rt.pattern, "%s", "", 1), s.door("arango", byDefault, arangoError, rt.fn))
+		for _, at := range []struct {
+			prefix string
+			dbOf   func(*http.Request) string
+		}{{"/_db/{db}", byPath}, {"", byDefault}} {
+			h := s.guard("arango", at.dbOf, arangoError, !rt.noBody, rt.fn)
+			mux.HandleFunc(strings.Replace(rt.pattern, "%s", at.prefix, 1), func(w http.ResponseWriter, r *http.Request) {
+				// Requests are served as they come: none waits in a queue.
+				w.Header().Set("X-Arango-Queue-Time-Seconds", "0")
+				h(w, r)
+			})
+		}
 	}
 }
 
@@ -82,6 +91,10 @@ func (s *Server) arangoFail(w http.ResponseWriter, err error) {
 		if de.rev != "" {
 			body["_rev"] = de.rev
 		}
+		if de.id != "" {
+			_, key, _ := strings.Cut(de.id, "/")
+			body["_id"], body["_key"] = de.id, key
+		}
 		writeJSON(w, status, body)
 		return
 	}
@@ -91,7 +104,11 @@ func (s *Server) arangoFail(w http.ResponseWriter, err error) {
 }
 
 func (s *Server) arangoVersion(w http.ResponseWriter, r *doorRequest) {
-	writeJSON(w, http.StatusOK, map[string]any{"server": "arango", "version": "3.12.0", "license": "community", "hilodb": true})
+	v := map[string]any{"server": "arango", "version": "3.12.0", "license": "community", "hilodb": true}
+	if r.URL.Query().Get("details") == "true" {
+		v["details"] = arangoVersionDetails
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 // arangoCollection is a collection's description as ArangoDB gives it.
@@ -170,6 +187,9 @@ func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 		delete(m, "lastValue")
 		ko, _ = json.Marshal(m)
 	}
+	// ArangoDB's keys are traditional unless keyOptions say otherwise
+	// (hilodb's own API keeps its HiLo default).
+	ko = withDefaultKeyType(ko)
 	def, err := parseCollectionDef(req.Name, ko)
 	if err != nil {
 		s.arangoFail(w, err)
@@ -308,6 +328,9 @@ func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	items, many, err := arangoItems(r.body)
+	if err == nil && !many && !json.Valid(r.body) {
+		err = badRequest("malformed body: not JSON")
+	}
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -316,13 +339,19 @@ func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
 		s.arangoFail(w, err)
 		return
 	}
-	def := CollectionDef{Name: coll}
-	if defs, err := s.collections(r.db); err == nil {
-		for _, d := range defs {
-			if d.Name == coll {
-				def = d
-			}
-		}
+	// Who may write is judged before whether the collection exists.
+	if err := needRole(r.Context(), auth.Write, "writing documents"); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	def, ok, err := s.arangoCollectionDef(r.db, coll)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if !ok {
+		arangoError(w, errcode.CollectionNotFound, "collection or view not found: "+coll)
+		return
 	}
 	ws := make([]docWrite, len(items))
 	for i, it := range items {
@@ -347,7 +376,16 @@ func (s *Server) arangoOne(w http.ResponseWriter, r *doorRequest) {
 		body = r.body
 	}
 	w2 := arangoModify(arangoKind(r.Method), coll, key, body, o)
-	s.arangoWrite(w, r, []docWrite{w2}, false, o, http.StatusCreated)
+	status := http.StatusCreated
+	if r.Method == http.MethodDelete {
+		// ArangoDB's remove answers 200 when asked to wait for the sync,
+		// 202 otherwise (hilodb syncs either way).
+		status = http.StatusAccepted
+		if r.URL.Query().Get("waitForSync") == "true" {
+			status = http.StatusOK
+		}
+	}
+	s.arangoWrite(w, r, []docWrite{w2}, false, o, status)
 }
 
 func arangoKind(method string) string {
@@ -511,7 +549,7 @@ func (s *Server) arangoRead(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	if m := strings.Trim(r.Header.Get("If-Match"), `"`); m != "" && m != d.Rev {
-		s.arangoFail(w, &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: d.Rev})
+		s.arangoFail(w, &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: d.Rev, id: coll + "/" + key})
 		return
 	}
 	if m := strings.Trim(r.Header.Get("If-None-Match"), `"`); m != "" && m == d.Rev {

@@ -169,11 +169,11 @@ func storedForm(body map[string]json.RawMessage, coll, key string, old json.RawM
 	return json.Marshal(m)
 }
 
-// checkRev applies a precondition: want is an If-Match value or a _rev the
-// caller holds ("" for none).
-func checkRev(want string, cur *storedDoc) error {
+// checkRev applies a precondition on the document id: want is an If-Match
+// value or a _rev the caller holds ("" for none).
+func checkRev(want, id string, cur *storedDoc) error {
 	if want != "" && cur != nil && cur.Rev != want {
-		return &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: cur.Rev}
+		return &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: cur.Rev, id: id}
 	}
 	return nil
 }
@@ -224,13 +224,13 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 		case "ignore":
 			return nil, false, nil
 		case "replace":
-			if err := checkRev(want, cur); err != nil {
+			if err := checkRev(want, coll+"/"+key, cur); err != nil {
 				return nil, false, err
 			}
 			d, err := storedForm(b.m, coll, key, cur.Doc)
 			return d, false, err
 		case "update":
-			if err := checkRev(want, cur); err != nil {
+			if err := checkRev(want, coll+"/"+key, cur); err != nil {
 				return nil, false, err
 			}
 			return mergeInto(cur, b.raw, coll, key, o)
@@ -273,7 +273,7 @@ func arangoModify(kind, coll, key string, body json.RawMessage, o arangoOpts) do
 		if cur == nil {
 			return nil, false, &docError{code: errcode.NotFound, msg: "document not found"}
 		}
-		if err := checkRev(want, cur); err != nil {
+		if err := checkRev(want, coll+"/"+key, cur); err != nil {
 			return nil, false, err
 		}
 		switch kind {

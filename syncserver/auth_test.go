@@ -182,6 +182,9 @@ func TestSignedTokensOnTheHTTPDoors(t *testing.T) {
 	bob := is.token("bob", users, time.Hour)
 	base := ts.hs.URL
 	// ArangoDB: alice writes her own database; bob cannot; shared is read-only.
+	if code, b := httpDo(t, http.MethodPost, base+"/_db/user-alice/_api/collection", alice, `{"name":"notes"}`); code != 200 {
+		t.Fatalf("alice creates a collection: %d %s", code, b)
+	}
 	if code, b := httpDo(t, http.MethodPost, base+"/_db/user-alice/_api/document/notes", alice, `{"_key":"a","v":1}`); code/100 != 2 {
 		t.Fatalf("alice inserts: %d %s", code, b)
 	}

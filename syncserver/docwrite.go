@@ -46,6 +46,7 @@ type docError struct {
 	code errcode.Code
 	msg  string
 	rev  string // the stored _rev, for conflicts
+	id   string // the document's id, for a failed precondition
 }
 
 func (e *docError) Error() string { return e.msg }

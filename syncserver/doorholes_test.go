@@ -331,6 +331,7 @@ func TestServerMadeIDsNeverOverwrite(t *testing.T) {
 func TestDoorsRefuseRepeatedMembers(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
 	base := ts.hs.URL
+	mustCollection(t, base+"/_db/shop", "d", nil)
 	for _, tc := range []struct{ name, method, path, body string }{
 		{"RavenDB PUT", "PUT", "/databases/shop/docs?id=d/1", `{"a":1,"a":2}`},
 		{"RavenDB bulk_docs", "POST", "/databases/shop/bulk_docs", `{"Commands":[{"Id":"d/1","Type":"PUT","Document":{"a":1,"b":{},"a":2}}]}`},

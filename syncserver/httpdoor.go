@@ -29,6 +29,12 @@ type doorErrors func(w http.ResponseWriter, c errcode.Code, msg string)
 // door wraps h with the guards. dbOf names the database of a request ("" is
 // the door's default); door is the metrics label.
 func (s *Server) door(name string, dbOf func(r *http.Request) string, fail doorErrors, h func(w http.ResponseWriter, r *doorRequest)) http.HandlerFunc {
+	return s.guard(name, dbOf, fail, true, h)
+}
+
+// guard is door; without readsBody the body is neither read nor checked
+// (an answer that does not depend on it, such as an unknown path's).
+func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail doorErrors, readsBody bool, h func(w http.ResponseWriter, r *doorRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.requests.Add(1)
 		s.metrics.countDoor(name)
@@ -59,6 +65,10 @@ func (s *Server) door(name string, dbOf func(r *http.Request) string, fail doorE
 			return
 		}
 		r = r.WithContext(withRole(r.Context(), acc.role))
+		if !readsBody {
+			h(w, &doorRequest{Request: r, db: db})
+			return
+		}
 		body, held, c, msg := s.readBody(w, r, db)
 		defer held.give()
 		if msg != "" {

@@ -44,6 +44,8 @@ func TestHTTPDoorsAreGuarded(t *testing.T) {
 	ts := startServer(t, syncserver.Config{Tokens: map[string]string{"shop": "s3cret"}, MaxMessageBytes: 4096, MaxBufferedBytes: 1 << 20})
 	base := ts.hs.URL
 	bearer := map[string]string{"Authorization": "Bearer s3cret"}
+	mustCollection(t, base+"/_db/shop", "c", bearer)
+	mustCollection(t, base+"/_db/shop", "w", bearer)
 	cases := []struct {
 		name, method, path, body string
 		h                        map[string]string
@@ -276,6 +278,7 @@ func TestHTTPDoorsShareTheGuards(t *testing.T) {
 // database "default", and error bodies have ArangoDB's four members.
 func TestArangoDefaultDatabase(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
+	mustCollection(t, ts.hs.URL, "c", nil)
 	if status, b := do(t, "POST", ts.hs.URL+"/_api/document/c", `{"_key":"x","v":1}`, nil); status != 201 {
 		t.Fatalf("POST /_api/document/c: %d %v", status, b)
 	}
@@ -297,6 +300,7 @@ func TestArangoBatchLeasesOnce(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
 	base := ts.hs.URL
 	leased := func() float64 { return metric(t, mustGet(t, base+"/metrics"), "hilodb_ranges_leased_total") }
+	mustCollection(t, base+"/_db/shop", "orders", nil)
 	before := leased()
 	docs := "[" + strings.TrimSuffix(strings.Repeat(`{"n":1},`, 1000), ",") + "]"
 	res, err := http.Post(base+"/_db/shop/_api/document/orders", "application/json", strings.NewReader(docs))

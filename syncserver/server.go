@@ -174,6 +174,8 @@ type Server struct {
 	clock *core.Clock
 	// numbers are the HiLo numbers the server leases for the keys it makes.
 	numbers serverNumbers
+	// arango is the ArangoDB door's state: its open cursors.
+	arango arangoState
 
 	connsMu sync.Mutex
 	conns   map[*conn]struct{}

@@ -1,0 +1,89 @@
+package syncserver
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/errcode"
+)
+
+// arangoRoute is one route of the ArangoDB door: a pattern with %s where
+// the /_db/{db} prefix goes, and its handler. noBody: the answer does not
+// depend on the body, which is neither read nor checked.
+type arangoRoute struct {
+	pattern string
+	fn      func(http.ResponseWriter, *doorRequest)
+	noBody  bool
+}
+
+// arangoMoreRoutes are the routes beyond documents: server, queries,
+// indexes, collection and database management, import.
+func (s *Server) arangoMoreRoutes() []arangoRoute {
+	return []arangoRoute{
+		{pattern: "GET %s/_admin/server/role", fn: s.arangoServerRole},
+		{pattern: "POST %s/_api/cursor", fn: s.arangoQuery},
+		{pattern: "POST %s/_api/cursor/{id}", fn: s.arangoCursorNext},
+		{pattern: "PUT %s/_api/cursor/{id}", fn: s.arangoCursorNext},
+		{pattern: "DELETE %s/_api/cursor/{id}", fn: s.arangoCursorDrop},
+	}
+}
+
+// arangoVersionDetails is what GET /_api/version?details=true adds.
+var arangoVersionDetails = map[string]any{
+	"architecture": "64bit", "mode": "server", "role": "SINGLE", "server-version": "3.12.0",
+	"license": "community", "engine": "hilodb", "hilodb": "true",
+}
+
+// arangoServerRole answers as a single server does.
+func (s *Server) arangoServerRole(w http.ResponseWriter, r *doorRequest) {
+	writeJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "role": "SINGLE", "mode": "default"})
+}
+
+// withDefaultKeyType adds ArangoDB's default key generator, traditional,
+// to keyOptions that name none. Malformed keyOptions are left for
+// parseCollectionDef to refuse.
+func withDefaultKeyType(ko json.RawMessage) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if len(ko) > 0 && string(ko) != "null" {
+		if json.Unmarshal(ko, &m) != nil {
+			return ko
+		}
+	}
+	if _, ok := m["type"]; ok {
+		return ko
+	}
+	m["type"], _ = json.Marshal(core.KeyGenTraditional)
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// arangoCollectionDef returns coll's definition in db, and whether the
+// collection exists: defined, or holding documents that hilodb's own API
+// wrote (an implicit collection, with hilodb's default keys).
+func (s *Server) arangoCollectionDef(db, coll string) (CollectionDef, bool, error) {
+	defs, err := s.collections(db)
+	if err != nil {
+		return CollectionDef{}, false, err
+	}
+	for _, d := range defs {
+		if d.Name == coll {
+			return d, true, nil
+		}
+	}
+	found := false
+	lo := docKey(db, coll+"/")
+	err = s.store.view(func(tx kvTx) error {
+		return tx.AscendRange("", lo, lo+"\xff", func(_, _ string) bool {
+			found = true
+			return false
+		})
+	})
+	return CollectionDef{Name: coll}, found, err
+}
+
+// arangoUnknown answers a path the door does not serve: 404, errorNum
+// 1911, which arangojs raises as an ArangoError.
+func arangoUnknown(w http.ResponseWriter, r *doorRequest) {
+	arangoError(w, errcode.UnknownPath, "unknown path "+quote(truncate(r.URL.Path, 200))+" (hilodb serves ArangoDB's document, collection, query and index API; see docs/http.md)")
+}
