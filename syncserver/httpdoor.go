@@ -21,6 +21,9 @@ type doorRequest struct {
 	*http.Request
 	db   string
 	body []byte // the whole body, checked: UTF-8, within size and depth
+	// touch records db as existing, as the token allows (the door does it
+	// for every method but GET and HEAD; a GET that changes state calls it).
+	touch func() error
 }
 
 // doorErrors writes a door's error bodies in its own shape.
@@ -92,7 +95,8 @@ func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail door
 				return
 			}
 		}
-		h(w, &doorRequest{Request: r, db: db, body: body})
+		touch := func() error { return s.touchDBFor(r.Context(), db, acc) }
+		h(w, &doorRequest{Request: r, db: db, body: body, touch: touch})
 	}
 }
 

@@ -165,7 +165,7 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, badRequest("identityPartsSeparator must be one printable ASCII character other than | and space"))
 		return
 	}
-	if err := s.touchDB(r.Context(), r.db); err != nil {
+	if err := r.touch(); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
