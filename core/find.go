@@ -235,10 +235,3 @@ func (s *Store) planAll(tx *txn, collection string, q *query.Query, unbuilt bool
 func onlyID(sortBy []query.SortField) bool {
 	return len(sortBy) == 1 && sortBy[0].Path.String() == "_id" && !sortBy[0].Desc
 }
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

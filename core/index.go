@@ -72,8 +72,6 @@ type indexSet struct {
 	all []*secIndex // by collection, then name
 }
 
-func (s *indexSet) empty() bool { return s == nil || len(s.all) == 0 }
-
 // of returns the collection's indexes.
 func (s *indexSet) of(coll string) []*secIndex {
 	if s == nil {

@@ -139,20 +139,6 @@ func parseRoute(method, path string) (route, bool) {
 	return route{kind: "arango", coll: c, key: k}, true
 }
 
-// databaseOf returns the database a path names (/_db/{db}/…), or "" for the
-// configured one. ArangoDB's _system is hilodb's "default".
-func databaseOf(path string) string {
-	rest, ok := strings.CutPrefix(path, "/_db/")
-	if !ok {
-		return ""
-	}
-	db, _, _ := strings.Cut(rest, "/")
-	if db == "_system" {
-		return "default"
-	}
-	return db
-}
-
 // quick answers r at once if it can, without waiting for anything: a read
 // while the replica follows the server's live feed. ok is false when r
 // must be served by serve instead.

@@ -35,14 +35,6 @@ func TestParseRoute(t *testing.T) {
 	}
 }
 
-func TestDatabaseOf(t *testing.T) {
-	for path, want := range map[string]string{"/_db/shop/_api/x": "shop", "/_db/_system/_api/x": "default", "/docs/a": ""} {
-		if got := databaseOf(path); got != want {
-			t.Errorf("databaseOf(%q) = %q, want %q", path, got, want)
-		}
-	}
-}
-
 func TestArangoView(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"a":1,"@metadata":{"@collection":"c"}}`, `{"a":1}`},

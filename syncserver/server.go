@@ -528,12 +528,6 @@ func (s *Server) originAllowed(origin, host string) bool {
 	return false
 }
 
-// authorize checks a token for db (authorizeAccess, its role dropped).
-func (s *Server) authorize(db, token string, loopback bool) error {
-	_, err := s.authorizeAccess(db, token, loopback)
-	return err
-}
-
 // fromLoopback reports whether r comes straight from this machine: a
 // loopback peer that is not a reverse proxy forwarding someone else.
 func fromLoopback(r *http.Request) bool {
