@@ -426,7 +426,7 @@ describe('hilodb in Chromium', () => {
     });
   });
 
-  test('a store in IndexedDB whose snapshot is in format 1 (the version before wrote it) opens, and is written back in format 2', async () => {
+  test('a store in IndexedDB whose snapshot is in format 1 (the version before wrote it) opens, and is written back in the current format (3)', async () => {
     // database/testdata/format1: a snapshot in buntdb's file format and a
     // log after it, laid out in IndexedDB as that version kept them.
     const { readFile } = await import('node:fs/promises');
@@ -485,7 +485,7 @@ describe('hilodb in Chromium', () => {
       const ids = Array.from({ length: 25 }, (_, i) => i).filter((i) => i !== 1 && i !== 2);
       // Written: orders/0…24 and users/…1-T, orders/0 acknowledged.
       assert.deepEqual(got.first, { ids, pending: 25 });
-      assert.equal(got.head, 'hilodb-snapshot 2 ');
+      assert.equal(got.head, 'hilodb-snapshot 3 ');
       assert.deepEqual(got.again, got.first);
       assert.deepEqual(pageErrors, []);
     } finally {

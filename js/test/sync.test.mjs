@@ -487,7 +487,7 @@ describe('persist in Node', () => {
     // Resolved once appended, with nothing to flush.
     assert.match(await readFile(join(dir, 'flushed.hilodb.log'), 'latin1'), /orders\/f/);
   });
-  test('a store written with snapshot format 1 opens, and is written back in format 2', async () => {
+  test('a store written with snapshot format 1 opens, and is written back in the current format (3)', async () => {
     // fixtures/format1: a store the version before format 2 wrote (a
     // snapshot, then a log it did not compact): orders/k0…k20 but k1 and
     // k3, k2 edited after a sync; k2, k20 and the deletion of k3 pending.
@@ -510,7 +510,7 @@ describe('persist in Node', () => {
     await s.put('orders', { _key: 'k21', i: 21 });
     await s.close();
     open = open.filter((x) => x !== s);
-    assert.match(await readFile(path, 'latin1'), /^[^\n]*\nhilodb-snapshot 2 /, 'close wrote no format 2 snapshot');
+    assert.match(await readFile(path, 'latin1'), /^[^\n]*\nhilodb-snapshot 3 /, 'close wrote no format 3 snapshot');
     const again = await openStore({ url: offline, database: 'fixture', persist: path });
     open.push(again);
     await check(again, 1);
