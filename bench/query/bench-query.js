@@ -285,26 +285,26 @@ window.bench = {
     return { writeMs: Math.round(t1 - t0), indexMs: Math.round(t2 - t1) };
   },
 
-  // queries runs each query of the big store: warm-ups, then reps timed
-  // runs (scanReps for the scan); the answers (the n, in order) and how
+  // queries runs each query of the big store: warm warm-ups (the scan
+  // one), then reps timed runs (scanReps for the scan); the answers (the n, in order) and how
   // the system planned it (hilodb's explain, pouchdb-find's).
-  async queries(name, size, reps, scanReps) {
+  async queries(name, size, reps, scanReps, warm) {
     const db = await sys.open(name, bigCollections);
     const out = {};
     for (const [k, q] of Object.entries(queries(size))) {
       const scan = k === 'scan';
-      const r = await timed((i) => sys.find(db, 'todos', q(i)), scan ? 1 : 3, scan ? scanReps : reps);
+      const r = await timed((i) => sys.find(db, 'todos', q(i)), scan ? 1 : warm, scan ? scanReps : reps);
       out[k] = { ...r, plan: sys.explain ? await sys.explain(db, 'todos', q(0)) : undefined };
     }
     await sys.close(db);
     return out;
   },
 
-  // live watches one owner's newest todos (eqSort) and puts k new todos
-  // of that owner one by one, each the newest: for each, ms from the put
-  // to the watch's callback with it at the top. from numbers the new
-  // todos.
-  async live(name, size, from, k) {
+  // live watches one owner's newest todos (eqSort) and puts warm + k new
+  // todos of that owner one by one, each the newest: for each of the last
+  // k, ms from the put to the watch's callback with it at the top. from
+  // numbers the new todos.
+  async live(name, size, from, k, warm) {
     const db = await sys.open(name, bigCollections);
     const q = queries(size).eqSort(0);
     let want = -1;
@@ -313,13 +313,14 @@ window.bench = {
       if (ns[0] === want) seen(performance.now());
     });
     const times = [];
-    for (let i = 0; i < k; i++) {
+    for (let i = 0; i < warm + k; i++) {
       const doc = todo(from + i, size, { owner: q.selector.owner });
       const got = new Promise((resolve) => (seen = resolve));
       want = doc.n;
       const t0 = performance.now();
       const put = sys.put(db, 'todos', doc);
-      times.push((await got) - t0);
+      const t = (await got) - t0;
+      if (i >= warm) times.push(t);
       await put;
       await sleep(20);
     }

@@ -29,7 +29,9 @@
 // scenario, while the idb adapter builds each index as a map/reduce view,
 // which takes minutes for 100,000 documents); SCENARIOS some of
 // reopen,queries,live,puts. Sizes: N, SEED (default 5,000), PUTS (default
-// 100), REPS (default 30), SCAN_REPS (default 3), LIVE (default 20).
+// 100), REPS (default 30), WARM (runs of each query, and live puts,
+// before those measured, default 3), SCAN_REPS (default 3), LIVE
+// (default 20).
 
 import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -50,6 +52,7 @@ const N = Number(process.env.N || 100000);
 const SEED = Number(process.env.SEED || 5000);
 const PUTS = Number(process.env.PUTS || 100);
 const REPS = Number(process.env.REPS || 30);
+const WARM = Number(process.env.WARM || 3);
 const SCAN_REPS = Number(process.env.SCAN_REPS || 3);
 const LIVE = Number(process.env.LIVE || 20);
 const ROUNDS = Number(process.env.ROUNDS || 3);
@@ -120,7 +123,7 @@ try {
         answers.push({ round, system, query: 'reopen', answer: re.answer });
       }
       if (want('queries')) {
-        const qs = await call(system, 'queries', bigName(system), N, REPS, SCAN_REPS);
+        const qs = await call(system, 'queries', bigName(system), N, REPS, SCAN_REPS, WARM);
         for (const [k, v] of Object.entries(qs)) {
           r[`${k}Ms`] = v.median;
           r[`${k}MeanMs`] = v.mean;
@@ -128,7 +131,7 @@ try {
           if (v.plan && round === 1) (plans[system] ??= {})[k] = v.plan;
         }
       }
-      if (want('live')) r.liveMs = (await call(system, 'live', bigName(system), N, N + (round - 1) * LIVE, LIVE)).median;
+      if (want('live')) r.liveMs = (await call(system, 'live', bigName(system), N, N + (round - 1) * (WARM + LIVE), LIVE, WARM)).median;
       if (want('puts')) Object.assign(r, await call(system, 'puts', `qputs-${system}-${stamp}-${round}`, SEED, PUTS));
       rows.push(r);
       log(JSON.stringify(r));
