@@ -21,6 +21,8 @@ const MINUTE = 60_000;
 const STATUS = ['open', 'doing', 'done'];
 const TAGS = ['home', 'work', 'urgent', 'later', 'errand', 'call', 'read', 'buy'];
 const pad = (n, w) => String(n).padStart(w, '0');
+const OWNERS = 1000;
+const owner = (k) => `user-${pad(k % OWNERS, 3)}`;
 
 function random(seed) {
   let a = seed >>> 0;
@@ -42,7 +44,7 @@ function todo(n, size, over) {
     title: `todo ${n}: ${pick(['buy', 'call', 'write', 'fix', 'read'])} the ${pick(['milk', 'report', 'bike', 'letter', 'bill'])}`,
     status: pick(STATUS),
     priority: 1 + Math.floor(r() * 5),
-    owner: `user-${pad(Math.floor(r() * 100), 2)}`,
+    owner: owner(Math.floor(r() * OWNERS)),
     createdAt: BASE + (n < size ? (n * 1_000_003) % size : n) * MINUTE,
     estimate: 1 + Math.floor(r() * 1000),
     tags: [...tags],
@@ -57,13 +59,13 @@ const INDEXES = {
   'owner-status-createdAt': ['owner', 'status', 'createdAt'],
   createdAt: ['createdAt'],
 };
-const owner = (k) => `user-${pad(k % 100, 2)}`;
 
 // The queries, in the neutral form each system's find is given: the
 // selector, the sort, the limit, and the index the query is meant for.
-// Run i of each asks for other values than the runs before it, so that
-// no answer comes from a cache of answers (RxDB keeps one). Every system
-// must answer each the same (run.mjs compares the n).
+// Run i of each asks for other values than the runs before it (for the
+// first 1,000 runs), so that no answer comes from a cache of answers
+// (RxDB keeps one). Every system must answer each the same (run.mjs
+// compares the n).
 function queries(size) {
   const span = Math.max(1, Math.floor(size / 5));
   return {
