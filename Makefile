@@ -9,6 +9,11 @@ WEB     := build/web
 SERVER  := $(BIN)/hilodb-server
 ADDR    ?= 127.0.0.1:8080
 DATA    ?= ./data
+# ORIGINS: browser origins (host:port patterns) `make run` lets connect besides
+# its own: a dev server on loopback (Vite's http://localhost:5173, say).
+ORIGINS ?= localhost:*,127.0.0.1:*,\[::1\]:*
+# ARGS: further hilodb-server flags for `make run`, e.g. ARGS='-tokens shop=secret'
+ARGS    ?=
 WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 STATICCHECK_VERSION := v0.8.2
 TOOLS   := $(CURDIR)/build/tools
@@ -22,10 +27,10 @@ export HILODB_TESTCLUSTER_BIN := $(CURDIR)/$(TESTCLUSTER)
         test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser bench-query profile-browser bench-sync \
         bench-edge bench-cluster load fuzz lint clean
 
-## run: build everything and start the sync server with the demo app
+## run: build everything and start the sync server with the demo app (ARGS='…' adds server flags; ORIGINS sets the allowed dev-server origins)
 run: server web
 	@echo "hilodb: open http://$(ADDR)/ (data in $(DATA); Ctrl-C stops)"
-	$(SERVER) -addr $(ADDR) -data $(DATA) -static $(WEB)
+	exec $(SERVER) -addr $(ADDR) -data $(DATA) -static $(WEB) -origins '$(ORIGINS)' $(ARGS)
 
 ## build: server, browser wasm + js package, demo web root, edge worker
 build: server web edge

@@ -21,11 +21,14 @@ export interface OpenOptions {
    */
   node?: string;
   /**
-   * `true` replicates live for the store's lifetime: local writes are pushed
-   * as they are made, changes of other clients arrive as the server streams
-   * them, and a lost connection is retried with backoff (errors go to the
-   * `'error'` event). `close()` stops it. Default `false`: replicate with
-   * {@link Store.sync}.
+   * `true` (the default) replicates live for the store's lifetime: local
+   * writes are pushed as they are made, changes of other clients arrive as
+   * the server streams them, and a lost connection is retried with backoff
+   * (errors go to the `'error'` event). `close()` waits, within a bound,
+   * for what is pending to be pushed, then stops it.
+   *
+   * `false` makes a local-only store: writes stay in it until
+   * {@link Store.sync} is called (ids are still leased from the server).
    */
   sync?: boolean;
   /**
@@ -67,8 +70,13 @@ export interface OpenOptions {
    * record to a log (concurrent writes share one storage commit), which is
    * compacted into a snapshot in the background, so a write costs what it
    * changes, not what the store holds.
+   *
+   * Default: in a browser page, the `database` name (a page's store is kept
+   * across reloads unless `false`); elsewhere (Node, workers) `false`, a
+   * store in memory whose unpushed writes {@link Store.close} reports as
+   * `lost`.
    */
-  persist?: string;
+  persist?: string | false;
   /**
    * With `persist`: `'strict'` (default) resolves a write once the
    * operating system holds it, so a killed tab, browser, worker or Node
@@ -342,12 +350,30 @@ export type ErrorCode =
   | 'body_timeout';
 // errcode:end
 
-/** The error every rejected Promise of this package carries: a {@link ErrorCode} and its number. */
-export interface HiloError extends Error {
+/**
+ * The error every rejected Promise of this package carries, and every
+ * `'error'` event: a {@link ErrorCode} and its number. Test for it with
+ * `err instanceof HiloError`.
+ */
+export declare class HiloError extends Error {
+  constructor(message: string, code?: ErrorCode, num?: number);
+  /** `'HiloError'`. */
+  readonly name: string;
   /** A stable word naming the error, e.g. `"illegal_key"`. */
   code: ErrorCode;
   /** The error number, e.g. 1221. */
   num: number;
+}
+
+/** What {@link Store.close} resolves to. */
+export interface CloseResult {
+  /** Local writes the server had not acknowledged when the store closed. */
+  pending: number;
+  /**
+   * Of those, the ones gone with the store: all of them for a store without
+   * `persist`, none for a persisted one (they are pushed by its next session).
+   */
+  lost: number;
 }
 
 /** Options of {@link Store.put}. Any other option is an error. */
@@ -602,12 +628,16 @@ export declare class Store {
   /** Removes a listener added with {@link Store.on}. */
   off<K extends keyof StoreEvents>(type: K, listener: (event: StoreEvents[K]) => void): void;
   /**
-   * Stops live replication (pushing what is pending, for at most a few
-   * seconds, when online), waits for a persisted store's relaxed writes, gives unused ids back to
-   * the server (a persisted store keeps them for the next session) and closes
-   * the connection and the store. Calls after it reject with `closed`.
+   * Waits while online, at most `timeout` ms (default 5,000), for the local
+   * writes the server has not acknowledged to be pushed (a store with
+   * `sync: false` is not waited for), stops live replication, waits for a
+   * persisted store's relaxed writes, gives unused ids back to the server
+   * (a persisted store keeps them for the next session) and closes the
+   * connection and the store. Resolves to how many writes were still
+   * pending, and how many of those are lost. Calls after it reject with
+   * `closed`.
    */
-  close(): Promise<void>;
+  close(options?: { timeout?: number }): Promise<CloseResult>;
 }
 
 /**

@@ -9,7 +9,8 @@
 import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { canShare, openShared } from './tabs.js';
-import { hiloError } from './errors.js';
+import { HiloError, hiloError } from './errors.js';
+import { closeOptions, settlePending } from './closing.js';
 import { PutGroup, TaskMark, groupable } from './group.js';
 import { ReadCache } from './cache.js';
 import { openPersistence } from './persist.js';
@@ -28,13 +29,16 @@ export async function openStore(options) {
     throw hiloError('bad_request', 400, 'openStore: want an options object {url, database, token}');
   }
   knownOptions('openStore', options, openOptions);
-  const { url, urls, database, token, node, sync = false, onConflict = 'server', persist, reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
+  const { url, urls, database, token, node, sync = true, onConflict = 'server', reserve, durability, requestTimeout, heartbeat, shared, changeFeed } = options;
+  if (options.persist !== undefined && options.persist !== false && (typeof options.persist !== 'string' || options.persist === '')) {
+    throw hiloError('bad_request', 400, 'openStore: persist must be a non-empty string, or false');
+  }
+  // A page keeps its store by default (under the database's name): a write
+  // it was told succeeded survives a reload that comes before the push.
+  const persist = options.persist === false ? undefined : (options.persist ?? (inPage() && typeof database === 'string' && database !== '' ? database : undefined));
   if (typeof sync !== 'boolean') throw hiloError('bad_request', 400, 'openStore: sync must be true or false');
   if (onConflict !== 'server' && onConflict !== 'local' && typeof onConflict !== 'function') {
     throw hiloError('bad_request', 400, "openStore: onConflict must be 'server', 'local' or a function");
-  }
-  if (persist !== undefined && (typeof persist !== 'string' || persist === '')) {
-    throw hiloError('bad_request', 400, 'openStore: persist must be a non-empty string');
   }
   if (durability !== undefined && durability !== 'strict' && durability !== 'relaxed' && durability !== 'flushed') {
     throw hiloError('bad_request', 400, "openStore: durability must be 'strict', 'flushed' or 'relaxed'");
@@ -44,7 +48,7 @@ export async function openStore(options) {
     if (typeof url !== 'string' || typeof database !== 'string') {
       throw hiloError('bad_request', 400, 'openStore: url and database must be strings');
     }
-    return openShared(options, { hiloError, Emitter });
+    return openShared({ ...options, persist }, { hiloError, Emitter });
   }
   const api = await runtime();
   const emitter = new Emitter();
@@ -92,7 +96,17 @@ export async function openStore(options) {
   }
   if (typeof raw.dropLog === 'number') cache.readDrops(api[fastKey], raw.dropLog);
   if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
-  return new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey]);
+  const store = new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey]);
+  store._closing = { live: sync, kept: adapter !== undefined };
+  return store;
+}
+
+export { HiloError };
+
+// inPage reports whether this realm is a browser page (a window with
+// IndexedDB), where a store persists unless told persist: false.
+function inPage() {
+  return !inNode && typeof window === 'object' && typeof indexedDB === 'object' && indexedDB !== null;
 }
 
 /**
@@ -559,11 +573,40 @@ export class Store {
   }
 
   /**
-   * Stops live replication, pushes what is pending (briefly, when online),
-   * waits for relaxed writes to be durable (with persist), returns unused ids to the server (without
-   * persist) and closes the connection and the store.
+   * Waits (at most options.timeout ms, default 5,000, while online) for
+   * the writes the server has not acknowledged to be pushed, stops live
+   * replication, waits for relaxed writes to be durable (with persist),
+   * returns unused ids to the server (without persist) and closes the
+   * connection and the store. Resolves to {pending, lost}: the writes not
+   * on the server, and of those the ones gone with this store (a store
+   * without persist; a persisted one keeps them for the next session).
    */
-  close() {
+  close(options) {
+    if (!this.#closing) {
+      let timeout;
+      try {
+        timeout = closeOptions(options, hiloError);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      this.#closing = this.#close(timeout);
+    }
+    return this.#closing;
+  }
+
+  #closing;
+
+  /** @internal What close needs to know: {live, kept}, set by openStore. */
+  _closing = { live: false, kept: false };
+
+  async #close(timeout) {
+    this.#sendPuts();
+    const pending = await settlePending(this, this._closing.live, timeout).catch(() => 0);
+    await this.#shut();
+    return { pending, lost: this._closing.kept ? 0 : pending };
+  }
+
+  #shut() {
     this.#sendPuts();
     this.#unwatch();
     this.#feed?.close();

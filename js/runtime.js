@@ -1,7 +1,7 @@
 // Starting the WebAssembly build of the Go core, once per JavaScript realm
 // (index.js's openStore calls runtime), and get's fast path into it.
 
-import { hiloError } from './errors.js';
+import { HiloError, hiloError } from './errors.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
 // The property of the Go API that holds its FastReads, when this package
@@ -9,6 +9,7 @@ const runtimeKey = Symbol.for('hilodb.runtime');
 export const fastKey = Symbol.for('hilodb.fastReads');
 const apiGlobal = '__hilodb';
 const readyHook = '__hilodbOnReady';
+const errorClassGlobal = '__hilodbHiloError';
 
 // Decided before wasm_exec.js runs: it installs a stand-in globalThis.process
 // in browsers.
@@ -177,6 +178,8 @@ async function startRuntime() {
   const ready = new Promise((resolve) => {
     globalThis[readyHook] = resolve;
   });
+  // Go makes its rejections with this class (wasm/main.go, errorClass).
+  globalThis[errorClassGlobal] = HiloError;
   const exited = go.run(instance).then(() => {
     throw new Error('hilodb: the Go runtime exited');
   });

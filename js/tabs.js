@@ -14,6 +14,7 @@ import { Conventions, Session } from './session.js';
 import { Group, PutGroup, TaskMark, groupable } from './group.js';
 import { Feed } from './watch.js';
 import { SharedWatches, installQueries } from './query.js';
+import { closeOptions, settlePending } from './closing.js';
 
 let broker; // this realm's connection to the shared worker
 let nextRid = 0;
@@ -297,7 +298,9 @@ export async function openShared(options, { hiloError, Emitter }) {
   feed = options.changeFeed ? new Feed((since, limit) => link.call('changes', [{ since, limit }]), hiloError) : undefined;
   const names = new SharedNames((kind, name) => link.call('_names', [kind, name]), hiloError);
   await names.fetch('separator', '');
-  return new SharedStore(link, events, hiloError, feed, names, watches);
+  const store = new SharedStore(link, events, hiloError, feed, names, watches);
+  store._live = options.sync !== false;
+  return store;
 }
 
 /** SharedStore is a Store whose work is done by a host (host.js). */
@@ -537,8 +540,30 @@ class SharedStore {
     this.#events.off(type, fn);
   }
 
-  async close() {
-    if (this.#closed) return;
+  /** @internal Whether the store syncs live (close waits for its pushes). */
+  _live = true;
+  #closing;
+
+  /**
+   * Waits (at most options.timeout ms while online) for this store's
+   * pending writes to reach the server, then leaves the store; resolves to
+   * {pending, lost}. A shared store is persisted: lost is 0.
+   */
+  close(options) {
+    if (!this.#closing) {
+      let timeout;
+      try {
+        timeout = closeOptions(options, this.#hiloError);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      this.#closing = this.#close(timeout);
+    }
+    return this.#closing;
+  }
+
+  async #close(timeout) {
+    const pending = await settlePending(this, this._live, timeout).catch(() => 0);
     this.#sendGets();
     this.#sendPuts();
     this.#closed = true;
@@ -546,6 +571,7 @@ class SharedStore {
     this.#watches.close();
     await this.#group; // the puts made before close are sent first
     await this.#link.close();
+    return { pending, lost: 0 };
   }
 }
 

@@ -5,7 +5,7 @@
 // once from Vite's dev server and once from a production build.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,8 +103,8 @@ describe('hilodb in a fresh Vite app', () => {
   }
 
   // onServer reads id from the sync server through a second client.
-  async function onServer(id) {
-    const store = await openStore({ url: server.wsURL, database: 'vite' });
+  async function onServer(id, wsURL = server.wsURL) {
+    const store = await openStore({ url: wsURL, database: 'vite' });
     try {
       await store.sync();
       return await store.get(id);
@@ -130,6 +130,56 @@ describe('hilodb in a fresh Vite app', () => {
       assert.equal((await onServer(result.id))?.item, 'dev');
     } finally {
       await dev.close();
+    }
+  });
+
+  test('make run: a Vite dev server on loopback works with it as it comes, and ARGS reach the server', async () => {
+    const port = await freePort();
+    const data = await mkdtemp(join(tmpdir(), 'hilodb-make-run-'));
+    // make run as a developer types it; its process group is stopped after.
+    const make = spawn('make', ['run', `ADDR=127.0.0.1:${port}`, `DATA=${data}`, 'ARGS=-log-format json'], {
+      cwd: repoRoot,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    make.stdout.on('data', (b) => (log += b));
+    make.stderr.on('data', (b) => (log += b));
+    const devPort = await freePort();
+    const dev = await createServer({ root: app, logLevel: 'error', server: { host: '127.0.0.1', port: devPort, strictPort: true } });
+    try {
+      const deadline = Date.now() + 240000;
+      for (;;) {
+        assert.equal(make.exitCode, null, `make run exited:\n${log}`);
+        const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+        if (ok) break;
+        assert.ok(Date.now() < deadline, `make run did not serve in time:\n${log}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.match(log, /\{"time":/, 'ARGS=-log-format json should reach the server');
+      await dev.listen();
+      const wsURL = `ws://127.0.0.1:${port}/v1/sync`;
+      // The page's origin is the dev server's, not the sync server's.
+      const page = await browser.newPage();
+      let result;
+      try {
+        await page.goto(`http://127.0.0.1:${devPort}/?server=${encodeURIComponent(wsURL)}&run=makerun`);
+        result = await page.evaluate(() => window.result);
+      } finally {
+        await page.close();
+      }
+      assert.equal(result.error, undefined, `app failed: ${JSON.stringify(result)}`);
+      assert.equal(result.item, 'makerun');
+      assert.equal((await onServer(result.id, wsURL)).item, 'makerun');
+    } finally {
+      await dev.close();
+      try {
+        process.kill(-make.pid, 'SIGTERM');
+      } catch {
+        // gone already
+      }
+      await new Promise((ok) => (make.exitCode !== null || make.signalCode !== null ? ok() : make.once('exit', ok)));
+      await rm(data, { recursive: true, force: true });
     }
   });
 

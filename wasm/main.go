@@ -181,10 +181,20 @@ func (e *panicError) Error() string { return fmt.Sprintf("internal error: panic:
 
 var (
 	jsPromise = js.Global().Get("Promise")
-	jsError   = js.Global().Get("Error")
+	jsError   = errorClass()
 	jsJSON    = js.Global().Get("JSON")
 	jsObject  = js.Global().Get("Object")
 )
+
+// errorClass is the class rejections are made with: the npm package's
+// HiloError (js/errors.js), which runtime.js hands over as a global before
+// Go starts, so an app can test `err instanceof HiloError`; else Error.
+func errorClass() js.Value {
+	if c := js.Global().Get("__hilodbHiloError"); c.Type() == js.TypeFunction {
+		return c
+	}
+	return js.Global().Get("Error")
+}
 
 // gcHeadroom is the least a heap may grow between two collections
 // (gcfloor): a small store's bulk write or pull then runs through a few

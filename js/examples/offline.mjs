@@ -19,12 +19,20 @@ store = await openStore({ url: 'ws://127.0.0.1:9/v1/sync', database, persist, re
 const offline = await store.put('orders', { n: 2 }); // from the kept range
 console.log((await store.info()).connected, offline._id.endsWith('-A'));
 console.log(await store.pending());
-await store.close();
+console.log(await store.close()); // kept in the file: none lost
 
+// Back online, the store pushes what it kept; close waits for it.
 store = await openStore({ url: process.env.HILODB_URL, database, persist });
-console.log(await store.sync());
-await store.close();
+console.log(await store.close());
+
+// Another device reads it.
+const other = await openStore({ url: process.env.HILODB_URL, database });
+await other.sync();
+console.log((await other.get(offline._id)).n);
+await other.close();
 // Output:
 // false true
+// 1
+// { pending: 1, lost: 0 }
+// { pending: 0, lost: 0 }
 // 2
-// { pushed: 2, pulled: 0 }

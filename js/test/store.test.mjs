@@ -3,16 +3,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { openStore } from '../index.js';
+import { HiloError, openStore } from '../index.js';
 import { buildServer, freePort, startServer } from './server.mjs';
 
 const hiloID = /^orders\/\d+-A$/;
 
-// rejectsWith asserts that promise rejects with an Error of the given code
-// and number.
+// rejectsWith asserts that promise rejects with a HiloError of the given
+// code and number.
 async function rejectsWith(promise, code, num) {
   await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof Error, `got ${err}, want an Error`);
+    assert.ok(err instanceof HiloError, `got ${err}, want a HiloError`);
+    assert.equal(err.name, 'HiloError');
     assert.equal(err.code, code, `code of ${err.message}`);
     assert.equal(err.num, num, `num of ${err.message}`);
     return true;

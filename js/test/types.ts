@@ -6,7 +6,8 @@ import {
   Store,
   type ChangeEvent,
   type ConflictEvent,
-  type HiloError,
+  HiloError,
+  type CloseResult,
   type MergeFunction,
   type Stored,
   type StoreInfo,
@@ -45,11 +46,14 @@ export async function useStore(): Promise<void> {
   const node: string = info.node;
   const connected: boolean = info.connected;
   const deleted: void = await store.delete(id);
-  await store.close();
+  const closed: CloseResult = await store.close({ timeout: 1000 });
+  const left: number = closed.pending + closed.lost;
+  console.log(left);
   try {
     await store.get(id);
   } catch (e) {
-    const err = e as HiloError;
+    if (!(e instanceof HiloError)) throw e;
+    const err: HiloError = e;
     const num: number = err.num;
     const code: string = err.code;
     const message: string = err.message;
@@ -60,6 +64,7 @@ export async function useStore(): Promise<void> {
   const merge: MergeFunction = (local, remote) => (local.deleted ? remote : { ...remote.doc, merged: true });
   const live = await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', sync: true, onConflict: merge, persist: 'shop' });
   await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', onConflict: 'local' });
+  await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', sync: false, persist: false });
   const round: SyncResult = await live.sync();
   const pending: number = await live.pending();
   const lost: Version<Order>[] = await live.conflicts<Order>(id);
