@@ -18,6 +18,23 @@ type header struct {
 	} `json:"@metadata"`
 }
 
+// nodeSeqID makes the id of a document stored with an id ending in the
+// separator (prefix includes it): this node's next sequence number and its
+// node tag. A node with no tag from the server yet (a device that never
+// reached it) makes prefix and a time-ordered UUID instead, unique without
+// one (docs/ids.md).
+func (s *Store) nodeSeqID(tx *txn, prefix string) (string, *Error) {
+	node := s.clock.Node()
+	if !IsNodeTag(node) {
+		return prefix + NewUUIDv7(), nil
+	}
+	n := readUint(tx, nodeSeqKey) + 1
+	if _, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(n, 10), nil); err != nil {
+		return "", newError(ErrInternal, "", "", "advance node sequence: %v", err)
+	}
+	return FormatNodeSeqID(prefix, n, node), nil
+}
+
 // apply performs w inside tx. It checks everything before it writes, so a
 // failed item leaves tx as it was (except for the node sequence, which only
 // has to increase).
@@ -26,15 +43,11 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		return Result{}, w.err
 	}
 	if w.id == "" && w.seqPrefix != "" {
-		node := s.clock.Node()
-		if !IsNodeTag(node) {
-			return Result{}, newError(ErrNeedsServer, w.seqPrefix, "", "id %q: this node has no node tag from the sync server yet (it uses the local stand-in %q), so it cannot make ids ending in %q that are unique; connect once, or store with another id", w.seqPrefix, node, s.sep)
+		id, err := s.nodeSeqID(tx, w.seqPrefix)
+		if err != nil {
+			return Result{}, err
 		}
-		n := readUint(tx, nodeSeqKey) + 1
-		if _, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(n, 10), nil); err != nil {
-			return Result{}, newError(ErrInternal, "", "", "advance node sequence: %v", err)
-		}
-		w.id = FormatNodeSeqID(w.seqPrefix, n, node)
+		w.id = id
 	}
 	_, key, err := ParseID(w.id, s.sep)
 	if err != nil {

@@ -330,7 +330,7 @@ func (s *Store) resolveIdentities(ctx context.Context, ws []*write) error {
 		vals, err = s.idents.NextIdentities(ctx, names)
 	}
 	if err != nil {
-		return needsServer(names[0], "identities for ids ending in \"|\" (nothing was saved)", err)
+		return needsServer(names[0], "identities for ids ending in \"|\" (nothing was saved; offline, end the id in \"/\" or leave it out for an id made here)", err)
 	}
 	if len(vals) != len(names) {
 		return newError(ErrInternal, "", "", "identity source returned %d values for %d names", len(vals), len(names))

@@ -93,7 +93,7 @@ func TestIDStrategies(t *testing.T) {
 		{"key", "users", `{"_key":"alice"}`, `^users/alice$`, 0, ""},
 		{"ends in separator: node sequence", "companies", `{"_id":"companies/"}`, `^companies/0000000000000000001-C$`, 0, ""},
 		{"ends in separator: node tag of server", "companies", `{"_id":"companies/"}`, `^companies/0000000000000000001-B7$`, 0, "B7"},
-		{"ends in separator without node tag", "companies", `{"_id":"companies/"}`, ``, 1900, "-"},
+		{"ends in separator without node tag: time-ordered UUID", "companies", `{"_id":"companies/"}`, `^companies/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, 0, "-"},
 		{"ends in pipe: identity", "companies", `{"_id":"companies|"}`, `^companies/1$`, 0, ""},
 		{"illegal key", "users", `{"_key":"a b"}`, "", 1221, ""},
 		{"key with slash", "users", `{"_key":"a/b"}`, "", 1221, ""},
@@ -199,15 +199,30 @@ func TestNodeSequenceIncreasesPerNode(t *testing.T) {
 	}
 }
 
-func TestNodeSequenceNeedsServerTag(t *testing.T) {
+func TestNodeSequenceWithoutServerTag(t *testing.T) {
 	s := newTestStore(t, func(o *core.Options) { o.Node = "" })
-	_, err := s.Put(context.Background(), "companies", []byte(`{"_id":"companies/"}`))
-	e := wantErr(t, err, core.NumNeedsServer, core.ErrNeedsServer)
-	if e.Code != "needs_server" || !strings.Contains(e.Message, "node tag") {
-		t.Errorf("message does not explain: %q", e.Message)
+	var ids []string
+	for range 3 {
+		out, err := s.Put(context.Background(), "companies", []byte(`{"_id":"companies/"}`))
+		if err != nil {
+			t.Fatalf("put companies/ without a node tag: %v", err)
+		}
+		ids = append(ids, gjson.GetBytes(out, "_id").String())
+	}
+	for i, id := range ids {
+		if i > 0 && id <= ids[i-1] {
+			t.Errorf("id %q made after %q: want ascending", id, ids[i-1])
+		}
+	}
+	page, err := s.List("companies", "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Docs) != 3 {
+		t.Errorf("List(companies) = %d documents, want the 3 stored", len(page.Docs))
 	}
 	if s.NodeSequence() != 0 {
-		t.Errorf("sequence advanced by a failed put")
+		t.Errorf("node sequence = %d, want 0: no sequence number was used", s.NodeSequence())
 	}
 }
 

@@ -428,6 +428,9 @@ func (s sources) note(ctx context.Context, err error) error {
 // NextID implements core.IDSource.
 func (s sources) NextID(ctx context.Context, tag string) (string, error) {
 	id, err := s.gen.NextID(ctx, tag)
+	if p, ok := s.provisionalID(ctx, tag, err); ok {
+		return p, nil
+	}
 	return id, s.note(ctx, err)
 }
 
@@ -435,6 +438,12 @@ func (s sources) NextID(ctx context.Context, tag string) (string, error) {
 // (idgen.Generator.NextIDs).
 func (s sources) NextIDs(ctx context.Context, tag string, ids []string) (int, error) {
 	n, err := s.gen.NextIDs(ctx, tag, ids)
+	if _, ok := s.provisionalID(ctx, tag, err); ok {
+		for i := n; i < len(ids); i++ {
+			ids[i], _ = s.provisionalID(ctx, tag, err)
+		}
+		return len(ids), nil
+	}
 	return n, s.note(ctx, err)
 }
 

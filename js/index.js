@@ -589,7 +589,16 @@ export class Store {
       } catch (err) {
         return Promise.reject(err);
       }
-      this.#closing = this.#close(timeout);
+      // From here every call rejects with closed; the wait and the close
+      // use the store itself.
+      this.#sendPuts();
+      const raw = this.#raw;
+      this.#raw = closedRaw;
+      this.#unwatch();
+      this.#feed?.close();
+      this.#cache.close(); // later gets reach closedRaw, which rejects them
+      this.#fast = undefined;
+      this.#closing = this.#close(raw, timeout);
     }
     return this.#closing;
   }
@@ -599,24 +608,32 @@ export class Store {
   /** @internal What close needs to know: {live, kept}, set by openStore. */
   _closing = { live: false, kept: false };
 
-  async #close(timeout) {
-    this.#sendPuts();
-    const pending = await settlePending(this, this._closing.live, timeout).catch(() => 0);
-    await this.#shut();
+  async #close(raw, timeout) {
+    let pending;
+    try {
+      pending = await settlePending(raw, this._closing.live, timeout);
+    } finally {
+      await raw.close();
+    }
     return { pending, lost: this._closing.kept ? 0 : pending };
-  }
-
-  #shut() {
-    this.#sendPuts();
-    this.#unwatch();
-    this.#feed?.close();
-    this.#cache.close(); // later gets reach Go, which rejects them
-    this.#fast = undefined;
-    return this.#raw.close().then(() => undefined);
   }
 }
 
 installQueries(Store);
+
+// closedRaw stands in for a closed store's Go side: every call fails with
+// closed (at once where Go would answer at once).
+const closedRaw = new Proxy(
+  {},
+  {
+    get(_, name) {
+      if (typeof name !== 'string' || name === 'then') return undefined;
+      const closed = () => hiloError('closed', 1902, 'store is closed');
+      return answeredAtOnce.has(name) ? closed : () => Promise.reject(closed());
+    },
+  },
+);
+const answeredAtOnce = new Set(['putText', 'getText', 'names']);
 
 const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
 

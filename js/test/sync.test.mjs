@@ -42,9 +42,10 @@ function freshDB() {
 }
 
 // opened opens a store on server and closes it after the test. It records
-// the store's events in store.seen.
+// the store's events in store.seen. It replicates when told to (sync()),
+// unless options say sync: true.
 async function opened(database, options = {}) {
-  const store = await openStore({ url: server.wsURL, database, ...options });
+  const store = await openStore({ url: server.wsURL, database, sync: false, ...options });
   open.push(store);
   store.seen = { conflict: [], change: [], error: [] };
   for (const type of Object.keys(store.seen)) store.on(type, (e) => store.seen[type].push(e));
@@ -338,7 +339,7 @@ describe('sync', () => {
 
   test('a change event is made once someone listens for it', async () => {
     const db = freshDB();
-    const s = await openStore({ url: server.wsURL, database: db }); // no listener yet
+    const s = await openStore({ url: server.wsURL, database: db, sync: false }); // no listener yet
     open.push(s);
     const other = await opened(db);
     await other.put('orders', { _key: 'a' });
