@@ -57,11 +57,18 @@ type Options struct {
 	// dropped; the next call dials again. Default 15 seconds; negative:
 	// wait as long as the call's context allows.
 	RequestTimeout time.Duration
-	// Heartbeat is how often a connection that received nothing sends a
-	// ping, so a dead one is noticed (and dropped) within Heartbeat plus
-	// RequestTimeout even when no call is made, and a quiet one is kept
-	// open. Default 10 seconds; negative: never.
+	// Heartbeat is how long a connection may receive nothing before it
+	// sends a ping, so a dead one is noticed (and dropped) even when no
+	// call is made, and a quiet one is kept open. A ping that gets no
+	// reply within PingTimeout, while nothing else arrived either, drops
+	// the connection: within 1.25 Heartbeat plus PingTimeout of the
+	// network's end (1.8 seconds by default), also while calls wait for
+	// their replies (the server answers a ping while it stores a push).
+	// Default 800 ms; negative: never.
 	Heartbeat time.Duration
+	// PingTimeout bounds the wait for a heartbeat ping's reply. Default:
+	// Heartbeat, at most RequestTimeout.
+	PingTimeout time.Duration
 	// OnStatus, if set, is called with true once a connection is up (hello
 	// answered) and with false once it is lost or dropped. It must not call
 	// back into the client.
@@ -139,7 +146,13 @@ func New(url string, opts Options) *Client {
 		opts.RequestTimeout = 15 * time.Second
 	}
 	if opts.Heartbeat == 0 {
-		opts.Heartbeat = 10 * time.Second
+		opts.Heartbeat = 800 * time.Millisecond
+	}
+	if opts.PingTimeout <= 0 {
+		opts.PingTimeout = max(opts.Heartbeat, 0)
+	}
+	if opts.RequestTimeout > 0 && opts.PingTimeout > opts.RequestTimeout {
+		opts.PingTimeout = opts.RequestTimeout
 	}
 	urls := append([]string{url}, opts.URLs...)
 	return &Client{url: url, urls: urls, opts: opts, node: opts.Node}
@@ -276,10 +289,11 @@ func (c *Client) connectTo(ctx context.Context, idx int) (*session, error) {
 	return s, nil
 }
 
-// heartbeat pings s whenever it received nothing for a Heartbeat, until it
-// ends; a ping without a reply drops it (roundTrip does).
+// heartbeat pings s whenever it received nothing for a Heartbeat (looking
+// four times a Heartbeat), until it ends. A ping without a reply within
+// PingTimeout, with nothing else received meanwhile, drops s.
 func (c *Client) heartbeat(s *session) {
-	t := time.NewTicker(c.opts.Heartbeat)
+	t := time.NewTicker(max(c.opts.Heartbeat/4, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -290,8 +304,18 @@ func (c *Client) heartbeat(s *session) {
 		if time.Since(time.Unix(0, s.lastRecv.Load())) < c.opts.Heartbeat {
 			continue
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.opts.PingTimeout)
+		sent := time.Now().UnixNano()
 		id := c.nextID.Add(1)
-		if err := c.roundTrip(context.Background(), s, id, wire.Ping{ID: id, Op: wire.OpPing}, nil); err != nil {
+		err := c.roundTrip(ctx, s, id, wire.Ping{ID: id, Op: wire.OpPing}, nil)
+		cancel()
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, context.DeadlineExceeded) && s.lastRecv.Load() < sent {
+			c.drop(s)
+		}
+		if s.dead.Load() {
 			return
 		}
 	}

@@ -112,7 +112,9 @@ export interface OpenOptions {
   requestTimeout?: number;
   /**
    * Milliseconds after which a connection that received nothing is pinged
-   * (default 10,000), so a dead one is noticed without a call.
+   * (default 1,000), so a dead one is noticed without a call: an idle
+   * connection whose ping gets no reply within a second is dropped, so
+   * `'status'` turns `'offline'` within about 2 seconds of the network's end.
    */
   heartbeat?: number;
   /**
@@ -188,11 +190,26 @@ export interface StoreEvents {
   error: HiloError;
   /**
    * The connection to the server: `'online'` once it is up, `'offline'` once
-   * it is lost or stops answering (a call gets no reply within 15 seconds,
-   * or a heartbeat ping none within 10 plus 15), `'syncing'` while a sync
-   * round runs. `info().connected` agrees with it.
+   * it is lost or stops answering (an idle connection's heartbeat ping gets
+   * no reply: within about 2 seconds by default; a call waiting for its
+   * reply: within `requestTimeout`), and in a browser at once on its
+   * `offline` event; `'syncing'` while a sync round runs. Offline is a
+   * state, not an error: writes go on and are pushed once it is back.
+   * Reported once per change. `info().connected` agrees with it (after a
+   * browser `offline` event, once the connection has dropped too).
    */
   status: StatusEvent;
+  /**
+   * The number of local writes the server has not acknowledged (as
+   * {@link Store.pending}), reported once when the first listener is added
+   * and then whenever it changes (read every 200 ms while someone listens).
+   */
+  pending: PendingEvent;
+}
+
+/** The payload of a `'pending'` event. */
+export interface PendingEvent {
+  pending: number;
 }
 
 /** A change of the connection's state. */
@@ -530,7 +547,8 @@ export declare class Store {
    * Stores `doc` in `collection` and resolves to the stored document. Its id
    * comes from `doc._id`, else `doc._key`, else a HiLo id such as
    * `orders/1-A`, handed out locally from a number range leased from the
-   * server. A `_rev` in `doc` (or `options.rev`) is a precondition against
+   * server (offline, before any range was leased for the collection, a
+   * time-ordered UUID such as `orders/0195f3a2-7c1e-7000-8a3b-1f2e3d4c5b6a`). A `_rev` in `doc` (or `options.rev`) is a precondition against
    * lost updates: a stale or made-up one rejects with `conflict` (1200) and
    * changes nothing. Puts made together (a `Promise.all`, a loop without
    * `await`) may go to the store as one transaction and one durable write,

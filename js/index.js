@@ -11,6 +11,7 @@ import { Conventions, Session } from './session.js';
 import { canShare, openShared } from './tabs.js';
 import { HiloError, hiloError } from './errors.js';
 import { closeOptions, settlePending } from './closing.js';
+import { Network } from './network.js';
 import { PutGroup, TaskMark, groupable } from './group.js';
 import { ReadCache } from './cache.js';
 import { openPersistence } from './persist.js';
@@ -98,10 +99,20 @@ export async function openStore(options) {
   if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
   const store = new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey]);
   store._closing = { live: sync, kept: adapter !== undefined };
+  store._network = watchNetwork(emitter, raw);
   return store;
 }
 
 export { HiloError };
+
+// watchNetwork starts what network.js adds to a store's events, over
+// source's pending() and info().
+function watchNetwork(emitter, source) {
+  const network = new Network((type, payload) => emitter.emit(type, payload), source);
+  emitter.network = network;
+  network.start();
+  return network;
+}
 
 // inPage reports whether this realm is a browser page (a window with
 // IndexedDB), where a store persists unless told persist: false.
@@ -598,6 +609,7 @@ export class Store {
       this.#feed?.close();
       this.#cache.close(); // later gets reach closedRaw, which rejects them
       this.#fast = undefined;
+      this._network?.close();
       this.#closing = this.#close(raw, timeout);
     }
     return this.#closing;
@@ -607,6 +619,9 @@ export class Store {
 
   /** @internal What close needs to know: {live, kept}, set by openStore. */
   _closing = { live: false, kept: false };
+
+  /** @internal The store's Network (network.js), set by openStore. */
+  _network = null;
 
   async #close(raw, timeout) {
     let pending;
@@ -635,7 +650,7 @@ const closedRaw = new Proxy(
 );
 const answeredAtOnce = new Set(['putText', 'getText', 'names']);
 
-const eventTypes = new Set(['conflict', 'change', 'error', 'status']);
+const eventTypes = new Set(['conflict', 'change', 'error', 'status', 'pending']);
 
 // putOptions are the options put takes.
 const putOptions = new Set(['rev', 'ifMatch', 'ignoreRevs']);
@@ -677,16 +692,22 @@ function withRevOptions(doc, options) {
 // or calls the store does so outside Go.
 class Emitter {
   #listeners = new Map();
+  #status = ''; // the last 'status' state emitted
+
+  /** network, when set, is told how many listeners each type has (network.js). */
+  network = null;
 
   on(type, fn) {
-    if (!eventTypes.has(type)) throw hiloError('bad_request', 400, `on: unknown event ${JSON.stringify(type)}; want conflict, change, error or status`);
+    if (!eventTypes.has(type)) throw hiloError('bad_request', 400, `on: unknown event ${JSON.stringify(type)}; want conflict, change, error, status or pending`);
     if (typeof fn !== 'function') throw hiloError('bad_request', 400, 'on: listener must be a function');
     if (!this.#listeners.has(type)) this.#listeners.set(type, new Set());
     this.#listeners.get(type).add(fn);
+    this.network?.listening(type, this.#listeners.get(type).size);
   }
 
   off(type, fn) {
     this.#listeners.get(type)?.delete(fn);
+    this.network?.listening(type, this.#listeners.get(type)?.size ?? 0);
   }
 
   /** listening reports whether type has listeners (Go builds a 'change' event only then). */
@@ -695,6 +716,12 @@ class Emitter {
   }
 
   emit(type, payload) {
+    if (type === 'status') {
+      // Go and the browser's network events both report it: once a change.
+      const state = (typeof payload === 'string' ? JSON.parse(payload) : payload)?.state;
+      if (state === this.#status) return;
+      this.#status = state;
+    }
     const fns = this.#listeners.get(type);
     if (!fns || fns.size === 0) return;
     queueMicrotask(() => {

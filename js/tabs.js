@@ -15,6 +15,7 @@ import { Group, PutGroup, TaskMark, groupable } from './group.js';
 import { Feed } from './watch.js';
 import { SharedWatches, installQueries } from './query.js';
 import { closeOptions, settlePending } from './closing.js';
+import { Network } from './network.js';
 
 let broker; // this realm's connection to the shared worker
 let nextRid = 0;
@@ -300,6 +301,9 @@ export async function openShared(options, { hiloError, Emitter }) {
   await names.fetch('separator', '');
   const store = new SharedStore(link, events, hiloError, feed, names, watches);
   store._live = options.sync !== false;
+  store._network = new Network((type, payload) => events.emit(type, payload), store);
+  events.network = store._network;
+  store._network.start();
   return store;
 }
 
@@ -542,6 +546,8 @@ class SharedStore {
 
   /** @internal Whether the store syncs live (close waits for its pushes). */
   _live = true;
+  /** @internal The store's Network (network.js). */
+  _network = null;
   #closing;
 
   /**
@@ -557,6 +563,7 @@ class SharedStore {
       } catch (err) {
         return Promise.reject(err);
       }
+      this._network?.close();
       this.#closing = this.#close(timeout);
     }
     return this.#closing;

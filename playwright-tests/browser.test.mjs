@@ -77,7 +77,7 @@ describe('hilodb in Chromium', () => {
         page.evaluate(async () => {
           // The same module the demo page loaded: one Go instance per page.
           const { openStore } = await import('/index.js');
-          const store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'e2e' });
+          const store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'e2e', persist: false });
           try {
             const docs = await Promise.all(Array.from({ length: 100 }, (_, i) => store.put('orders', { i })));
             const again = await store.get(docs[0]._id);
@@ -156,24 +156,27 @@ describe('hilodb in Chromium', () => {
       const port = await freePort(); // nothing listens here
       const got = await page.evaluate(async (port) => {
         const { openStore } = await import('/index.js');
-        const store = await openStore({ url: `ws://127.0.0.1:${port}/v1/sync`, database: 'e2e' });
+        const store = await openStore({ url: `ws://127.0.0.1:${port}/v1/sync`, database: 'e2e', persist: false });
         try {
           const info = await store.info();
           const keyed = await store.put('orders', { _key: 'offline-1' });
           let hilo;
           try {
-            hilo = { doc: await store.put('orders', {}) };
+            hilo = { id: (await store.put('orders', {}))._id };
           } catch (err) {
             hilo = { code: err.code, num: err.num };
           }
-          return { connected: info.connected, keyedID: keyed._id, hilo };
+          const listed = (await store.list('orders')).docs.map((d) => d._id);
+          return { connected: info.connected, keyedID: keyed._id, hilo, listed };
         } finally {
           await store.close();
         }
       }, port);
       assert.equal(got.connected, false);
       assert.equal(got.keyedID, 'orders/offline-1');
-      assert.deepEqual(got.hilo, { code: 'needs_server', num: 1900 });
+      // No range was ever leased: a time-ordered UUID in the collection (docs/ids.md).
+      assert.match(got.hilo.id ?? JSON.stringify(got.hilo), /^orders\/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.ok(got.listed.includes(got.hilo.id), `list('orders') = ${got.listed}`);
       assert.deepEqual(pageErrors, []);
     } finally {
       await page.close();
@@ -187,7 +190,7 @@ describe('hilodb in Chromium', () => {
       const openLive = (page) =>
         page.evaluate(async (database) => {
           const { openStore } = await import('/index.js');
-          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, sync: true });
+          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, sync: true, persist: false });
           window.changes = [];
           window.store.on('change', (e) => window.changes.push(...e.changes));
           window.syncErrors = [];
@@ -248,7 +251,7 @@ describe('hilodb in Chromium', () => {
       const openPersisted = (page) =>
         page.evaluate(async (database) => {
           const { openStore } = await import('/index.js');
-          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+          window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, sync: false });
         }, database);
       await openPersisted(page);
       const before = await page.evaluate(async () => {
@@ -268,11 +271,11 @@ describe('hilodb in Chromium', () => {
         const { openStore } = await import('/index.js');
         let refused = null;
         try {
-          await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, shared: false });
+          await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, shared: false, sync: false });
         } catch (err) {
           refused = { code: err.code, num: err.num };
         }
-        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, sync: false });
         const doc = await store.get(id);
         await store.close();
         return { refused, rev: doc._rev };
@@ -304,7 +307,7 @@ describe('hilodb in Chromium', () => {
       assert.deepEqual(await page.evaluate(() => window.store.sync()), { pushed: 15, pulled: 0 });
       const seen = await other.evaluate(async ({ database, ids }) => {
         const { openStore } = await import('/index.js');
-        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database });
+        const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: false });
         try {
           await store.sync();
           return await Promise.all(ids.map((id) => store.get(id).then((d) => d._rev)));
@@ -455,7 +458,7 @@ describe('hilodb in Chromium', () => {
             };
           });
           const { openStore } = await import('/index.js');
-          const open = () => openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database });
+          const open = () => openStore({ url: `ws://${location.host}/v1/sync`, database, persist: database, sync: false });
           const read = async (store) => {
             const ids = [];
             for (let i = 0; i < 25; i++) ids.push(await store.get(`orders/${i}`).then(() => i, () => -1));

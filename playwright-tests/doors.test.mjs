@@ -27,7 +27,7 @@ test('a page, RavenDB\'s API and ArangoDB\'s API share one store', async () => {
     await page.goto(`${env.server.base}/`);
     await page.evaluate(async (database) => {
       const { openStore } = await import('/index.js');
-      window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, sync: true });
+      window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database, sync: true, persist: false });
     }, database);
 
     // A browser's write, read through both HTTP APIs with its _rev.

@@ -18,8 +18,8 @@ test('in a page, gets of documents never read are answered by the fast path, nev
     await page.goto(`${env.server.base}/`);
     const out = await page.evaluate(async (database) => {
       const { openStore } = await import('/index.js');
-      const store = await openStore({ url: `ws://${location.host}/v1/sync`, database });
-      const other = await openStore({ url: `ws://${location.host}/v1/sync`, database });
+      const store = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: false });
+      const other = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: false });
       const fast = globalThis.__hilodb[Symbol.for('hilodb.fastReads')];
       if (!fast) return { error: 'no fast path in this page' };
       const get = fast.get.bind(fast);

@@ -49,7 +49,7 @@ test('three pages write into one persisted store at once: ids distinct, every pa
     await reader.goto(`${env.server.base}/`);
     const onServer = await reader.evaluate(async ({ database, ids }) => {
       const { openStore } = await import('/index.js');
-      const s = await openStore({ url: `ws://${location.host}/v1/sync`, database });
+      const s = await openStore({ url: `ws://${location.host}/v1/sync`, database, persist: false });
       await s.sync();
       const revs = await Promise.all(ids.map((id) => s.get(id).then((d) => d._rev)));
       await s.close();

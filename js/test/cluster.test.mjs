@@ -44,9 +44,10 @@ async function retry(fn, what) {
   }
 }
 
-// onA opens a store that starts on A and knows B and C.
+// onA opens a store that starts on A and knows B and C. It replicates when
+// the test says (sync()), so that what each sync does is the test's.
 function onA(extra = {}) {
-  return openStore({ url: A.ws, urls: [B.ws, C.ws], database: DB, requestTimeout: 2000, ...extra });
+  return openStore({ url: A.ws, urls: [B.ws, C.ws], database: DB, requestTimeout: 2000, sync: false, ...extra });
 }
 
 // readAll opens a store on server alone, pulls everything and returns the
@@ -72,7 +73,7 @@ test('stores on A go on through B and C when A is killed mid-write: no write los
   const writers = [];
   for (let i = 0; i < WRITERS; i++) writers.push(await onA());
   const stale = await onA(); // holds a document it will write on a stale _rev after the kill
-  const other = await openStore({ url: C.ws, database: DB, requestTimeout: 5000 });
+  const other = await openStore({ url: C.ws, database: DB, requestTimeout: 5000, sync: false });
   const closers = [...writers, stale, other];
   try {
     // The precondition's setup, all before the kill: stale writes notes/1
@@ -154,7 +155,7 @@ test('stores on A go on through B and C when A is killed mid-write: no write los
 });
 
 test('a store whose servers are all killed and one restarted goes on there with its pending writes', { timeout: 180_000 }, async () => {
-  const store = await openStore({ url: B.ws, urls: [C.ws, A.ws], database: DB, requestTimeout: 2000 });
+  const store = await openStore({ url: B.ws, urls: [C.ws, A.ws], database: DB, requestTimeout: 2000, sync: false });
   try {
     const first = await store.put('late', { n: 1 });
     await retry(() => store.sync(), 'sync');

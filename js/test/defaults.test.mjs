@@ -105,3 +105,49 @@ describe('HiloError', () => {
     assert.equal(String(new HiloError('m', 'conflict', 1200)), 'HiloError: m');
   });
 });
+
+describe('a first write offline', () => {
+  const uuidv7 = '[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+
+  test('a store whose server is down from the start writes; once the server is up a second client reads it', async () => {
+    const port = await freePort();
+    const url = `ws://127.0.0.1:${port}/v1/sync`;
+    const store = await openStore({ url, database: 'firstrun', requestTimeout: 1000 });
+    let late;
+    try {
+      assert.equal((await store.info()).connected, false);
+      const a = await store.put('todos', { title: 'a' }); // no HiLo range was ever leased
+      const b = await store.put('todos', { _id: 'todos/', title: 'b' }); // no node tag from the server
+      const [c, d] = await store.putMany('todos', [{ title: 'c' }, { title: 'd' }]);
+      for (const doc of [a, b, c, d]) assert.match(doc._id, new RegExp(`^todos/${uuidv7}$`));
+      assert.ok(a._id < b._id && b._id < c._id && c._id < d._id, 'ids made later sort later');
+      const listed = (await store.list('todos')).docs.map((x) => x.title);
+      assert.deepEqual(listed, ['a', 'b', 'c', 'd']);
+      // An identity needs the server: the error names what works offline.
+      const ident = await store.put('todos', { _id: 'todos|' }).catch((e) => e);
+      assert.ok(ident instanceof HiloError && ident.code === 'needs_server', `got ${ident}`);
+      assert.match(ident.message, /end the id in "\/" or leave it out/);
+
+      late = await startServer(bin, [], { port });
+      // The live sync dials again by itself and pushes them.
+      const deadline = Date.now() + 20000;
+      while ((await store.pending()) > 0 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+      assert.equal(await store.pending(), 0);
+      // Now online, ids come from a leased range again.
+      assert.match((await store.put('todos', { title: 'e' }))._id, /^todos\/\d+-A$/);
+      assert.deepEqual(await store.close(), { pending: 0, lost: 0 });
+
+      const other = await openStore({ url, database: 'firstrun' });
+      try {
+        await other.sync();
+        assert.deepEqual((await other.list('todos')).docs.map((x) => x.title).sort(), ['a', 'b', 'c', 'd', 'e']);
+        assert.equal((await other.get(a._id)).title, 'a');
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await store.close();
+      await late?.stop();
+    }
+  });
+});

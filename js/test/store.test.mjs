@@ -430,8 +430,11 @@ describe('without a server', () => {
       const doc = await store.put('orders', { _key: 'offline-1', v: 1 });
       assert.equal(doc._id, 'orders/offline-1');
       assert.deepEqual(await store.get('orders/offline-1'), doc);
-      // A HiLo id needs a range, and there is none yet.
-      await rejectsWith(store.put('orders', { v: 2 }), 'needs_server', 1900);
+      // No range was ever leased: a time-ordered UUID in the collection
+      // (docs/ids.md); an identity needs the server.
+      const first = await store.put('orders', { v: 2 });
+      assert.match(first._id, /^orders\/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      await rejectsWith(store.put('orders', { _id: 'orders|' }), 'needs_server', 1900);
     } finally {
       await store.close();
     }
@@ -442,7 +445,7 @@ describe('without a server', () => {
     const store = await openStore({ url: `ws://127.0.0.1:${port}/v1/sync`, database: 'shop' });
     let server;
     try {
-      await rejectsWith(store.put('orders', {}), 'needs_server', 1900);
+      await rejectsWith(store.put('orders', { _id: 'orders|' }), 'needs_server', 1900);
       server = await startServer(bin, [], { port });
       const doc = await store.put('orders', { v: 1 });
       assert.match(doc._id, hiloID);

@@ -109,7 +109,7 @@ describe('the websocket when the server fails', () => {
   test('nothing listening: open, put and sync settle promptly', async () => {
     const port = await freePort();
     const store = await open(`ws://127.0.0.1:${port}/v1/sync`);
-    await rejectsPromptly(store.put('orders', {}), ['needs_server']);
+    await rejectsPromptly(store.put('orders', { _id: 'orders|' }), ['needs_server']);
     await rejectsPromptly(store.sync(), ['needs_server', 'unavailable']);
     await stillWorks(store, 'refused');
   });
@@ -129,28 +129,28 @@ describe('the websocket when the server fails', () => {
         }),
     );
     const store = await open(`ws://127.0.0.1:${tcp.address().port}/v1/sync`);
-    await rejectsPromptly(store.put('orders', {}), ['needs_server', 'unavailable']);
+    await rejectsPromptly(store.put('orders', { _id: 'orders|' }), ['needs_server', 'unavailable']);
     await stillWorks(store, 'dropped');
   });
 
   test('a binary frame ends the connection', async () => {
     const url = await wsServer((ws) => ws.on('message', () => ws.send(new Uint8Array([1, 2, 3]))));
     const store = await open(url);
-    await rejectsPromptly(store.put('orders', {}), ['needs_server', 'unavailable']);
+    await rejectsPromptly(store.put('orders', { _id: 'orders|' }), ['needs_server', 'unavailable']);
     await stillWorks(store, 'binary');
   });
 
   test('the connection is cut after hello', async () => {
     const url = await wsServer(helloOK((ws) => ws.terminate()));
     const store = await open(url);
-    await rejectsPromptly(store.put('orders', {}), ['needs_server', 'unavailable']);
+    await rejectsPromptly(store.put('orders', { _id: 'orders|' }), ['needs_server', 'unavailable']);
     await stillWorks(store, 'cut');
   });
 
   test('the server closes with 1011 after hello', async () => {
     const url = await wsServer(helloOK((ws) => ws.close(1011, 'internal error')));
     const store = await open(url);
-    await rejectsPromptly(store.put('orders', {}), ['needs_server', 'unavailable']);
+    await rejectsPromptly(store.put('orders', { _id: 'orders|' }), ['needs_server', 'unavailable']);
     await stillWorks(store, 'closed');
   });
 

@@ -46,6 +46,11 @@ export async function useStore(): Promise<void> {
   const node: string = info.node;
   const connected: boolean = info.connected;
   const deleted: void = await store.delete(id);
+  const offPending = store.on('pending', (e) => {
+    const n: number = e.pending;
+    void n;
+  });
+  offPending();
   const closed: CloseResult = await store.close({ timeout: 1000 });
   const left: number = closed.pending + closed.lost;
   console.log(left);
