@@ -497,6 +497,29 @@ func (s *Store) Conflicts(id string) ([]Version, error) {
 	return out, nil
 }
 
+// ConflictIDs returns the ids of the documents with losing versions kept
+// (unresolved conflicts), in id order.
+func (s *Store) ConflictIDs() ([]string, error) {
+	var out []string
+	err := s.view(func(tx *txn) error {
+		return tx.AscendGreaterOrEqual("", conflictPrefix, func(k, _ string) bool {
+			rest, ok := strings.CutPrefix(k, conflictPrefix)
+			if !ok {
+				return false
+			}
+			id, _, _ := strings.Cut(rest, "\x00")
+			if len(out) == 0 || out[len(out)-1] != id {
+				out = append(out, id)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list conflicts: %w", err)
+	}
+	return out, nil
+}
+
 // ClearConflicts forgets the losing versions kept for id.
 func (s *Store) ClearConflicts(id string) error {
 	var keys []string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,9 +160,15 @@ func TestApplyRemoteConflictPolicies(t *testing.T) {
 			if len(kept) != 1 || kept[0].Rev != want {
 				t.Errorf("conflicts kept %+v, want rev %s", kept, want)
 			}
+			if ids, err := s.ConflictIDs(); err != nil || !slices.Equal(ids, []string{"notes/a"}) {
+				t.Errorf("ConflictIDs() = %q, %v; want [notes/a]", ids, err)
+			}
 			s.ClearConflicts("notes/a")
 			if kept, _ := s.Conflicts("notes/a"); len(kept) != 0 {
 				t.Errorf("after clear: %+v", kept)
+			}
+			if ids, err := s.ConflictIDs(); err != nil || len(ids) != 0 {
+				t.Errorf("ConflictIDs() after clear = %q, %v; want none", ids, err)
 			}
 		})
 	}

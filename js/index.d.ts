@@ -630,6 +630,12 @@ export declare class Store {
   pending(): Promise<number>;
   /** Resolves to the losing versions kept for `id`, oldest first. */
   conflicts<T extends object = Document>(id: string): Promise<Version<T>[]>;
+  /**
+   * Without an id: the ids of the documents with unresolved conflicts
+   * (losing versions kept until {@link Store.clearConflicts}), in id
+   * order. A persisted store keeps them across reloads.
+   */
+  conflicts(): Promise<string[]>;
   /** Forgets the losing versions kept for `id`. */
   clearConflicts(id: string): Promise<void>;
   /**

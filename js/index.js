@@ -547,7 +547,11 @@ export class Store {
     return this.#raw.pending();
   }
 
-  /** Resolves to the losing versions kept for id, oldest first: [{id, rev, doc, deleted}]. */
+  /**
+   * Resolves to the losing versions kept for id, oldest first: [{id, rev,
+   * doc, deleted}]; without an id, to the ids of the documents that have
+   * any (unresolved conflicts).
+   */
   conflicts(id) {
     this.#sendPuts();
     return this.#raw.conflicts(id);

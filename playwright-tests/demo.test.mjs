@@ -101,8 +101,13 @@ test('the demo: two tabs and a second client, a stale edit and a sync conflict r
     } finally {
       process.kill(env.server.pid, 'SIGCONT');
     }
-    const loser = await Promise.race([tab1, other].map((p) => p.waitForSelector('#conflicts:not([hidden])', { timeout: 30000 }).then(() => p)));
+    let loser = await Promise.race([tab1, other].map((p) => p.waitForSelector('#conflicts:not([hidden])', { timeout: 30000 }).then(() => p)));
     assert.match(await loser.textContent('#conflict-list'), /orders\/desk: kept the server's version/);
+    // The open conflict is still listed after a reload (store.conflicts()).
+    await loser.reload();
+    await loser.waitForSelector('#status[data-state="online"]');
+    await loser.waitForSelector('#conflicts:not([hidden])', { timeout: 10000 });
+    assert.match(await loser.textContent('#conflict-list'), /orders\/desk/);
     await shot(loser, '3-sync-conflict');
     assert.match(await loser.textContent('#conflict-list'), loser === tab1 ? /"qty":7/ : /"qty":8/);
     await loser.click('#conflict-list button:has-text("Restore mine")');
@@ -122,5 +127,65 @@ test('the demo: two tabs and a second client, a stale edit and a sync conflict r
   } finally {
     await browserA.close();
     await browserB.close();
+  }
+});
+
+test('the demo: delete, one newest-first order in both tabs, no copy on a second Store, a calm offline badge', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 1100, height: 900 } });
+  try {
+    const [tab1, tab2] = [await open(context), await open(context)];
+    const ids = async (p) => p.$$eval('#docs tbody tr', (trs) => trs.map((tr) => tr.dataset.id));
+    const before = (await ids(tab1)).length;
+
+    await store(tab1, '{"item":"first"}');
+    await tab1.waitForFunction(() => /^orders\/\d+-A$/.test(document.getElementById('result-id').textContent));
+    const first = await tab1.textContent('#result-id');
+    await tab1.click('#new');
+    await store(tab1, '{"item":"second"}');
+    await tab1.waitForFunction((first) => /^orders\/\d+-A$/.test(document.getElementById('result-id').textContent) && document.getElementById('result-id').textContent !== first, first);
+    const second = await tab1.textContent('#result-id');
+    await tab2.waitForSelector(row(second));
+
+    // Newest first, and the same order in both tabs, read after read.
+    for (const p of [tab1, tab2]) assert.deepEqual((await ids(p)).slice(0, 2), [second, first]);
+    await tab1.reload();
+    await tab1.waitForSelector(row(second));
+    assert.deepEqual(await ids(tab1), await ids(tab2));
+
+    // Store pressed again on the stored document updates it: no copy.
+    await edit(tab2, second);
+    await tab2.click('#store');
+    await tab2.click('#store');
+    await tab2.waitForFunction(() => !document.getElementById('store').disabled);
+    await tab1.waitForFunction((id) => document.querySelector(`#docs tbody tr[data-id="${id}"]`) !== null, second);
+    assert.equal((await ids(tab2)).length, before + 2);
+    assert.equal(await tab2.textContent('#result-id'), second);
+
+    // Delete, from the row's button: gone in both tabs.
+    await tab2.click(`${row(first)} button.delete`);
+    for (const p of [tab1, tab2]) await p.waitForSelector(`${row(first)}.deleted`);
+    assert.equal(await tab1.$(`${row(first)} button.delete`), null);
+
+    // Offline: a calm badge within 2 s, no error under the form, the
+    // change kept and counted; back online it reaches the server.
+    const off = Date.now();
+    await context.setOffline(true);
+    await tab1.waitForSelector('#status[data-state="offline"]', { timeout: 2000 });
+    const took = Date.now() - off;
+    await tab1.click('#new');
+    await store(tab1, '{"_key":"offline-note","item":"kept"}');
+    await tab1.waitForSelector(row('orders/offline-note'));
+    await tab1.waitForSelector('#pending:not([data-count="0"])', { timeout: 5000 });
+    await new Promise((ok) => setTimeout(ok, 1500));
+    assert.equal(await tab1.getAttribute('#status', 'data-state'), 'offline');
+    assert.equal(await tab1.isHidden('#error'), true, `an error is shown: ${await tab1.textContent('#error')}`);
+    await shot(tab1, '5-offline');
+    await context.setOffline(false);
+    await tab1.waitForSelector('#status[data-state="online"]', { timeout: 15000 });
+    await tab1.waitForSelector('#pending[data-count="0"]', { timeout: 15000 });
+    console.log(`# offline status ${took} ms after context.setOffline(true)`);
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await context.close();
   }
 });

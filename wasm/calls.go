@@ -266,6 +266,16 @@ func (a *api) pendingArgs(args []js.Value) (func() (any, error), error) {
 }
 
 func (a *api) conflictsArgs(args []js.Value) (func() (any, error), error) {
+	if arg(args, 1).IsUndefined() {
+		// No id: the ids of the documents with unresolved conflicts.
+		return a.onStore(args, func(h *handle) (any, error) {
+			ids, err := h.store.ConflictIDs()
+			if err != nil {
+				return nil, err
+			}
+			return jsonValue(append([]string{}, ids...))
+		})
+	}
 	return a.withString(args, "conflicts: id", func(h *handle, docID string) (any, error) {
 		vs, err := h.store.Conflicts(docID)
 		if err != nil {

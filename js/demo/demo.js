@@ -12,7 +12,9 @@ const form = $('form');
 const storeButton = $('store');
 const rows = $('docs').querySelector('tbody');
 
-// Every document the board shows, latest write first, by _id.
+// Every document the board shows, by _id: the change feed's entry, whose
+// seq orders the list (latest write first, the same in every tab, since
+// the tabs share one store and its feed).
 const shown = new Map();
 let store;
 let since = 0; // the change feed's checkpoint
@@ -53,8 +55,9 @@ function edit(doc) {
 }
 
 function renderList() {
+  const newestFirst = [...shown.values()].sort((a, b) => b.seq - a.seq);
   rows.replaceChildren(
-    ...[...shown.values()].map((d) => {
+    ...newestFirst.map((d) => {
       const tr = document.createElement('tr');
       tr.dataset.id = d.id;
       tr.classList.toggle('deleted', d.deleted);
@@ -63,6 +66,16 @@ function renderList() {
         td.textContent = text;
         tr.append(td);
       }
+      const td = document.createElement('td');
+      if (!d.deleted) {
+        const del = document.createElement('button');
+        del.type = 'button';
+        del.className = 'delete';
+        del.textContent = 'Delete';
+        del.dataset.rev = d.rev;
+        td.append(del);
+      }
+      tr.append(td);
       return tr;
     }),
   );
@@ -78,21 +91,13 @@ function refresh() {
   refreshing = refreshing.then(async () => {
     const { results, last } = await store.changes({ since });
     since = last;
-    for (const r of results) {
-      shown.delete(r.id);
-      shown.set(r.id, r);
-    }
-    const newest = [...shown.values()].reverse();
-    shown.clear();
-    for (const r of newest) shown.set(r.id, r);
+    for (const r of results) shown.set(r.id, r);
     renderList();
-    await updatePending();
   });
   return refreshing;
 }
 
-async function updatePending() {
-  const n = await store.pending();
+function showPending(n) {
   $('pending').dataset.count = String(n);
   $('pending').textContent = n === 0 ? 'All changes are on the server.' : `${n} change${n === 1 ? '' : 's'} waiting for the server.`;
 }
@@ -101,16 +106,18 @@ function statusFrom(state) {
   const text = {
     online: 'Online: changes sync as you make them.',
     syncing: 'Syncing…',
-    offline: 'Offline: changes are kept in this browser and sync when the server is back.',
+    offline: 'Offline: your changes are kept in this browser and sync when the server is back.',
   }[state];
   setStatus(state, text);
 }
 
-// showConflict lists a document whose local version lost to the server's.
+// showConflict lists a document whose local version lost to the server's,
+// once: from the 'conflict' event, and after a reload from conflicts().
 async function showConflict({ id, kept }) {
   const versions = await store.conflicts(id);
   const mine = versions.at(-1);
   if (!mine) return;
+  $('conflict-list').querySelector(`li[data-id="${CSS.escape(id)}"]`)?.remove();
   const li = document.createElement('li');
   li.dataset.id = id;
   li.textContent = `${id}: kept the ${kept === 'remote' ? "server's" : 'merged'} version; yours was ${JSON.stringify(mine.doc && fields(mine.doc))}.`;
@@ -139,8 +146,9 @@ async function showConflict({ id, kept }) {
 
 async function save(body) {
   const saved = await store.put($('collection').value.trim(), body);
-  showDocument(saved);
-  editing = saved;
+  // The editor now holds the stored document (its _key): storing again
+  // updates it, with its _rev as the precondition, instead of adding a copy.
+  edit(saved);
   await refresh();
 }
 
@@ -151,17 +159,23 @@ async function main() {
     store.on('status', ({ state }) => statusFrom(state));
     store.on('change', () => refresh());
     store.on('conflict', (c) => showConflict(c).then(refresh));
-    store.on('error', (err) => showError(err));
+    store.on('pending', ({ pending }) => showPending(pending));
+    // A server out of reach is the status's to tell (offline), not an
+    // error of what the user did.
+    store.on('error', (err) => {
+      if (err.code !== 'needs_server' && err.code !== 'unavailable') showError(err);
+    });
     const info = await store.info();
     statusFrom(info.connected ? 'online' : 'offline');
     await refresh();
+    // Conflicts not settled before the last reload are listed again.
+    for (const id of await store.conflicts()) await showConflict({ id, kept: 'remote' });
   } catch (err) {
     setStatus('error', 'Could not open the store.');
     showError(err);
     return;
   }
   storeButton.disabled = false;
-  setInterval(() => updatePending().catch(() => {}), 1000);
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -207,6 +221,16 @@ async function main() {
     const tr = event.target.closest('tr');
     if (!tr || shown.get(tr.dataset.id)?.deleted) return;
     clearError();
+    if (event.target.closest('button.delete')) {
+      try {
+        await store.delete(tr.dataset.id, { rev: event.target.dataset.rev });
+        if (editing?._id === tr.dataset.id) $('new').click();
+        await refresh();
+      } catch (err) {
+        showError(err);
+      }
+      return;
+    }
     try {
       edit(await store.get(tr.dataset.id));
     } catch (err) {

@@ -365,7 +365,7 @@ describe('sync', () => {
     const s = await opened(db);
     assert.throws(() => s.on('changes', () => {}), (err) => err.code === 'bad_request');
     assert.throws(() => s.on('change', 'nope'), (err) => err.code === 'bad_request');
-    await rejectsWith(s.conflicts(), 'bad_request', 400);
+    await rejectsWith(s.conflicts(7), 'bad_request', 400);
     // A removed listener hears nothing more.
     const heard = [];
     const off = s.on('change', (e) => heard.push(e));

@@ -73,6 +73,8 @@ export async function useStore(): Promise<void> {
   const round: SyncResult = await live.sync();
   const pending: number = await live.pending();
   const lost: Version<Order>[] = await live.conflicts<Order>(id);
+  const open: string[] = await live.conflicts();
+  void open;
   const lostQty: number | undefined = lost[0]?.doc?.qty;
   await live.clearConflicts(id);
   await live.flush();
