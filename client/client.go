@@ -62,9 +62,10 @@ type Options struct {
 	// call is made, and a quiet one is kept open. A ping that gets no
 	// reply within PingTimeout, while nothing else arrived either, drops
 	// the connection: within 1.25 Heartbeat plus PingTimeout of the
-	// network's end (1.8 seconds by default), also while calls wait for
-	// their replies (the server answers a ping while it stores a push).
-	// Default 800 ms; negative: never.
+	// network's end (1.8 seconds by default), also while small calls wait
+	// for their replies. Behind large requests (64 KiB or more awaiting
+	// replies) a ping is bounded by RequestTimeout instead, since the server
+	// answers it only after them. Default 800 ms; negative: never.
 	Heartbeat time.Duration
 	// PingTimeout bounds the wait for a heartbeat ping's reply. Default:
 	// Heartbeat, at most RequestTimeout.
@@ -123,6 +124,7 @@ type session struct {
 	refusal  *wire.Error  // the server's reason for closing, if it gave one
 	dead     atomic.Bool  // given up on (no reply, or a failed write); done follows
 	lastRecv atomic.Int64 // unix nanoseconds of the last message received
+	inflight atomic.Int64 // bytes of the requests sent and not yet answered
 	up       atomic.Bool  // hello answered: OnStatus(true) was called
 	downOnce sync.Once
 }
@@ -289,9 +291,16 @@ func (c *Client) connectTo(ctx context.Context, idx int) (*session, error) {
 	return s, nil
 }
 
+// pingBudget is the most bytes of requests awaiting their replies with
+// which a heartbeat ping is still expected back within PingTimeout: a
+// server answers in order, after reading (and, for some, storing) what
+// came before the ping.
+const pingBudget = 64 << 10
+
 // heartbeat pings s whenever it received nothing for a Heartbeat (looking
 // four times a Heartbeat), until it ends. A ping without a reply within
-// PingTimeout, with nothing else received meanwhile, drops s.
+// PingTimeout, with nothing else received meanwhile and at most pingBudget
+// bytes of requests before it, drops s.
 func (c *Client) heartbeat(s *session) {
 	t := time.NewTicker(max(c.opts.Heartbeat/4, time.Millisecond))
 	defer t.Stop()
@@ -304,7 +313,12 @@ func (c *Client) heartbeat(s *session) {
 		if time.Since(time.Unix(0, s.lastRecv.Load())) < c.opts.Heartbeat {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.opts.PingTimeout)
+		// A server still reading or storing a large request answers the
+		// ping after it: then only RequestTimeout (roundTrip) bounds it.
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if s.inflight.Load() <= pingBudget {
+			ctx, cancel = context.WithTimeout(ctx, c.opts.PingTimeout)
+		}
 		sent := time.Now().UnixNano()
 		id := c.nextID.Add(1)
 		err := c.roundTrip(ctx, s, id, wire.Ping{ID: id, Op: wire.OpPing}, nil)
@@ -439,7 +453,9 @@ func (c *Client) roundTrip(ctx context.Context, s *session, id int64, req, out a
 	s.mu.Lock()
 	s.pending[id] = ch
 	s.mu.Unlock()
+	s.inflight.Add(int64(len(b)))
 	defer func() {
+		s.inflight.Add(-int64(len(b)))
 		s.mu.Lock()
 		delete(s.pending, id)
 		s.mu.Unlock()

@@ -359,8 +359,8 @@ func TestSyncPullsEarly(t *testing.T) {
 	srv := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	a := newNode(t, srv.url(), nil)
-	b := newNode(t, srv.url(), nil)
+	a := quietNode(t, srv.url())
+	b := quietNode(t, srv.url())
 	a.sync(t)
 	b.sync(t)
 

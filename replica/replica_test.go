@@ -132,8 +132,20 @@ type node struct {
 
 func newNode(t *testing.T, url string, resolve core.Resolver) *node {
 	t.Helper()
+	return newNodeWith(t, url, resolve, client.Options{Database: "shop"})
+}
+
+// quietNode is a node whose client sends no heartbeat pings, for tests
+// that count the requests a sync makes.
+func quietNode(t *testing.T, url string) *node {
+	t.Helper()
+	return newNodeWith(t, url, nil, client.Options{Database: "shop", Heartbeat: -1})
+}
+
+func newNodeWith(t *testing.T, url string, resolve core.Resolver, opts client.Options) *node {
+	t.Helper()
 	n := &node{}
-	n.cli = client.New(url, client.Options{Database: "shop"})
+	n.cli = client.New(url, opts)
 	st, err := core.Open(":memory:", core.Options{IDs: idgen.NewGenerator(n.cli)})
 	if err != nil {
 		t.Fatal(err)

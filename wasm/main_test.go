@@ -252,7 +252,12 @@ func TestOfflineStore(t *testing.T) {
 		t.Errorf("get _rev = %v, want %v", got.Get("_rev"), doc.Get("_rev"))
 	}
 
-	wantReject(t, st.Call("put", "orders", `{"n":2}`), "needs_server", 1900)
+	// No range was ever leased: a time-ordered UUID id (docs/ids.md); an
+	// identity needs the server.
+	if id := wantResolve(t, st.Call("put", "orders", `{"n":2}`)).Get("_id").String(); !strings.HasPrefix(id, "orders/") || len(id) != len("orders/")+36 {
+		t.Errorf("offline put without an id: _id = %q, want orders/<UUIDv7>", id)
+	}
+	wantReject(t, st.Call("put", "orders", `{"_id":"orders|"}`), "needs_server", 1900)
 	wantReject(t, st.Call("put", "orders", `{"_key":"a b"}`), "illegal_key", 1221)
 	wantReject(t, st.Call("put", "orders", `[1]`), "bad_json", 600)
 	wantReject(t, st.Call("get", "orders/none"), "not_found", 1202)
