@@ -3,6 +3,7 @@ module github.com/hilodb/hilodb
 go 1.26.0
 
 require (
+	github.com/andybalholm/brotli v1.2.0
 	github.com/coder/websocket v1.8.15
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/tidwall/btree v1.4.2

@@ -62,10 +62,10 @@ type Options struct {
 	// call is made, and a quiet one is kept open. A ping that gets no
 	// reply within PingTimeout, while nothing else arrived either, drops
 	// the connection: within 1.25 Heartbeat plus PingTimeout of the
-	// network's end (1.6 seconds by default), also while small calls wait
+	// network's end (1.35 seconds by default), also while small calls wait
 	// for their replies. Behind large requests (64 KiB or more awaiting
 	// replies) a ping is bounded by RequestTimeout instead, since the server
-	// answers it only after them. Default 700 ms; negative: never.
+	// answers it only after them. Default 600 ms; negative: never.
 	Heartbeat time.Duration
 	// PingTimeout bounds the wait for a heartbeat ping's reply. Default:
 	// Heartbeat, at most RequestTimeout.
@@ -148,7 +148,7 @@ func New(url string, opts Options) *Client {
 		opts.RequestTimeout = 15 * time.Second
 	}
 	if opts.Heartbeat == 0 {
-		opts.Heartbeat = 700 * time.Millisecond
+		opts.Heartbeat = 600 * time.Millisecond
 	}
 	if opts.PingTimeout <= 0 {
 		opts.PingTimeout = max(opts.Heartbeat, 0)

@@ -347,6 +347,12 @@ func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bo
 		return false, nil, nil
 	case remote.Rev == m.Base:
 		return false, nil, nil // nothing the local write does not build on
+	case s.ownEarlier(remote.Rev, m.Rev):
+		// An earlier write of this node, pushed before a crash took its
+		// acknowledgement: the pending write builds on it, so it is its
+		// base now, not a conflict.
+		m.Base = remote.Rev
+		return false, nil, putMeta(tx, remote.ID, m)
 	}
 	local := Version{ID: remote.ID, Rev: m.Rev, Deleted: m.Deleted}
 	if !m.Deleted {
@@ -392,6 +398,21 @@ func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bo
 		return false, nil, err
 	}
 	return changed, c, putMeta(tx, remote.ID, nm)
+}
+
+// ownEarlier reports whether rev was made by this store's node before
+// local, a revision of the same node: the node's clock only goes forward.
+func (s *Store) ownEarlier(rev, local string) bool {
+	node := s.clock.Node()
+	if !IsNodeTag(node) {
+		return false
+	}
+	v, n, err := DecodeRev(rev)
+	if err != nil || n != node {
+		return false
+	}
+	lv, ln, err := DecodeRev(local)
+	return err == nil && ln == node && v < lv
 }
 
 // takeRemote makes the server's version the local one, with nothing

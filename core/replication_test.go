@@ -348,3 +348,40 @@ func TestPushConflictPastCheckpoint(t *testing.T) {
 		t.Fatalf("pending after a conflict on a document in sync: %d", n)
 	}
 }
+
+// TestOwnEarlierWriteIsNoConflict: a write of this node that reached the
+// server while its acknowledgement was lost (a crash) comes back in a pull
+// after a later local write of the document; the later write builds on it
+// and stays, with it as its base, and nothing is a conflict.
+func TestOwnEarlierWriteIsNoConflict(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	out, err := s.Put(ctx, "notes", []byte(`{"_key":"a","v":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev1 := decode(t, out)["_rev"].(string)
+	out, _ = s.Put(ctx, "notes", []byte(`{"_key":"a","v":2}`))
+	rev2 := decode(t, out)["_rev"].(string)
+	res, err := s.ApplyRemote([]core.RemoteChange{remote("notes/a", rev1, 1, `{"_id":"notes/a","_rev":"`+rev1+`","v":1}`)}, 1, nil)
+	if err != nil || len(res.Conflicts) != 0 {
+		t.Fatalf("ApplyRemote of our own earlier write: conflicts %+v, %v; want none", res.Conflicts, err)
+	}
+	if doc := decode(t, must(s.Get("notes/a"))); doc["v"] != float64(2) || doc["_rev"] != rev2 {
+		t.Errorf("document after the pull: %v, want v 2 at %s", doc, rev2)
+	}
+	p, _ := s.PendingWrites(10)
+	if len(p) != 1 || p[0].Rev != rev2 || p[0].BaseRev != rev1 {
+		t.Errorf("pending %+v, want %s on top of %s", p, rev2, rev1)
+	}
+	if ids, _ := s.ConflictIDs(); len(ids) != 0 {
+		t.Errorf("conflicts kept: %q", ids)
+	}
+
+	// Another node's write is still a conflict.
+	other := "_zzzzzzzzzzzZZ"
+	res, err = s.ApplyRemote([]core.RemoteChange{remote("notes/a", other, 2, `{"_id":"notes/a","_rev":"`+other+`","v":9}`)}, 2, nil)
+	if err != nil || len(res.Conflicts) != 1 {
+		t.Fatalf("ApplyRemote of another node's write: conflicts %+v, %v; want one", res.Conflicts, err)
+	}
+}

@@ -112,7 +112,7 @@ export interface OpenOptions {
   requestTimeout?: number;
   /**
    * Milliseconds after which a connection that received nothing is pinged
-   * (default 700), so a dead one is noticed without a call: an idle
+   * (default 600), so a dead one is noticed without a call: an idle
    * connection whose ping gets no reply within as long is dropped, so
    * `'status'` turns `'offline'` within about 2 seconds of the network's end.
    */

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"mime"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -66,8 +68,125 @@ func (s *staticFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, fi.Name(), fi.ModTime(), f)
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", cacheControl(fi.Name()))
+	// A copy compressed at build (internal/precompress) is served to a
+	// client that takes its encoding; the type is the file's own.
+	c, cfi, enc, vary := compressed(f.Name(), fi, r.Header.Get("Accept-Encoding"))
+	if vary {
+		h.Add("Vary", "Accept-Encoding")
+	}
+	if c == nil {
+		http.ServeContent(w, r, fi.Name(), fi.ModTime(), f)
+		return
+	}
+	defer c.Close()
+	if ct := mime.TypeByExtension(filepath.Ext(fi.Name())); ct != "" {
+		h.Set("Content-Type", ct)
+	}
+	h.Set("Content-Encoding", enc)
+	http.ServeContent(w, r, fi.Name(), cfi.ModTime(), c)
+}
+
+// encodings are the compressed copies looked for beside a file, in the
+// order preferred, with their suffixes.
+var encodings = []struct{ name, suffix string }{{"br", ".br"}, {"gzip", ".gz"}}
+
+// compressed opens the copy of the file at p (fi) in an encoding that
+// accept (an Accept-Encoding value) takes, if one lies beside it as a
+// regular file no older than it, and names the encoding. vary reports
+// whether copies exist at all, so that the answer varies by
+// Accept-Encoding even when the file itself is served.
+func compressed(p string, fi os.FileInfo, accept string) (f *os.File, cfi os.FileInfo, enc string, vary bool) {
+	for _, e := range encodings {
+		cfi, err := os.Lstat(p + e.suffix)
+		if err != nil || !cfi.Mode().IsRegular() || cfi.ModTime().Before(fi.ModTime()) {
+			continue
+		}
+		vary = true
+		if !accepts(accept, e.name) {
+			continue
+		}
+		if c, err := os.Open(p + e.suffix); err == nil {
+			return c, cfi, e.name, true
+		}
+	}
+	return nil, nil, "", vary
+}
+
+// accepts reports whether the Accept-Encoding value header takes coding:
+// named, or "*", with a q above 0.
+func accepts(header, coding string) bool {
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(part, ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != coding && name != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		return q > 0
+	}
+	return false
+}
+
+// cacheControl is the Cache-Control of a file named name: a name that
+// carries a content hash (a bundler's "index-BX3k9aQz.js", "main.3f2a9c1d.js")
+// never changes, so it is cached for a year without asking again; any
+// other is asked for again each time (answered 304 while unchanged).
+func cacheControl(name string) string {
+	if hashedName(name) {
+		return "public, max-age=31536000, immutable"
+	}
+	return "no-cache"
+}
+
+// hashedName reports whether name's last part before its extension, after
+// "-" or ".", looks like a content hash: 8 or more hex digits with a digit
+// among them, or 8 to 16 base64url characters with upper and lower case
+// letters. A plain word never passes, so a file that changes in place is
+// never cached as immutable.
+func hashedName(name string) bool {
+	stem := strings.TrimSuffix(name, path.Ext(name))
+	i := strings.LastIndexAny(stem, "-.")
+	if i <= 0 {
+		return false
+	}
+	h := stem[i+1:]
+	if len(h) < 8 {
+		return false
+	}
+	var hex, digit, upper, lower, other bool = true, false, false, false, false
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'f':
+			lower = true
+		case c >= 'g' && c <= 'z':
+			lower, hex = true, false
+		case c >= 'A' && c <= 'Z':
+			upper, hex = true, false
+		case c == '_' || c == '-':
+			hex = false
+		default:
+			other = true
+		}
+	}
+	switch {
+	case other:
+		return false
+	case hex:
+		return digit
+	}
+	return len(h) <= 16 && upper && lower
 }
 
 // open finds the regular file for the URL path p (index.html for a

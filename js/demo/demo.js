@@ -5,6 +5,7 @@
 // store reports, never a guess.
 
 import { openStore } from './index.js';
+import { registerShell } from './shell.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -153,6 +154,9 @@ async function save(body) {
 }
 
 async function main() {
+  // The page starts again without the server: its files are kept by the
+  // service worker (sw.js), its documents by the persisted store.
+  window.shell = registerShell('./sw.js').catch((err) => ({ error: String(err) }));
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
   try {
     store = await openStore({ url: `${scheme}://${location.host}/v1/sync`, database: 'demo', persist: 'demo', sync: true, changeFeed: true });
