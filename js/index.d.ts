@@ -202,7 +202,8 @@ export interface StoreEvents {
   /**
    * The number of local writes the server has not acknowledged (as
    * {@link Store.pending}), reported once when the first listener is added
-   * and then whenever it changes (read every 200 ms while someone listens).
+   * and then whenever it changes (read every 250 ms while writes wait,
+   * every second while none does, as long as someone listens).
    */
   pending: PendingEvent;
 }

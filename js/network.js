@@ -4,8 +4,13 @@
 // 'pending' event reports the count of writes the server has not
 // acknowledged as it changes, while someone listens.
 
-/** pendingEvery is how often (ms) the pending count is read while listened to. */
-const pendingEvery = 200;
+/**
+ * pendingEvery is how often (ms) the pending count is read while listened
+ * to and writes wait; pendingIdle while none does (as often as an app that
+ * polled would, so a page's other calls are rarely interleaved with it).
+ */
+const pendingEvery = 250;
+const pendingIdle = 1000;
 
 /** recheckAfter is how long (ms) after a browser network event the connection's own state is read again. */
 const recheckAfter = 2500;
@@ -72,10 +77,10 @@ export class Network {
               this.#last = count;
               this.#emit('pending', { pending: count });
             }
-            this.#timer = setTimeout(poll, pendingEvery);
+            this.#timer = setTimeout(poll, count > 0 ? pendingEvery : pendingIdle);
           },
           () => {
-            if (!this.#closed && this.#timer !== null) this.#timer = setTimeout(poll, pendingEvery);
+            if (!this.#closed && this.#timer !== null) this.#timer = setTimeout(poll, pendingIdle);
           },
         );
       };
