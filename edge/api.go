@@ -126,6 +126,12 @@ func parseRoute(method, path string) (route, bool) {
 	if path == "/_api/version" {
 		return route{kind: "version"}, true
 	}
+	if path == "/_api/cursor" {
+		return route{kind: "cursor"}, true
+	}
+	if id, ok := strings.CutPrefix(path, "/_api/cursor/"); ok && id != "" && !strings.Contains(id, "/") {
+		return route{kind: "cursor", key: id}, true
+	}
 	rest, ok := strings.CutPrefix(path, "/_api/document/")
 	if !ok {
 		return route{}, false
@@ -165,7 +171,7 @@ func (a *app) serve(ctx context.Context, r *request) *response {
 	if !ok {
 		return errorResponse(errcode.UnknownPath, "unknown path "+strconv.Quote(truncate(r.path, 200))+" (see edge/README.md)")
 	}
-	write := r.method == "POST" || r.method == "PATCH" || r.method == "PUT" && !strings.Contains(r.query, "onlyget=true")
+	write := (r.method == "POST" || r.method == "PATCH" || r.method == "PUT" && !strings.Contains(r.query, "onlyget=true")) && rt.kind != "cursor"
 	if bad := checkBody(r, write); bad != nil {
 		return bad
 	}
@@ -186,6 +192,8 @@ func (a *app) serve(ctx context.Context, r *request) *response {
 		return res
 	case rt.kind == "arango":
 		return a.arango(ctx, r, rt)
+	case rt.kind == "cursor":
+		return a.cursor(ctx, r, rt)
 	}
 	return errorResponse(errcode.MethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.method, truncate(r.path, 200)))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/database"
+	"github.com/hilodb/hilodb/internal/aqlcursor"
 )
 
 // config is what the worker needs to know about its sync server. In the
@@ -64,6 +65,8 @@ type app struct {
 
 	ackMu sync.Mutex
 	acked chan struct{} // closed (and replaced) whenever the server acknowledges writes
+
+	cursors *aqlcursor.Table // ArangoDB's open query cursors
 }
 
 // openApp opens the replica of cfg.Database kept in st.
@@ -82,7 +85,7 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("open replica: %w", errNoServer)
 	}
-	a := &app{acked: make(chan struct{})}
+	a := &app{acked: make(chan struct{}), cursors: aqlcursor.NewTable(aqlcursor.DefaultLimits, nil)}
 	db, err := database.Open(ctx, database.Config{
 		URL:         urls[0],
 		URLs:        urls[1:],

@@ -45,6 +45,7 @@ var (
 	BadDocument         = Code{"bad_document", 1227, 400, "a pushed item with an invalid id, rev or document"}
 	DatabaseNotFound    = Code{"database_not_found", 1228, 404, "a database the server does not serve; the connection closes"}
 	InvalidKeyGenerator = Code{"invalid_key_generator", 1232, 400, "invalid keyOptions"}
+	IndexNotFound       = Code{"index_not_found", 1212, 404, "no such index"}
 	QueryParse          = Code{"query_parse", 1501, 400, "an AQL query outside hilodb's subset or malformed; the message names the position"}
 	BindMissing         = Code{"bind_missing", 1551, 400, "a query's bind parameter without a value"}
 	BindUnused          = Code{"bind_unused", 1552, 400, "a bind parameter the query does not use"}
@@ -72,7 +73,7 @@ var (
 var All = []Code{
 	Internal, BadParameter, BadRequest, Unauthorized, ForbiddenOrigin, UnknownOp, MethodNotAllowed, IdleTimeout,
 	TooBig, ForbiddenHost, Locked, RateLimited, Unavailable, Timeout, BadJSON, Conflict, MergeFailed, NotFound,
-	CollectionNotFound, DuplicateName, IllegalName, UniqueConstraint, IllegalKey, UnexpectedKey, OutOfKeys, BadDocument,
+	CollectionNotFound, DuplicateName, IllegalName, UniqueConstraint, IndexNotFound, IllegalKey, UnexpectedKey, OutOfKeys, BadDocument,
 	DatabaseNotFound, InvalidKeyGenerator, QueryParse, BindMissing, BindUnused, BindBadValue, CursorNotFound, NeedsServer, HelloRequired, Closed, Rejected, TooDeep, BatchTooBig, ReplyTooBig,
 	Forbidden, HelloTimeout, ServerBusy, TooManyConnections, UnknownPath, BadQuery, Damaged, StaleRev, BodyTimeout,
 }

@@ -288,6 +288,7 @@ export interface StoreInfo {
  * - `duplicate_name` (1207, 409): a collection of that name exists
  * - `illegal_name` (1208, 400): an illegal collection or database name
  * - `unique_constraint` (1210, 409): a document with that key exists
+ * - `index_not_found` (1212, 404): no such index
  * - `illegal_key` (1221, 400): an illegal document key
  * - `unexpected_key` (1222, 400): a key given where the collection makes its own
  * - `out_of_keys` (1225, 500): a HiLo tag or identity has no numbers left
@@ -339,6 +340,7 @@ export type ErrorCode =
   | 'duplicate_name'
   | 'illegal_name'
   | 'unique_constraint'
+  | 'index_not_found'
   | 'illegal_key'
   | 'unexpected_key'
   | 'out_of_keys'

@@ -33,8 +33,6 @@ func (s *Server) registerArango(mux *http.ServeMux) {
 		{pattern: "GET %s/_api/version", fn: s.arangoVersion},
 		{pattern: "POST %s/_api/collection", fn: s.arangoCreateCollection},
 		{pattern: "GET %s/_api/collection", fn: s.arangoListCollections},
-		{pattern: "GET %s/_api/collection/{name}", fn: s.arangoGetCollection},
-		{pattern: "GET %s/_api/collection/{name}/properties", fn: s.arangoGetCollection},
 		{pattern: "POST %s/_api/document/{coll}", fn: s.arangoCreate},
 		{pattern: "PUT %s/_api/document/{coll}", fn: s.arangoMany},
 		{pattern: "PATCH %s/_api/document/{coll}", fn: s.arangoMany},
@@ -205,22 +203,6 @@ func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	writeJSON(w, http.StatusOK, arangoCollection(got))
-}
-
-func (s *Server) arangoGetCollection(w http.ResponseWriter, r *doorRequest) {
-	defs, err := s.collections(r.db)
-	if err != nil {
-		s.arangoFail(w, err)
-		return
-	}
-	name := r.PathValue("name")
-	for _, d := range defs {
-		if d.Name == name {
-			writeJSON(w, http.StatusOK, arangoCollection(d))
-			return
-		}
-	}
-	arangoError(w, errcode.CollectionNotFound, "collection or view not found: "+name)
 }
 
 func (s *Server) arangoListCollections(w http.ResponseWriter, r *doorRequest) {

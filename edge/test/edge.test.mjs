@@ -204,6 +204,54 @@ test("ArangoDB's document API: create, read, replace, update, remove, arrays, If
   await eventually(async () => (await onServer("GET", `/_api/document/orders/${key}`)).status === 404, 5_000, "the removal on the server");
 });
 
+test("AQL at the edge: /_api/cursor answers from the replica as the sync server answers", async () => {
+  assert.equal((await onServer("POST", "/_api/collection", { name: "people" })).status, 200);
+  const people = [];
+  for (let i = 1; i <= 12; i++) people.push({ _key: `p${i}`, n: i, team: i % 2 ? "red" : "blue", city: ["Oslo", "Rome", "Lima"][i % 3] });
+  const made = await call("POST", "/_api/document/people?waitForSync=true", people);
+  assert.equal(made.status, 202, JSON.stringify(made.json));
+  const queries = [
+    { query: "FOR p IN people FILTER p.n > 3 AND p.team == 'red' SORT p.n DESC LIMIT 1, 3 RETURN {k: p._key, c: p.city}" },
+    { query: "FOR p IN @@c FILTER p.city IN @cities OR NOT (p.n <= 10) SORT p.n RETURN p.n", bindVars: { "@c": "people", cities: ["Lima"] } },
+    { query: "FOR p IN people FILTER p._key LIKE 'p1%' COLLECT WITH COUNT INTO n RETURN n" },
+    { query: "RETURN LENGTH(people)" },
+    { query: "FOR i IN 1..5 FILTER i != 3 RETURN i" },
+  ];
+  for (const q of queries) {
+    const here = await call("POST", "/_api/cursor", q);
+    const there = await onServer("POST", "/_api/cursor", q);
+    assert.equal(here.status, 201, JSON.stringify(here.json));
+    assert.deepEqual(here.json.result, there.json.result, q.query);
+    assert.ok(here.json.result.length > 0, q.query);
+  }
+  // Batches, count and fullCount, fetched with PUT and POST, then gone.
+  const first = await call("POST", "/_api/cursor", { query: "FOR p IN people SORT p.n LIMIT 10 RETURN p.n", batchSize: 4, count: true, options: { fullCount: true } });
+  assert.equal(first.status, 201);
+  assert.deepEqual([first.json.result, first.json.hasMore, first.json.count, first.json.extra.stats.fullCount], [[1, 2, 3, 4], true, 10, 12]);
+  const second = await call("PUT", `/_api/cursor/${first.json.id}`);
+  const third = await call("POST", `/_api/cursor/${first.json.id}`);
+  assert.deepEqual([second.json.result, third.json.result, third.json.hasMore], [[5, 6, 7, 8], [9, 10], false]);
+  arangoError(await call("PUT", `/_api/cursor/${first.json.id}`), 404, 1600);
+  const kept = await call("POST", "/_api/cursor", { query: "FOR p IN people RETURN p._key", batchSize: 2 });
+  assert.equal((await call("DELETE", `/_api/cursor/${kept.json.id}`)).status, 202);
+  arangoError(await call("PUT", `/_api/cursor/${kept.json.id}`), 404, 1600);
+  // A change on the server is in the edge's answer within the fresh bound.
+  assert.equal((await onServer("POST", "/_api/document/people", { _key: "p99", n: 99, team: "red" })).status, 201);
+  await eventually(async () => {
+    const r = await call("POST", "/_api/cursor", { query: "FOR p IN people FILTER p.n == 99 RETURN p._key" });
+    return r.json.result[0] === "p99";
+  }, FRESH_BOUND_MS + 1_000, "a server write in the edge's query");
+  // The same errors as the server's.
+  for (const [q, status, num] of [
+    ["FOR p IN people RETURN p.n + 1", 400, 1501],
+    ["FOR p IN nosuch RETURN p", 404, 1203],
+    ["FOR p IN people FILTER p.n == @v RETURN p", 400, 1551],
+  ]) {
+    arangoError(await call("POST", "/_api/cursor", { query: q }), status, num);
+    arangoError(await onServer("POST", "/_api/cursor", { query: q }), status, num);
+  }
+});
+
 test("the doors' rules hold at the edge as on the server: repeated members, lone surrogates, repeated keys", async () => {
   const raw = async (base, method, path, text) => {
     const res = await fetch(base + path, {

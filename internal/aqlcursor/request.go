@@ -20,6 +20,7 @@ type Request struct {
 	Count     bool    // answer the number of results
 	TTL       float64 // seconds a cursor lives idle; 0: the default
 	FullCount bool    // options.fullCount: the matches before the last LIMIT
+	stream    bool    // options.stream: no count
 }
 
 // Bounds of a request's members.
@@ -97,6 +98,9 @@ func ParseRequest(body []byte) (Request, error) {
 	if r.BatchSize == 0 {
 		r.BatchSize = DefaultBatchSize
 	}
+	if r.stream {
+		r.Count = false
+	}
 	return r, nil
 }
 
@@ -110,6 +114,12 @@ func (r *Request) options(v json.RawMessage) error {
 		case k == "fullCount":
 			if json.Unmarshal(ov, &r.FullCount) != nil {
 				return badRequest("options.fullCount must be true or false")
+			}
+		case k == "stream":
+			// A streaming query has no count in ArangoDB: it is not known
+			// up front. hilodb answers from its results all the same.
+			if json.Unmarshal(ov, &r.stream) != nil {
+				return badRequest("options.stream must be true or false")
 			}
 		case ignoredOptions[k]:
 		default:

@@ -115,6 +115,8 @@ func TestValuesAndReturns(t *testing.T) {
 		{`FOR x IN [{"a":2},{"a":1}] SORT x.a RETURN x.a`, `1|2`, 2},
 		{`FOR i IN 1..5 COLLECT WITH COUNT INTO n RETURN n`, `5`, 5},
 		{`FOR i IN -2..-1 RETURN i`, `-2|-1`, 2},
+		{`FOR x IN RANGE(1, 7, 3) RETURN x`, `1|4|7`, 3},
+		{`FOR x IN RANGE(3, 1) RETURN x`, `3|2|1`, 3},
 	}
 	for _, tc := range cases {
 		plan, err := aql.Parse(tc.q, nil)

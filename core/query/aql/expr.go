@@ -357,8 +357,8 @@ func (p *parser) collBind(t token) (string, error) {
 
 func (p *parser) call(name token) (expr, error) {
 	fn := strings.ToUpper(name.text)
-	if fn != "LENGTH" && fn != "DOCUMENT" && fn != "COUNT" {
-		return nil, p.fail(name, "the function "+name.text+"() is outside hilodb's AQL subset (LENGTH and DOCUMENT are served; see docs/http.md)")
+	if fn != "LENGTH" && fn != "DOCUMENT" && fn != "COUNT" && fn != "RANGE" {
+		return nil, p.fail(name, "the function "+name.text+"() is outside hilodb's AQL subset (LENGTH, DOCUMENT and RANGE are served; see docs/http.md)")
 	}
 	p.next() // (
 	c := exCall{name: fn, pos: name.pos}
@@ -376,8 +376,8 @@ func (p *parser) call(name token) (expr, error) {
 			return nil, err
 		}
 		c.args = append(c.args, a)
-		if len(c.args) > 2 {
-			return nil, p.fail(name, fn+"() takes at most two arguments")
+		if len(c.args) > 3 || len(c.args) > 2 && fn != "RANGE" {
+			return nil, p.fail(name, fn+"() takes too many arguments")
 		}
 	}
 	p.next()

@@ -236,30 +236,15 @@ func (p *parser) forQuery() (*Plan, error) {
 func (p *parser) values(e expr) ([]json.RawMessage, error) {
 	switch x := e.(type) {
 	case exRange:
-		lo, ok1 := intOf(x.lo)
-		hi, ok2 := intOf(x.hi)
-		if !ok1 || !ok2 {
-			return nil, errAt(p.text, x.pos, "a range's bounds must be whole numbers")
-		}
-		n := hi - lo
-		if n < 0 {
-			n = -n
-		}
-		if n >= maxRange {
-			return nil, errAt(p.text, x.pos, fmt.Sprintf("a range holds at most %d values", maxRange))
-		}
-		out := make([]json.RawMessage, 0, n+1)
-		step := int64(1)
-		if hi < lo {
-			step = -1
-		}
-		for i := lo; ; i += step {
-			out = append(out, json.RawMessage(strconv.FormatInt(i, 10)))
-			if i == hi {
-				break
+		return p.rangeValues(x.lo, x.hi, nil, x.pos)
+	case exCall:
+		if x.name == "RANGE" && len(x.args) >= 2 {
+			var step expr
+			if len(x.args) == 3 {
+				step = x.args[2]
 			}
+			return p.rangeValues(x.args[0], x.args[1], step, x.pos)
 		}
-		return out, nil
 	case exLit:
 		var arr []json.RawMessage
 		if json.Unmarshal(x.raw, &arr) != nil {
@@ -268,6 +253,36 @@ func (p *parser) values(e expr) ([]json.RawMessage, error) {
 		return arr, nil
 	}
 	return nil, errAt(p.text, e.at(), "FOR goes over a collection, a range or an array of constants in hilodb's AQL subset")
+}
+
+// rangeValues are the whole numbers from lo to hi (a..b, or RANGE with
+// an optional step).
+func (p *parser) rangeValues(loE, hiE, stepE expr, pos int) ([]json.RawMessage, error) {
+	lo, ok1 := intOf(loE)
+	hi, ok2 := intOf(hiE)
+	if !ok1 || !ok2 {
+		return nil, errAt(p.text, pos, "a range's bounds must be whole numbers")
+	}
+	step := int64(1)
+	if hi < lo {
+		step = -1
+	}
+	if stepE != nil {
+		s, ok := intOf(stepE)
+		if !ok || s == 0 || (s > 0) != (hi >= lo) {
+			return nil, errAt(p.text, pos, "RANGE's step must be a whole number toward the end")
+		}
+		step = s
+	}
+	n := (hi - lo) / step
+	if n < 0 || n >= maxRange {
+		return nil, errAt(p.text, pos, fmt.Sprintf("a range holds at most %d values", maxRange))
+	}
+	out := make([]json.RawMessage, 0, n+1)
+	for i := int64(0); i <= n; i++ {
+		out = append(out, json.RawMessage(strconv.FormatInt(lo+i*step, 10)))
+	}
+	return out, nil
 }
 
 func intOf(e expr) (int64, bool) {
