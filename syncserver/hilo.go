@@ -4,6 +4,7 @@ import (
 	"github.com/hilodb/hilodb/auth"
 
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -29,6 +30,9 @@ type hiloDoc struct {
 	Low  int64  `json:"Low,omitempty"`
 	Top  int64  `json:"Top,omitempty"`
 	Node string `json:"Node,omitempty"`
+	// Meta is the @metadata of the Raven/Hilo/{tag} document a RavenDB
+	// client stored (its type, say), kept as RavenDB keeps it.
+	Meta json.RawMessage `json:"Meta,omitempty"`
 }
 
 // top is the highest number ever handed out for the tag (files written
@@ -104,7 +108,7 @@ func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastL
 			return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}
 		}
 		out = leasedRange{Low: oldMax + 1, High: oldMax + size, Size: size, At: now}
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out.High, Low: out.Low, Top: max(out.High, doc.top()), Node: node})
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out.High, Low: out.Low, Top: max(out.High, doc.top()), Node: node, Meta: doc.Meta})
 	})
 	if err != nil {
 		return leasedRange{}, err
@@ -141,7 +145,7 @@ func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, las
 		}
 		accepted = true
 		// Low moves past last, so a second return cannot reach lower.
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: last, Low: last + 1, Top: doc.top(), Node: node})
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: last, Low: last + 1, Top: doc.top(), Node: node, Meta: doc.Meta})
 	})
 	return accepted, err
 }

@@ -39,7 +39,7 @@ func TestRavenConditionalGetAnswers304(t *testing.T) {
 func TestRavenHiloDocumentIsTheHiloState(t *testing.T) {
 	ts := startServer(t, syncserver.Config{})
 	base := ts.hs.URL + "/databases/shop"
-	put := `{"Commands":[{"Type":"PUT","Id":"Raven/Hilo/users","ChangeVector":null,"Document":{"Max":64,"@metadata":{"@collection":"@hilo"}}}]}`
+	put := `{"Commands":[{"Type":"PUT","Id":"Raven/Hilo/users","ChangeVector":null,"Document":{"Max":64,"@metadata":{"@collection":"HiloDocs","Raven-Node-Type":"HiloDoc"}}}]}`
 	if status, res := do(t, "POST", base+"/bulk_docs", put, ravenClient); status != 201 {
 		t.Fatalf("storing Raven/Hilo/users: %d %v", status, res)
 	}
@@ -51,6 +51,11 @@ func TestRavenHiloDocumentIsTheHiloState(t *testing.T) {
 	status, res = do(t, "GET", base+"/docs?id=Raven/Hilo/users", "", ravenClient)
 	if status != 200 || resultMax(res) != high {
 		t.Fatalf("reading Raven/Hilo/users after a lease: %d %v, want Max %v", status, res, high)
+	}
+	// Its @metadata is kept, as RavenDB keeps it (the client takes the
+	// document's type from it).
+	if md := res["Results"].([]any)[0].(map[string]any)["@metadata"].(map[string]any); md["Raven-Node-Type"] != "HiloDoc" || md["@collection"] != "HiloDocs" {
+		t.Errorf("Raven/Hilo/users @metadata %v, want the stored Raven-Node-Type and @collection", md)
 	}
 	// The websocket's hilo.next leases from the same state.
 	r := dialRaw(t, ts)

@@ -59,7 +59,11 @@ func (s *Server) ravenReadDocs(db string, ids []string) ([]*storedDoc, error) {
 			return nil, err
 		}
 		if found {
-			b, _ := json.Marshal(map[string]any{"Max": st.Max, "@metadata": map[string]any{"@collection": "@hilo"}})
+			meta := json.RawMessage(`{"@collection":"@hilo"}`)
+			if len(st.Meta) > 0 {
+				meta = st.Meta
+			}
+			b, _ := json.Marshal(map[string]any{"Max": st.Max, "@metadata": meta})
 			docs[i] = &storedDoc{Rev: ravenHiloChangeVector(st.Max), Doc: b}
 		}
 	}
@@ -70,6 +74,7 @@ func (s *Server) ravenReadDocs(db string, ids []string) ([]*storedDoc, error) {
 type ravenHiloCommand struct {
 	id, tag string
 	max     int64
+	meta    json.RawMessage // the document's @metadata, without what the server makes
 	delete  bool
 }
 
@@ -121,13 +126,25 @@ func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloComman
 		return hc, badRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", quote(truncate(id, 100)), int64(maxSafeNumber))
 	}
 	hc.max = int64(m.Num)
+	if md := gjson.GetBytes(doc, `\@metadata`); md.IsObject() {
+		if len(md.Raw) > 4096 {
+			return hc, badRequest("%s: @metadata of a HiLo document is at most 4096 bytes", quote(truncate(id, 100)))
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(md.Raw), &m) == nil {
+			for _, k := range []string{"@id", "@change-vector", "@last-modified", "@flags"} {
+				delete(m, k)
+			}
+			hc.meta, _ = json.Marshal(m)
+		}
+	}
 	return hc, nil
 }
 
 // raiseHilo raises the state of tag to max (kept when it is higher) and
 // returns the state's Max. Leases made before it are no longer the latest,
 // so no return reaches below it.
-func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64) (int64, error) {
+func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64, meta json.RawMessage) (int64, error) {
 	// Like a seed, a raise can use a tag's numbers up: an admin's act.
 	if err := needRole(ctx, auth.Admin, "storing a HiLo state (Raven/Hilo)"); err != nil {
 		return 0, err
@@ -139,10 +156,14 @@ func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64) (int
 			return err
 		}
 		out = max(st.Max, want)
-		if out == st.Max && st.Max != 0 {
-			return nil
+		if meta == nil {
+			meta = st.Meta
 		}
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out, Top: max(st.top(), out)})
+		if out == st.Max {
+			st.Meta = meta // the same numbers: a return may still come back
+			return setJSON(tx, hiloKey(db, tag), st)
+		}
+		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out, Top: max(st.top(), out), Meta: meta})
 	})
 	return out, err
 }
@@ -155,7 +176,7 @@ func (s *Server) ravenHiloBatch(w http.ResponseWriter, r *doorRequest, cmds []ra
 			s.ravenFail(w, badRequest("%s cannot be deleted: it is the HiLo state of %s, and ids must never repeat", quote(truncate(c.id, 100)), quote(c.tag)))
 			return
 		}
-		got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max)
+		got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max, c.meta)
 		if err != nil {
 			s.ravenFail(w, err)
 			return
@@ -173,7 +194,7 @@ func (s *Server) ravenHiloPut(w http.ResponseWriter, r *doorRequest, id, tag str
 		s.ravenFail(w, err)
 		return
 	}
-	got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max)
+	got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max, c.meta)
 	if err != nil {
 		s.ravenFail(w, err)
 		return

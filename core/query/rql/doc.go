@@ -10,7 +10,7 @@
 // id(); order by fields, asc or desc, as long, as double, as string or as
 // alphaNumeric; select of fields with aliases; include of paths; limit
 // (count, or offset and count) and offset; parameters ($p0) and literals.
-// String comparisons with = (and in, startsWith, endsWith) ignore case, as
+// String comparisons with = (and in, startsWith, endsWith, regex) ignore case, as
 // RavenDB's automatic indexes do; exact() makes them exact. A condition on
 // a field holding an array holds when it holds for an element, as
 // RavenDB's indexes index each element.

@@ -130,8 +130,8 @@ func (p *parser) call(depth int) ([]byte, error) {
 		default:
 			re = s
 		}
-		if name != "regex" && !p.exact {
-			re = "(?i)" + re
+		if !p.exact {
+			re = "(?i)" + re // RavenDB's automatic indexes match lower-cased values
 		}
 		if len(re) > maxRegex {
 			return nil, errorAt(vpos, "a pattern longer than %d bytes", maxRegex)
