@@ -24,7 +24,7 @@ export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 export HILODB_TESTCLUSTER_BIN := $(CURDIR)/$(TESTCLUSTER)
 
 .PHONY: run test build server testcluster wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser test-compat test-cluster bench bench-go bench-bridge bench-browser bench-query profile-browser bench-sync \
+        test-go test-wasm test-js test-edge test-browser test-compat test-ravendb-official test-cluster bench bench-go bench-bridge bench-browser bench-query profile-browser bench-sync \
         bench-edge bench-cluster load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app (ARGS='…' adds server flags; ORIGINS sets the allowed dev-server origins)
@@ -141,6 +141,13 @@ bench-cluster: deps-apt server
 ## load: 200 websocket clients for 30 s against the real server (figures in docs/benchmarks.md)
 load: server
 	$(GO) run ./cmd/hilodb-load -server-bin $(SERVER) -clients 200 -duration 30s
+
+## test-ravendb-official: RavenDB's own client test files (not in this repository; see compat/ravendb-official/README.md) against the real server
+test-ravendb-official: server
+	@test -d "$(RAVENDB_SUITE)/test" || { echo "set RAVENDB_SUITE to a checkout of ravendb-nodejs-client (compat/ravendb-official/README.md)"; exit 2; }
+	cd compat && npx mocha --require ./ravendb-official/register.cjs --require ./ravendb-official/hooks.mjs --extension ts --timeout 20000 \
+		$(RAVENDB_SUITE)/test/Ported/HiLoTest.ts $(RAVENDB_SUITE)/test/Ported/ConditionalLoadTest.ts $(RAVENDB_SUITE)/test/Ported/Lazy/LazyTest.ts \
+		$(RAVENDB_SUITE)/test/Ported/MailingList/LoadAllStartingWith.ts $(RAVENDB_SUITE)/test/Ported/Queries/RegexQueryTest.ts $(RAVENDB_SUITE)/test/Ported/QueryTest.ts
 
 ## fuzz: a minute on each of the server's fuzz targets
 fuzz:
