@@ -180,13 +180,14 @@ func TestRavenMultiGetStartsWithIdentitiesStats(t *testing.T) {
 	mg := `{"Requests":[
 		{"Url":"/databases/shop/docs","Query":"?&id=companies/1-A&id=nope","Method":"GET","Headers":{}},
 		{"Url":"/databases/shop/queries","Query":"?queryHash=1","Method":"POST","Headers":{},"Content":` + string(q) + `},
-		{"Url":"/databases/shop/docs","Query":"?startsWith=orders/&pageSize=2&start=1","Headers":{}}]}`
+		{"Url":"/databases/shop/docs","Query":"?startsWith=orders/&pageSize=2&start=1","Headers":{}},
+		{"Url":"/databases/shop/docs","Query":"?&id=nope","Method":"GET","Headers":{}}]}`
 	status, res := do(t, "POST", base+"/multi_get", mg, ravenClient)
 	if status != 200 {
 		t.Fatalf("multi_get: %d %v", status, res)
 	}
 	rs := res["Results"].([]any)
-	if len(rs) != 3 {
+	if len(rs) != 4 {
 		t.Fatalf("multi_get results %v", rs)
 	}
 	load := rs[0].(map[string]any)
@@ -200,6 +201,10 @@ func TestRavenMultiGetStartsWithIdentitiesStats(t *testing.T) {
 	sw := rs[2].(map[string]any)
 	if got := fmt.Sprint(resultIDs(sw["Result"].(map[string]any))); got != "[orders/2-A orders/3-A]" {
 		t.Errorf("lazy startsWith: %s, want [orders/2-A orders/3-A]", got)
+	}
+	// A lazy load of one missing document: the client parses a body.
+	if missing := rs[3].(map[string]any); missing["StatusCode"] != 404.0 || fmt.Sprint(missing["Result"]) != "map[Includes:map[] Results:[<nil>]]" {
+		t.Errorf("lazy load of a missing document: %v", missing)
 	}
 
 	for _, tt := range []struct{ query, want string }{

@@ -90,8 +90,10 @@ func lex(text string) ([]token, error) {
 			out = append(out, token{tokPunct, text[i : i+1], i})
 			i++
 		case isWordByte(c) || c >= 0x80:
+			// '-' inside a name (@metadata.@nested-object-types), never
+			// first: a '-' first starts a number.
 			j := i
-			for j < len(text) && (isWordByte(text[j]) || text[j] >= 0x80) {
+			for j < len(text) && (isWordByte(text[j]) || text[j] >= 0x80 || text[j] == '-' && j > i) {
 				j++
 			}
 			if !utf8.ValidString(text[i:j]) {
