@@ -9,6 +9,7 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/tidwall/gjson"
 )
 
 // RavenDB's document routes: bulk_docs batches (PUT and DELETE, server-side
@@ -27,6 +28,12 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 	var req struct {
 		Commands        []ravenCommand `json:"Commands"`
 		TransactionMode string         `json:"TransactionMode"`
+	}
+	// The size first, counted on the text before anything is decoded: no
+	// work, and no number used, for a batch that will be refused.
+	if err := s.checkBatch(int(gjson.GetBytes(r.body, "Commands.#").Int())); err != nil {
+		s.ravenFail(w, err)
+		return
 	}
 	if err := json.Unmarshal(r.body, &req); err != nil {
 		s.ravenFail(w, badRequest("bulk_docs: malformed body: %v", err))
