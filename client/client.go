@@ -43,6 +43,13 @@ type Options struct {
 	URLs []string
 	// Token authorizes the client for Database.
 	Token string
+	// TokenFunc, if set, gives the token instead of Token, for signed
+	// tokens that expire: it is called at each connect, again when the
+	// server refuses a hello as unauthorized, and when the server says the
+	// connection's token is about to expire, in which case the fresh token
+	// goes to the live connection (an auth op): no reconnect, no call
+	// under way lost. It must not call back into the client.
+	TokenFunc func(ctx context.Context) (string, error)
 	// Node is the node tag this client was given before; empty to be given
 	// one on first connect.
 	Node string
@@ -126,7 +133,9 @@ type session struct {
 	lastRecv atomic.Int64 // unix nanoseconds of the last message received
 	inflight atomic.Int64 // bytes of the requests sent and not yet answered
 	up       atomic.Bool  // hello answered: OnStatus(true) was called
-	downOnce sync.Once
+	// refreshing: a fresh token is on its way (refreshToken)
+	refreshing atomic.Bool
+	downOnce   sync.Once
 }
 
 // Dial connects to the server at url (ws://host/v1/sync) and says hello.
@@ -238,6 +247,11 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	for i := range c.urls {
 		idx := (start + i) % len(c.urls)
 		s, err := c.connectTo(ctx, idx)
+		if err != nil && c.opts.TokenFunc != nil && isUnauthorized(err) && ctx.Err() == nil {
+			// The token may have expired since it was made: once more,
+			// with a fresh one.
+			s, err = c.connectTo(ctx, idx)
+		}
 		if err == nil {
 			c.cur.Store(int64(idx))
 			return s, nil
@@ -267,8 +281,11 @@ func (c *Client) connectTo(ctx context.Context, idx int) (*session, error) {
 	s.lastRecv.Store(time.Now().UnixNano())
 	go c.readLoop(s)
 	var reply wire.HelloReply
-	id := c.nextID.Add(1)
-	err = c.roundTrip(ctx, s, id, wire.Hello{ID: id, Op: wire.OpHello, DB: c.opts.Database, Token: c.opts.Token, Node: c.node}, &reply)
+	token, err := c.token(ctx)
+	if err == nil {
+		id := c.nextID.Add(1)
+		err = c.roundTrip(ctx, s, id, wire.Hello{ID: id, Op: wire.OpHello, DB: c.opts.Database, Token: token, Node: c.node}, &reply)
+	}
 	if err != nil {
 		// In the background: the server may already have hung up.
 		go cn.Close("hello failed")
@@ -387,6 +404,10 @@ func (c *Client) readLoop(s *session) {
 			continue
 		}
 		idv := gjson.GetBytes(data, "id")
+		if !idv.Exists() && gjson.GetBytes(data, "op").String() == wire.OpTokenExpiring {
+			go c.refreshToken(s)
+			continue
+		}
 		if !idv.Exists() {
 			// A server-initiated message (live changes): it has an op, no id.
 			c.dispatchServerMessage(data)

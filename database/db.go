@@ -24,6 +24,9 @@ type Config struct {
 	// Database and Token name the database on the server and authorize
 	// the client for it.
 	Database, Token string
+	// TokenFunc, if set, gives the token instead of Token, for signed
+	// tokens that expire (client.Options.TokenFunc).
+	TokenFunc func(ctx context.Context) (string, error)
 	// Node is the node tag given before; empty: the one Storage kept, or a
 	// new one from the server.
 	Node string
@@ -137,7 +140,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 			node = n
 		}
 	}
-	copts := client.Options{Database: cfg.Database, Token: cfg.Token, URLs: cfg.URLs, Node: node, OnNode: db.setNode,
+	copts := client.Options{Database: cfg.Database, Token: cfg.Token, TokenFunc: cfg.TokenFunc, URLs: cfg.URLs, Node: node, OnNode: db.setNode,
 		RequestTimeout: cfg.RequestTimeout, Heartbeat: cfg.Heartbeat, OnStatus: cfg.OnStatus}
 	var rj *rangeJournal
 	if db.meta != nil {

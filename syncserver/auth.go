@@ -177,13 +177,14 @@ func itoa(n int) string {
 
 // tokenWarnAhead is how long before its signed token expires a connection
 // is told so ({"op":"token_expiring"}); at expiry, if no auth op brought a
-// fresh token, it is closed with unauthorized.
+// fresh token, it is closed with unauthorized. A token that lives less than
+// twice as long is warned of halfway through its life instead, so a client
+// refreshing short-lived tokens is not told at once, again and again.
 const tokenWarnAhead = 30 * time.Second
 
-// tokenExpiring tells a client its token expires at At (RFC 3339).
-type tokenExpiring struct {
-	Op string `json:"op"`
-	At string `json:"at"`
+// warnAhead is how long before exp a connection is told its token expires.
+func warnAhead(exp time.Time) time.Duration {
+	return min(tokenWarnAhead, time.Until(exp)/2)
 }
 
 // watchExpiry arms the warning and the close for the connection's token;
@@ -196,9 +197,9 @@ func (c *conn) watchExpiry() {
 	gen := c.authGen.Add(1)
 	ctx := c.baseCtx
 	exp := g.Expiry
-	warn := time.AfterFunc(max(time.Until(exp)-tokenWarnAhead, 0), func() {
+	warn := time.AfterFunc(max(time.Until(exp)-warnAhead(exp), 0), func() {
 		if c.authGen.Load() == gen {
-			_ = c.send(ctx, tokenExpiring{Op: "token_expiring", At: exp.UTC().Format(time.RFC3339)})
+			_ = c.send(ctx, wire.TokenExpiring{Op: wire.OpTokenExpiring, At: exp.UTC().Format(time.RFC3339)})
 		}
 	})
 	end := time.AfterFunc(max(time.Until(exp), 0), func() {
@@ -230,19 +231,14 @@ func (c *conn) watchExpiry() {
 	}
 }
 
-// authReq gives a live connection a fresh token.
-type authReq struct {
-	Token string `json:"token"`
-}
-
-func init() { registerOp("auth", (*conn).authOp) }
+func init() { registerOp(wire.OpAuth, (*conn).authOp) }
 
 // authOp takes a fresh token for the connection's database, without a
 // reconnect: pending pushes and subscriptions go on. A token that does not
 // verify, or grants nothing in the database, is refused and the
 // connection keeps the one it had (until that one expires).
 func (c *conn) authOp(ctx context.Context, id int64, data []byte) (any, error) {
-	var req authReq
+	var req wire.Auth
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
@@ -260,11 +256,5 @@ func (c *conn) authOp(ctx context.Context, id int64, data []byte) (any, error) {
 	c.acc = acc
 	c.srv.connsMu.Unlock()
 	c.watchExpiry()
-	return authReply{ID: id, OK: true, Role: acc.role.String()}, nil
-}
-
-type authReply struct {
-	ID   int64  `json:"id"`
-	OK   bool   `json:"ok"`
-	Role string `json:"role"`
+	return wire.AuthReply{ID: id, OK: true, Role: acc.role.String()}, nil
 }

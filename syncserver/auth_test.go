@@ -220,8 +220,9 @@ func TestTokenRefreshOnALiveConnection(t *testing.T) {
 	is := newIssuer(t)
 	ts := startServer(t, syncserver.Config{Verifier: is.verifier()})
 	r := dialRaw(t, ts)
-	// 31 s: the warning comes at once, the expiry in 31 s (exp is whole seconds).
-	if got := helloWith(r, "user-alice", is.token("alice", users, 31*time.Second)); got["ok"] != true {
+	// A token that lives 4 s (exp is whole seconds: 3 to 4) is warned of
+	// halfway through its life.
+	if got := helloWith(r, "user-alice", is.token("alice", users, 4*time.Second)); got["ok"] != true {
 		t.Fatal(got)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
