@@ -13,6 +13,7 @@
 import { collectionWrites } from './collection.js';
 import { openStore } from './index.js';
 import { HostWatches } from './query.js';
+import { TokenAsks } from './token.js';
 
 /** methods are the Store methods a tab may call. */
 const methods = new Set(['put', 'putMany', '_putManyText', 'get', '_getMany', 'list', 'delete', 'info', 'sync', 'pending', 'conflicts', 'clearConflicts', 'flush', '_collectionOp', 'nextIdentityFor', 'seedIdentityFor', 'changes', '_names', '_generateId', '_saveBatch', '_query', '_watchQuery', '_unwatchQuery']);
@@ -40,6 +41,18 @@ export class Host {
   #tabs = new Set(); // tabs watched for going away
   #nextSid = 0;
   #hold = null; // test only: see holdNextWrite
+  #tokens = new TokenAsks();
+
+  // portsOf lists the ports of entry's sessions, the tabs that may give
+  // its store a token.
+  #portsOf(entry) {
+    const ports = [];
+    for (const sid of entry.sessions) {
+      const s = this.#sessions.get(sid);
+      if (s) ports.push(s.port);
+    }
+    return ports;
+  }
 
   /**
    * holdNextWrite is a test-only hook (shared.js starts it only for a tab
@@ -120,6 +133,9 @@ export class Host {
         await this.#closeSession(msg.sid);
         reply(msg.rid, undefined);
         return;
+      case 'token-reply':
+        this.#tokens.answer(msg);
+        return;
     }
   }
 
@@ -127,7 +143,7 @@ export class Host {
   // is not open here.
   async #openSession(port, tab, options, link) {
     const name = options.persist;
-    const key = JSON.stringify([options.url, options.database, options.token ?? '', options.changeFeed ?? false]);
+    const key = JSON.stringify([options.url, options.database, options.tokenFromTab ? { fromTab: true } : (options.token ?? ''), options.changeFeed ?? false]);
     for (;;) {
       let entry = this.#stores.get(name);
       if (entry?.closing) {
@@ -144,7 +160,11 @@ export class Host {
         entry = { key, sessions: new Set(), opening: null, store: null, closing: null };
         this.#stores.set(name, entry);
         const e = entry;
-        entry.opening = openTakingOver(options).then(
+        const { tokenFromTab, ...storeOptions } = options;
+        // The tabs using the store give it tokens; the one opening it
+        // first, before it has a session.
+        if (tokenFromTab === true) storeOptions.token = () => this.#tokens.ask([...this.#portsOf(e), port]);
+        entry.opening = openTakingOver(storeOptions).then(
           (store) => {
             e.store = store;
             dropDeadTabsReceipts(store);

@@ -13,8 +13,16 @@ export interface OpenOptions {
   urls?: string[];
   /** The database on the server; created on first use. */
   database: string;
-  /** The token that authorizes this client for `database`, if the server wants one. */
-  token?: string;
+  /**
+   * The token that authorizes this client for `database`, if the server
+   * wants one: a static token, or a function giving a signed token (JWT)
+   * that expires. The function is called at start, before the token in use
+   * expires (the fresh one goes to the live connection: no reconnect, no
+   * pending write lost) and after the server refused a token as
+   * `unauthorized`. A store shared by the tabs of an origin asks a page
+   * that uses it.
+   */
+  token?: string | (() => Promise<string>);
   /**
    * The node tag this client was given before (see {@link StoreInfo.node}),
    * to keep it across sessions; leave it out to be given a new one.

@@ -139,8 +139,11 @@ class Link {
   /** onReattached, if set, is called once the store is open at a new host. */
   onReattached = null;
 
-  constructor(options, hiloError, onEvent) {
+  #tokenFn; // the page's token function, or undefined
+
+  constructor(options, hiloError, tokenFn, onEvent) {
     this.persist = options.persist;
+    this.#tokenFn = tokenFn;
     this.#options = options;
     this.#hiloError = hiloError;
     this.#onEvent = onEvent;
@@ -191,6 +194,17 @@ class Link {
       else p.reject(this.#hiloError(msg.error.code, msg.error.num, msg.error.message));
     } else if (msg.t === 'event' && msg.sid === this.#sid) {
       this.#onEvent(msg.type, msg.payload);
+    } else if (msg.t === 'token') {
+      // The host's store needs a token (at start, before expiry, after
+      // unauthorized): this page's function gives it.
+      const answer = (ok, value) => port.postMessage({ t: 'token-reply', rid: msg.rid, ok, value });
+      if (!this.#tokenFn) return answer(false, { code: 'unauthorized', num: 401, message: 'this tab has no token function' });
+      Promise.resolve()
+        .then(() => this.#tokenFn())
+        .then(
+          (token) => answer(true, token),
+          (err) => answer(false, { code: typeof err?.code === 'string' ? err.code : 'unauthorized', num: typeof err?.num === 'number' ? err.num : 401, message: String(err?.message ?? err) }),
+        );
     }
   }
 
@@ -280,10 +294,17 @@ export async function openShared(options, { hiloError, Emitter }) {
   for (const k of ['url', 'urls', 'database', 'token', 'node', 'sync', 'persist', 'reserve', 'durability', 'requestTimeout', 'heartbeat', 'onConflict', 'changeFeed']) {
     if (options[k] !== undefined) plain[k] = options[k];
   }
+  // A token function cannot go to the host: the host asks this tab for a
+  // token whenever the store needs one (Link's 'token' message).
+  const tokenFn = typeof options.token === 'function' ? options.token : undefined;
+  if (tokenFn) {
+    delete plain.token;
+    plain.tokenFromTab = true;
+  }
   const events = new Emitter();
   let feed;
   const watches = new SharedWatches((m, args) => link.call(m, args));
-  const link = new Link(plain, hiloError, (type, payload) => {
+  const link = new Link(plain, hiloError, tokenFn, (type, payload) => {
     if (type === 'feed') feed?.notify(payload);
     else if (type === 'query') watches.deliver(payload);
     else events.emit(type, type === 'error' ? hiloError(payload.code, payload.num, payload.message) : payload);

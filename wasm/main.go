@@ -310,7 +310,8 @@ const maxReserve = 16
 // openOptions are openStore's arguments.
 type openOptions struct {
 	url, database, token, node string
-	urls                       []string // further servers of a cluster
+	tokenFunc                  func(context.Context) (string, error) // token given as a function
+	urls                       []string                              // further servers of a cluster
 	sync                       bool
 	reserve                    int // whole HiLo ranges held beyond the current one
 	resolve                    core.Resolver
@@ -339,7 +340,7 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 	if opts.database, err = stringField(o, "database", true); err != nil {
 		return nil, err
 	}
-	if opts.token, err = stringField(o, "token", false); err != nil {
+	if opts.token, opts.tokenFunc, err = tokenOption(o); err != nil {
 		return nil, err
 	}
 	if opts.node, err = stringField(o, "node", false); err != nil {
@@ -428,7 +429,7 @@ func (a *api) open(o openOptions) (_ any, err error) {
 			h.cancel()
 		}
 	}()
-	cfg := database.Config{URL: o.url, URLs: o.urls, Database: o.database, Token: o.token, Node: o.node,
+	cfg := database.Config{URL: o.url, URLs: o.urls, Database: o.database, Token: o.token, TokenFunc: o.tokenFunc, Node: o.node,
 		Durability: o.durability, Reserve: o.reserve, Resolve: o.resolve, Live: o.sync, ChangeFeed: o.changeFeed,
 		RequestTimeout: o.requestTimeout, Heartbeat: o.heartbeat, DialTimeout: dialTimeout,
 		PullLimit: pullLimit, PingEvery: pingEvery,
