@@ -70,6 +70,9 @@ export async function useStore(): Promise<void> {
   const live = await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', sync: true, onConflict: merge, persist: 'shop' });
   await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', onConflict: 'local' });
   await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'shop', sync: false, persist: false });
+  await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'user-ann', token: async () => 'a.signed.jwt' });
+  // @ts-expect-error a token function returns a Promise of a string
+  await openStore({ url: 'ws://127.0.0.1:8080/v1/sync', database: 'user-ann', token: () => 42 });
   const round: SyncResult = await live.sync();
   const pending: number = await live.pending();
   const lost: Version<Order>[] = await live.conflicts<Order>(id);
