@@ -25,7 +25,8 @@ const store = await openStore({
   token: () => issueToken('alice'),
 });
 const note = await store.put('notes', { text: 'only alice reads this' });
-console.log((await store.sync()).pushed);
+await store.sync();
+console.log(await store.pending()); // every write is on the server
 console.log(note._id.startsWith('notes/'));
 await store.close();
 
@@ -33,6 +34,6 @@ await store.close();
 await openStore({ url: process.env.HILODB_AUTH_URL, database: 'user-alice', token: () => issueToken('bob') })
   .catch((err) => console.log(err.code));
 // Output:
-// 1
+// 0
 // true
 // unauthorized
