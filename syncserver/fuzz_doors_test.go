@@ -136,7 +136,22 @@ func (m *doorsModel) step(srv http.Handler, db string, op, a, b int) {
 				}
 			}
 		}
-	case 6: // a RavenDB read, ids repeated or not
+	case 6: // a RavenDB read: ids repeated or not, a query, a multi_get, a startsWith
+		switch b % 8 {
+		case 5:
+			rql := []string{"from " + coll + " where v = 2 order by v desc", "from @all_docs where startsWith(id(), $p) include v limit 3",
+				"from " + coll + " where", "from index 'x'", "from " + coll + " order by v as alphaNumeric select v as w limit 0"}[a%5]
+			body, _ := json.Marshal(map[string]any{"Query": rql, "QueryParameters": map[string]any{"p": coll}})
+			m.send(srv, "POST", raven+"queries", string(body), nil)
+			return
+		case 6:
+			m.send(srv, "POST", raven+"multi_get", `{"Requests":[{"Url":"/databases/`+db+`/docs","Query":"?&id=`+coll+`/1"},`+
+				`{"Url":"/databases/`+db+`/queries","Method":"POST","Content":"{\"Query\":\"from `+coll+`\"}"}]}`, nil)
+			return
+		case 7:
+			m.send(srv, "GET", raven+"docs?startsWith="+coll+"/&pageSize="+strconv.Itoa(a%4)+"&matches=*"+strconv.Itoa(b%3), "", nil)
+			return
+		}
 		ids := []string{}
 		for i := 0; i <= b%5; i++ {
 			ids = append(ids, fmt.Sprintf("%s/%d", coll, (a+i*b)%3))
