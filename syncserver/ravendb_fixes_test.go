@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hilodb/hilodb/syncserver"
 )
@@ -123,5 +124,26 @@ func TestRavenServerLevelRoutesAnswerRavenErrors(t *testing.T) {
 	// hilodb's own routes are still there.
 	if status, _ := do(t, "GET", ts.hs.URL+"/cluster/topology", "", ravenClient); status != 200 {
 		t.Errorf("cluster/topology: %d", status)
+	}
+}
+
+// TestRavenHiloDocumentNeedsAdmin: storing Raven/Hilo raises a HiLo state,
+// which can use a tag's numbers up; like a seed, a writer may not, while
+// reading it and querying need no more than reading.
+func TestRavenHiloDocumentNeedsAdmin(t *testing.T) {
+	is := newIssuer(t)
+	ts := startServer(t, syncserver.Config{Verifier: is.verifier()})
+	alice := is.token("alice", map[string]string{"user-{sub}": "write"}, time.Hour)
+	admin := is.token("root", map[string]string{"user-alice": "admin"}, time.Hour)
+	base := ts.hs.URL + "/databases/user-alice"
+	put := `{"Commands":[{"Type":"PUT","Id":"Raven/Hilo/users","ChangeVector":null,"Document":{"Max":1000}}]}`
+	if code, b := httpDo(t, http.MethodPost, base+"/bulk_docs", alice, put); code != 403 || !strings.Contains(b, "admin") {
+		t.Errorf("a writer stores Raven/Hilo/users: %d %s, want 403", code, b)
+	}
+	if code, b := httpDo(t, http.MethodPost, base+"/bulk_docs", admin, put); code != 201 {
+		t.Errorf("an admin stores Raven/Hilo/users: %d %s, want 201", code, b)
+	}
+	if code, b := httpDo(t, http.MethodPost, base+"/queries", alice, `{"Query":"from Users"}`); code != 200 {
+		t.Errorf("a writer queries: %d %s", code, b)
 	}
 }
