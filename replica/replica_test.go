@@ -128,6 +128,10 @@ type node struct {
 	mu        sync.Mutex
 	conflicts []core.Conflict
 	acked     map[string]bool // id + "@" + rev
+	// ackedText holds id + "@" + the text of each acknowledged write read
+	// back at its acknowledgement: a write whose rev the server refused as
+	// stale goes out again under a new rev (Store.Rerev), its text the same.
+	ackedText map[string]bool
 }
 
 func newNode(t *testing.T, url string, resolve core.Resolver) *node {
@@ -152,16 +156,26 @@ func newNodeWith(t *testing.T, url string, resolve core.Resolver, opts client.Op
 	}
 	n.store = st
 	n.acked = map[string]bool{}
+	n.ackedText = map[string]bool{}
 	n.rep = replica.New(st, n.cli, replica.Options{Resolve: resolve, OnConflict: func(c core.Conflict) {
 		n.mu.Lock()
 		n.conflicts = append(n.conflicts, c)
 		n.mu.Unlock()
 	}, OnAck: func(acks []core.Ack) {
 		n.mu.Lock()
+		defer n.mu.Unlock()
 		for _, a := range acks {
 			n.acked[a.ID+"@"+a.Rev] = true
+			if doc, err := st.Get(a.ID); err == nil {
+				var d struct {
+					Rev  string `json:"_rev"`
+					Text string `json:"text"`
+				}
+				if json.Unmarshal(doc, &d) == nil && d.Rev == a.Rev && d.Text != "" {
+					n.ackedText[a.ID+"@"+d.Text] = true
+				}
+			}
 		}
-		n.mu.Unlock()
 	}})
 	t.Cleanup(func() { n.cli.Close(); st.Close() })
 	return n
@@ -368,8 +382,10 @@ func TestRandomWritesWithDisconnects(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	written := make([]map[string]string, replicas) // id → rev of the last put, "" after a delete
+	texts := make([]map[string]string, replicas)   // id → text of the last put
 	for i, n := range nodes {
 		written[i] = map[string]string{}
+		texts[i] = map[string]string{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -396,7 +412,7 @@ func TestRandomWritesWithDisconnects(t *testing.T) {
 						Rev string `json:"_rev"`
 					}
 					json.Unmarshal(out, &d)
-					written[i][id] = d.Rev
+					written[i][id], texts[i][id] = d.Rev, text
 				}
 				if rng.IntN(100) == 0 {
 					proxies[i].cut()
@@ -443,13 +459,13 @@ func TestRandomWritesWithDisconnects(t *testing.T) {
 			if rev == "" {
 				continue
 			}
-			if n.acked[id+"@"+rev] {
+			if n.acked[id+"@"+rev] || n.ackedText[id+"@"+texts[i][id]] {
 				continue
 			}
 			cs, _ := n.store.Conflicts(id)
 			found := false
 			for _, c := range cs {
-				found = found || c.Rev == rev
+				found = found || c.Rev == rev || strings.Contains(string(c.Doc), `"text":"`+texts[i][id]+`"`)
 			}
 			if !found {
 				t.Errorf("replica %d: write %s of %s was neither accepted nor kept as a conflict", i, rev, id)
