@@ -119,7 +119,7 @@ try {
       const r = { round, system };
       if (want('reopen')) {
         const re = await inPage(system, `&reopen=${reopenName(system)}&size=${N}`, (page) => page.evaluate(() => window.reopened));
-        Object.assign(r, { reopenMs: re.reopenMs, reopenFromScriptMs: re.fromScriptMs });
+        Object.assign(r, { reopenMs: re.reopenMs, reopenFromScriptMs: re.fromScriptMs, reopenOpenMs: re.openMs });
         answers.push({ round, system, query: 'reopen', answer: re.answer });
       }
       if (want('queries')) {
