@@ -1,0 +1,80 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Conflicts returns the losing versions kept for id, oldest revision first.
+func (s *Store) Conflicts(id string) ([]Version, error) {
+	var out []Version
+	err := s.view(func(tx *txn) error {
+		prefix := conflictPrefix + id + "\x00"
+		return tx.AscendGreaterOrEqual("", prefix, func(k, v string) bool {
+			if !strings.HasPrefix(k, prefix) {
+				return false
+			}
+			var ver Version
+			if json.Unmarshal([]byte(v), &ver) == nil {
+				out = append(out, ver)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list conflicts of %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// ConflictIDs returns the ids of the documents with losing versions kept
+// (unresolved conflicts), in id order.
+func (s *Store) ConflictIDs() ([]string, error) {
+	var out []string
+	err := s.view(func(tx *txn) error {
+		return tx.AscendGreaterOrEqual("", conflictPrefix, func(k, _ string) bool {
+			rest, ok := strings.CutPrefix(k, conflictPrefix)
+			if !ok {
+				return false
+			}
+			id, _, _ := strings.Cut(rest, "\x00")
+			if len(out) == 0 || out[len(out)-1] != id {
+				out = append(out, id)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list conflicts: %w", err)
+	}
+	return out, nil
+}
+
+// ClearConflicts forgets the losing versions kept for id.
+func (s *Store) ClearConflicts(id string) error {
+	var keys []string
+	prefix := conflictPrefix + id + "\x00"
+	err := s.update(func(tx *txn) error {
+		err := tx.AscendGreaterOrEqual("", prefix, func(k, _ string) bool {
+			if !strings.HasPrefix(k, prefix) {
+				return false
+			}
+			keys = append(keys, k)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := deleteKey(tx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clear conflicts of %q: %w", id, err)
+	}
+	return nil
+}
