@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/servertest"
 )
@@ -61,6 +62,9 @@ type worker struct {
 	revs map[string]string // id → rev acknowledged
 	n    int
 	name string
+	// clock makes the revisions: a push takes only hilodb revisions,
+	// each past the document's stored one.
+	clock *core.Clock
 }
 
 func (w *worker) step(ctx context.Context, led *ledger) error {
@@ -111,7 +115,7 @@ func (w *worker) step(ctx context.Context, led *ledger) error {
 			w.n++
 			id = fmt.Sprintf("notes/%s-%d", w.name, w.n)
 		}
-		rev := fmt.Sprintf("%s-%d-%d", w.name, w.n, w.rng.Int64())
+		rev := w.clock.NextRev()
 		doc, _ := json.Marshal(map[string]any{"_id": id, "_rev": rev, "by": w.name})
 		out, err := w.c.Push(ctx, []client.PushItem{{ID: id, BaseRev: base, Rev: rev, Doc: doc}})
 		if err != nil {
@@ -319,6 +323,9 @@ func TestCluster(t *testing.T) {
 		// wins each round, the others see a conflict.
 		cls := []*client.Client{ca, cb, cc}
 		base := ""
+		// Each round's revisions are past the last round's.
+		t0 := uint64(time.Now().Add(-time.Hour).UnixMilli()) << 20
+		raceRev := func(round, i int) string { return core.EncodeRev(t0+uint64(round*4+i), "R") }
 		for round := range 10 {
 			var wg sync.WaitGroup
 			results := make([]client.PushResult, 3)
@@ -326,7 +333,7 @@ func TestCluster(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					rev := fmt.Sprintf("race-%d-%d", round, i)
+					rev := raceRev(round, i)
 					out, err := cl.Push(ctx, []client.PushItem{{ID: "notes/race", BaseRev: base, Rev: rev, Doc: []byte(`{"n":1}`)}})
 					if err != nil {
 						t.Error(err)
@@ -341,7 +348,7 @@ func TestCluster(t *testing.T) {
 				switch {
 				case res.OK:
 					won++
-					base = fmt.Sprintf("race-%d-%d", round, i)
+					base = raceRev(round, i)
 				case res.Error == nil || res.Error.Code != "conflict":
 					t.Errorf("round %d: %+v", round, res)
 				}
@@ -437,7 +444,7 @@ func TestCluster(t *testing.T) {
 				}
 				cl := client.New(urls[first], client.Options{Database: "load", URLs: others, RequestTimeout: 3 * time.Second})
 				defer cl.Close()
-				w := &worker{c: cl, rng: rand.New(rand.NewPCG(uint64(i), 3)), last: map[string]idgen.Range{}, revs: map[string]string{}, name: fmt.Sprintf("w%d", i)}
+				w := &worker{c: cl, rng: rand.New(rand.NewPCG(uint64(i), 3)), last: map[string]idgen.Range{}, revs: map[string]string{}, name: fmt.Sprintf("w%d", i), clock: core.NewClock(fmt.Sprintf("W%d", i))}
 				for {
 					select {
 					case <-stop:
