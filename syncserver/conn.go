@@ -167,6 +167,10 @@ func (c *conn) serve(ctx context.Context) {
 				msg: "too many requests on this connection; slow down"})
 			continue
 		}
+		if pe := c.allowSubject(); pe != nil {
+			c.replyError(ctx, requestID(data), pe)
+			continue
+		}
 		if typ != websocket.MessageText {
 			c.replyError(ctx, 0, &protoError{code: wire.CodeBadRequest, num: wire.NumBadRequest, msg: "binary frames are not accepted; send JSON text"})
 			continue

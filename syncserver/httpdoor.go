@@ -67,6 +67,10 @@ func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail door
 			refuse(codeOf(pe.code), pe.msg)
 			return
 		}
+		if pe := s.allowSubject(subjectOf(acc)); pe != nil {
+			refuse(errcode.RateLimited, pe.msg)
+			return
+		}
 		r = r.WithContext(withRole(r.Context(), acc.role))
 		if !readsBody {
 			h(w, &doorRequest{Request: r, db: db})

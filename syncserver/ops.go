@@ -42,6 +42,11 @@ func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 	if err := c.srv.touchDBFor(ctx, req.DB, acc); err != nil {
 		return nil, err
 	}
+	release, err := c.srv.holdConn(subjectOf(acc))
+	if err != nil {
+		return nil, err
+	}
+	c.onClose(release)
 	c.srv.connsMu.Lock()
 	c.db, c.node, c.acc = req.DB, node, acc
 	c.srv.connsMu.Unlock()

@@ -44,6 +44,13 @@ type Config struct {
 	// subject makes on first use (those its claim names by {sub}).
 	// Default 16.
 	MaxDatabasesPerSubject int
+	// MaxConnsPerSubject bounds the websocket connections one signed
+	// token's subject holds at once; 0: no bound.
+	MaxConnsPerSubject int
+	// RatePerSubject is the requests per second one signed token's subject
+	// may make over all its connections and the HTTP doors (a burst of as
+	// many); 0: no limit.
+	RatePerSubject float64
 	// AdminToken protects /dashboard and /admin/backup. Without it they are
 	// served to loopback clients only, and only when Tokens is empty.
 	AdminToken string
@@ -177,11 +184,12 @@ type Server struct {
 	// arango is the ArangoDB door's state: its open cursors.
 	arango arangoState
 
-	connsMu sync.Mutex
-	conns   map[*conn]struct{}
-	perAddr map[string]int // open connections by client IP
-	open    int            // open connections (handshakes included)
-	closed  bool
+	connsMu  sync.Mutex
+	conns    map[*conn]struct{}
+	perAddr  map[string]int // open connections by client IP
+	subjects subjects       // per-subject limits (subjects.go)
+	open     int            // open connections (handshakes included)
+	closed   bool
 
 	buffered budget // bytes of incoming messages held, over all connections
 	// dbBodies are the bytes of HTTP bodies held per database, each

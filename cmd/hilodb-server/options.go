@@ -70,6 +70,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	jwtIss := fs.String("jwt-issuer", "", "the iss a signed token must carry")
 	jwtAud := fs.String("jwt-audience", "", "a value a signed token's aud must hold")
 	maxDBsPerSub := fs.Int("max-databases-per-subject", 16, "most databases one signed token's subject makes on first use")
+	maxConnsPerSub := fs.Int("max-conns-per-subject", 0, "most open websocket connections of one signed token's subject (0: no limit)")
+	ratePerSub := fs.Float64("rate-per-subject", 0, "requests per second one signed token's subject may make over all its connections and the HTTP doors (0: no limit)")
 	adminToken := fs.String("admin-token", "", "token for /dashboard and /admin/backup (or env HILODB_ADMIN_TOKEN)")
 	databases := fs.String("databases", "", "comma-separated database names: serve only these (default: any name, created on first use)")
 	origins := fs.String("origins", "", "comma-separated Origin host patterns allowed for browser connections")
@@ -146,6 +148,10 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 		return nil, errors.New("-jwt-issuer and -jwt-audience need -jwt-hs256-file or -jwks-file")
 	}
 	cfg.MaxDatabasesPerSubject = *maxDBsPerSub
+	cfg.MaxConnsPerSubject, cfg.RatePerSubject = *maxConnsPerSub, *ratePerSub
+	if *maxConnsPerSub < 0 || *ratePerSub < 0 {
+		return nil, errors.New("-max-conns-per-subject and -rate-per-subject must be 0 (no limit) or more")
+	}
 	cfg.AdminToken = pick(set["admin-token"], *adminToken, getenv("HILODB_ADMIN_TOKEN"), fc.AdminToken)
 	cfg.Databases = fc.Databases
 	if set["databases"] {
