@@ -155,6 +155,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzHTTPDoors -fuzztime=60s ./syncserver/
+	$(GO) test -run '^$$' -fuzz='^FuzzParseClientCerts$$' -fuzztime=30s ./syncserver/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePush$$' -fuzztime=60s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePushReply$$' -fuzztime=30s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzPullReplyAppendJSON$$' -fuzztime=30s ./internal/wire/

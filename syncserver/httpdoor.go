@@ -61,7 +61,7 @@ func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail door
 			refuse(errcode.IllegalName, "illegal database name "+quote(truncate(db, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
 			return
 		}
-		acc, err := s.authorizeAccess(db, tokenOf(r), fromLoopback(r))
+		acc, err := s.authorizeRequest(db, r)
 		if err != nil {
 			pe := s.asProtoError(err)
 			refuse(codeOf(pe.code), pe.msg)

@@ -40,6 +40,10 @@ type Config struct {
 	// their hilodb claim gives a role per database (package auth). With
 	// it, Tokens may be empty and non-loopback clients are served.
 	Verifier *auth.Verifier
+	// ClientCerts, if set, authorizes HTTP requests made over TLS with a
+	// listed client certificate (clientcerts.go); the listener must
+	// request client certificates (tls.RequestClientCert).
+	ClientCerts ClientCerts
 	// MaxDatabasesPerSubject bounds the databases one signed token's
 	// subject makes on first use (those its claim names by {sub}).
 	// Default 16.

@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -106,6 +107,12 @@ func serve(o *options) error {
 	scheme := "http"
 	if o.tlsCert != "" {
 		scheme = "https"
+		if cfg.ClientCerts != nil {
+			// Asked for, not required: the thumbprint is checked per
+			// request against -client-certs, with no CA; a request
+			// without one is judged by its token.
+			hs.TLSConfig = &tls.Config{ClientAuth: tls.RequestClientCert}
+		}
 		go func() { errc <- hs.ServeTLS(ln, o.tlsCert, o.tlsKey) }()
 	} else {
 		go func() { errc <- hs.Serve(ln) }()

@@ -92,6 +92,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	noGroup := fs.Bool("no-group-commit", false, "one fsync per request instead of group commit (for measurements only)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM); with -tls-key, serve https/wss")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
+	clientCerts := fs.String("client-certs", "", "JSON file mapping client certificate SHA-1 thumbprints to databases and roles, for the HTTP doors over TLS (needs -tls-cert)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -223,6 +224,18 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 	o.tlsKey = pick(set["tls-key"], *tlsKey, "", fc.TLSKey)
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return nil, errors.New("-tls-cert and -tls-key go together")
+	}
+	if *clientCerts != "" {
+		if o.tlsCert == "" {
+			return nil, errors.New("-client-certs needs -tls-cert and -tls-key")
+		}
+		b, err := os.ReadFile(*clientCerts)
+		if err != nil {
+			return nil, fmt.Errorf("-client-certs: %w", err)
+		}
+		if cfg.ClientCerts, err = syncserver.ParseClientCerts(b); err != nil {
+			return nil, fmt.Errorf("-client-certs: %w", err)
+		}
 	}
 	if cfg.MaxMessageBytes <= 0 || cfg.MaxBatch <= 0 {
 		return nil, errors.New("-max-message and -max-batch must be positive")
