@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -155,18 +156,6 @@ func checkIndexDef(def *IndexDef) ([]query.Path, error) {
 	return paths, nil
 }
 
-func sameFields(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // CreateIndex defines an index of collection. A definition with the same
 // fields as an existing index is not made again: created is false and name
 // is the existing index's. The index is built in the same transaction,
@@ -188,7 +177,7 @@ func (s *Store) CreateIndex(ctx context.Context, collection string, def IndexDef
 			return err
 		}
 		for _, d := range existing {
-			if sameFields(d.Fields, def.Fields) {
+			if slices.Equal(d.Fields, def.Fields) {
 				name = d.Name
 				return nil
 			}
@@ -342,7 +331,7 @@ func (s *Store) AdoptIndexes(defs []CollectionIndexes) error {
 				pend, _ := tx.Get(ixpendPrefix + c.Collection + "/" + d.Name)
 				sd, ok := server[d.Name]
 				switch {
-				case ok && sameFields(sd.Fields, d.Fields):
+				case ok && slices.Equal(sd.Fields, d.Fields):
 					if pend == "define" {
 						if err := deleteKey(tx, ixpendPrefix+c.Collection+"/"+d.Name); err != nil {
 							return err
@@ -509,7 +498,7 @@ func (s *Store) resolveIndexes(t *txn, rebuild bool) (*indexSet, error) {
 		old = nil
 	}
 	for i, ix := range defs {
-		if o := old.named(ix.coll, ix.def.Name); o != nil && sameFields(o.def.Fields, ix.def.Fields) {
+		if o := old.named(ix.coll, ix.def.Name); o != nil && slices.Equal(o.def.Fields, ix.def.Fields) {
 			defs[i] = o // the same index, built or not
 			continue
 		}
@@ -608,7 +597,7 @@ func CheckIndexDef(def *IndexDef) error {
 
 func hasFields(defs []IndexDef, fields []string) bool {
 	for _, d := range defs {
-		if sameFields(d.Fields, fields) {
+		if slices.Equal(d.Fields, fields) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package syncserver
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/core"
@@ -130,7 +131,7 @@ func (s *Server) arangoCreateIndex(w http.ResponseWriter, r *doorRequest) {
 		s.arangoFail(w, err)
 		return
 	}
-	if !sameStrings(got.Fields, ix.Fields) {
+	if !slices.Equal(got.Fields, ix.Fields) {
 		arangoError(w, errcode.DuplicateName, "duplicate value: an index named "+quote(got.Name)+" exists on other fields")
 		return
 	}

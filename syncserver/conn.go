@@ -450,15 +450,15 @@ func unpairedSurrogate(data []byte, msg gjson.Result) (field string, bad bool) {
 	msg.ForEach(func(k, v gjson.Result) bool {
 		switch {
 		case v.Type == gjson.String:
-			bad = loneSurrogate(v.Raw)
+			bad = jsontext.StringHasLoneSurrogate(v.Raw)
 		case v.IsArray():
 			v.ForEach(func(_, e gjson.Result) bool {
 				switch {
 				case e.Type == gjson.String:
-					bad = loneSurrogate(e.Raw)
+					bad = jsontext.StringHasLoneSurrogate(e.Raw)
 				case e.IsObject() && k.Str == "changes":
 					for _, f := range []string{"id", "rev", "baseRev"} {
-						if x := e.Get(f); x.Type == gjson.String && loneSurrogate(x.Raw) {
+						if x := e.Get(f); x.Type == gjson.String && jsontext.StringHasLoneSurrogate(x.Raw) {
 							bad = true
 						}
 					}
@@ -489,59 +489,6 @@ func escapesSurrogate(data []byte) bool {
 			return true
 		}
 	}
-}
-
-// loneSurrogate reports whether the JSON string text raw (quotes included)
-// escapes a UTF-16 surrogate that is not part of a high-low pair.
-func loneSurrogate(raw string) bool {
-	for i := 0; i+5 < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		if raw[i+1] != 'u' {
-			i++ // skip the escaped character (it may be a backslash)
-			continue
-		}
-		u, ok := hex4(raw[i+2:])
-		switch {
-		case !ok || u < 0xd800 || u > 0xdfff:
-		case u >= 0xdc00:
-			return true // a low surrogate with no high one before it
-		default:
-			lo, ok := uint32(0), false
-			if i+11 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-				lo, ok = hex4(raw[i+8:])
-			}
-			if !ok || lo < 0xdc00 || lo > 0xdfff {
-				return true
-			}
-			i += 6 // the pair's low half
-		}
-		i += 5
-	}
-	return false
-}
-
-func hex4(s string) (uint32, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var v uint32
-	for i := 0; i < 4; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint32(c)
-	}
-	return v, true
 }
 
 // replyThen is a handler's reply with work to start once it is sent (a

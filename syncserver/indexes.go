@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"slices"
 
 	"context"
 	"encoding/json"
@@ -152,7 +153,7 @@ func (s *Server) defineIndex(ctx context.Context, db, coll string, def core.Inde
 			if derr = json.Unmarshal([]byte(v), &d); derr != nil {
 				return false
 			}
-			if d.Name == def.Name || sameStrings(d.Fields, def.Fields) {
+			if d.Name == def.Name || slices.Equal(d.Fields, def.Fields) {
 				kept, found = d, errFound
 				return false
 			}
@@ -189,18 +190,6 @@ var errFound = errorString("found")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // indexes returns db's index definitions by collection, then name.
 func (s *Server) indexes(db string) ([]core.CollectionIndexes, error) {

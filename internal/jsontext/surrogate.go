@@ -1,6 +1,9 @@
 package jsontext
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // HasLoneSurrogate reports whether any JSON string in text (a member name
 // or a value) escapes a UTF-16 surrogate that is not half of a high-low
@@ -44,6 +47,13 @@ func escapesHigh(text []byte) bool {
 			return true
 		}
 	}
+}
+
+// StringHasLoneSurrogate reports whether the JSON string token raw (its
+// quotes included, as gjson's Raw gives it) escapes a UTF-16 surrogate
+// that is not half of a high-low pair.
+func StringHasLoneSurrogate(raw string) bool {
+	return lone(unsafe.Slice(unsafe.StringData(raw), len(raw)))
 }
 
 // lone reports whether the string token s (its opening quote included)
