@@ -28,7 +28,7 @@ test('npm pack ships a package that installs and runs in a fresh project', async
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: pkgDir, maxBuffer: 16 << 20 });
   const [packed] = JSON.parse(stdout.slice(stdout.indexOf('[\n'))); // after prepack's own output
   const files = packed.files.map((f) => f.path).sort();
-  assert.deepEqual(files, ['dist/hilodb.wasm', 'dist/wasm_exec.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'shared.js', 'host.js', 'tabs.js', 'collection.js', 'session.js', 'watch.js', 'persist.js', 'errors.js', 'closing.js', 'network.js', 'shell.js', 'sw.js', 'shell.d.ts', 'group.js', 'cache.js', 'opfs.js', 'writer.js', 'runtime.js', 'query.js', 'documentquery.js'].sort());
+  assert.deepEqual(files, ['dist/hilodb.wasm', 'dist/wasm_exec.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'shared.js', 'host.js', 'tabs.js', 'token.js', 'collection.js', 'session.js', 'watch.js', 'persist.js', 'errors.js', 'closing.js', 'network.js', 'shell.js', 'sw.js', 'shell.d.ts', 'group.js', 'cache.js', 'opfs.js', 'writer.js', 'runtime.js', 'query.js', 'documentquery.js'].sort());
 
   const app = join(work, 'app');
   await run('mkdir', ['-p', app]);
