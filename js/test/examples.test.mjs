@@ -61,11 +61,11 @@ for (const name of (await readdir(examples)).filter((f) => f.endsWith('.mjs')).s
   });
 }
 
-// docs/operations.md shows examples/signedtokens.mjs as its worked
+// docs/auth.md shows examples/signedtokens.mjs as its worked
 // example: the code there is the code run here.
-test('docs/operations.md shows examples/signedtokens.mjs', async () => {
-  const doc = await readFile(join(here, '..', '..', 'docs', 'operations.md'), 'utf8');
+test('docs/auth.md shows examples/signedtokens.mjs', async () => {
+  const doc = await readFile(join(here, '..', '..', 'docs', 'auth.md'), 'utf8');
   const src = await readFile(join(examples, 'signedtokens.mjs'), 'utf8');
   const code = src.slice(src.indexOf('import '), src.indexOf('// Output:')).trimEnd();
-  assert.ok(doc.includes(code), 'docs/operations.md does not show examples/signedtokens.mjs as it is');
+  assert.ok(doc.includes(code), 'docs/auth.md does not show examples/signedtokens.mjs as it is');
 });
