@@ -29,6 +29,7 @@ const config :Workerd.Config = (
 const edgeWorker :Workerd.Worker = (
   modules = [
     (name = "worker.mjs", esModule = embed "worker.mjs"),
+    (name = "auth.mjs", esModule = embed "auth.mjs"),
     (name = "wasm_exec.js", esModule = embed "build/wasm_exec.js"),
     (name = "app.wasm", wasm = embed "build/app.wasm"),
   ],
@@ -44,6 +45,12 @@ const edgeWorker :Workerd.Worker = (
     (name = "HILODB_DB", fromEnvironment = "HILODB_DB"),
     (name = "HILODB_TOKEN", fromEnvironment = "HILODB_TOKEN"),
     (name = "HILODB_EDGE_TOKEN", fromEnvironment = "HILODB_EDGE_TOKEN"),
+    # Signed tokens (auth.mjs, docs/auth.md "Edge worker").
+    (name = "HILODB_JWT_SECRET", fromEnvironment = "HILODB_JWT_SECRET"),
+    (name = "HILODB_JWKS", fromEnvironment = "HILODB_JWKS"),
+    (name = "HILODB_JWKS_URL", fromEnvironment = "HILODB_JWKS_URL"),
+    (name = "HILODB_JWT_ISSUER", fromEnvironment = "HILODB_JWT_ISSUER"),
+    (name = "HILODB_JWT_AUDIENCE", fromEnvironment = "HILODB_JWT_AUDIENCE"),
     (name = "REPLICA", durableObjectNamespace = "Replica"),
   ],
   compatibilityDate = "2026-05-01",

@@ -16,9 +16,11 @@ import (
 // long as its Durable Object.
 //
 //	open(config, adapter, found) → Promise      open the replica
-//	handle(token, method, path, query, ifMatch, ifNoneMatch, body)
+//	handle(token, method, path, query, ifMatch, ifNoneMatch, body, role)
 //	                              → {status, headers, body}, or undefined and
-//	                                later done(token, {status, headers, body})
+//	                                later done(token, {status, headers, body});
+//	                                role is what the request's token grants
+//	                                ("read", "write", "admin"; roles.go)
 //	tick()                        → Promise<boolean>  sync round; true while writes are pending
 //
 // A read the replica can answer at once is answered synchronously: no
@@ -88,7 +90,7 @@ func (g *glue) open(_ js.Value, args []js.Value) any {
 }
 
 func (g *glue) handle(_ js.Value, args []js.Value) any {
-	if g.app == nil || len(args) < 7 {
+	if g.app == nil || len(args) < 8 {
 		return toJS(errorResponse(errcode.Internal, "the replica is not open"))
 	}
 	token := args[0]
@@ -97,6 +99,9 @@ func (g *glue) handle(_ js.Value, args []js.Value) any {
 	if b := args[6]; b.Type() == js.TypeObject {
 		r.body = make([]byte, b.Get("length").Int())
 		js.CopyBytesToGo(r.body, b)
+	}
+	if res := refuse(r, parseRole(str(args[7]))); res != nil {
+		return toJS(res)
 	}
 	if res, ok := quickSafely(g.app, r); ok {
 		return toJS(res)

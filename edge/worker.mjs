@@ -11,6 +11,7 @@
 // build.sh; it defines globalThis.Go.
 import "./wasm_exec.js";
 import wasmModule from "./app.wasm";
+import { Refusal, authorize } from "./auth.mjs";
 
 // CHUNK is the largest value the glue stores under one key: Cloudflare
 // allows 128 KiB per value in key-value storage. Chunks are copies
@@ -23,6 +24,9 @@ const BATCH = 128;
 const ALARM_MS = 2_000;
 
 const JSON_TYPE = "application/json; charset=utf-8";
+// ROLE_HEADER carries what the request's token grants (auth.mjs) from the
+// worker to the Durable Object; a client's own is replaced.
+const ROLE_HEADER = "x-hilodb-edge-role";
 
 // pad makes numeric keys sort in order.
 const pad = (n) => String(n).padStart(12, "0");
@@ -245,6 +249,7 @@ export class Replica {
       request.headers.get("if-match") ?? "",
       request.headers.get("if-none-match") ?? "",
       body,
+      request.headers.get(ROLE_HEADER) ?? "none",
     );
     if (r === undefined || r === null) {
       r = this.early.get(token);
@@ -276,32 +281,24 @@ export class Replica {
   }
 }
 
-// authorized checks the request's bearer token against HILODB_EDGE_TOKEN,
-// when that secret is set.
-function authorized(request, env) {
-  const want = env.HILODB_EDGE_TOKEN;
-  if (typeof want !== "string" || want === "") return true;
-  const got = request.headers.get("authorization") ?? "";
-  const a = new TextEncoder().encode(got);
-  const b = new TextEncoder().encode(`Bearer ${want}`);
-  if (a.byteLength !== b.byteLength) return false;
-  if (crypto.subtle.timingSafeEqual) return crypto.subtle.timingSafeEqual(a, b);
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
-  return diff === 0;
-}
-
 export default {
   async fetch(request, env) {
-    if (!authorized(request, env)) {
-      return errorResponse(401, 401, "a wrong or missing token (Authorization: Bearer, HILODB_EDGE_TOKEN)");
-    }
     const url = new URL(request.url);
     const database = databaseOf(url, env);
+    let role;
+    try {
+      role = await authorize(request, env, database);
+    } catch (err) {
+      if (err instanceof Refusal) return errorResponse(err.status, err.num, err.message);
+      throw err;
+    }
     if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(database)) {
       return errorResponse(400, 1208, `illegal database name ${JSON.stringify(database)}`);
     }
+    // The role rides to the object on a header only this worker sets.
+    const headers = new Headers(request.headers);
+    headers.set(ROLE_HEADER, role);
     const ns = env.REPLICA;
-    return ns.get(ns.idFromName(database)).fetch(request);
+    return ns.get(ns.idFromName(database)).fetch(new Request(request, { headers }));
   },
 };

@@ -21,6 +21,7 @@ const config :Workerd.Config = (
 const edgeWorker :Workerd.Worker = (
   modules = [
     (name = "worker.mjs", esModule = embed "../worker.mjs"),
+    (name = "auth.mjs", esModule = embed "../auth.mjs"),
     (name = "wasm_exec.js", esModule = embed "../build/wasm_exec.js"),
     (name = "app.wasm", wasm = embed "../build/app.wasm"),
   ],

@@ -109,10 +109,10 @@ export async function serverBinary(dir) {
 }
 
 // startServer runs the sync server on 127.0.0.1:port over dataDir (both
-// kept, so a restart finds the same server). A port another process took
-// meanwhile fails the start.
-export function startServer(bin, port, dataDir) {
-  return start(bin, ["-addr", `127.0.0.1:${port}`, "-data", dataDir, "-node-tag", "A"], {}, (output) => {
+// kept, so a restart finds the same server), with the flags args added. A
+// port another process took meanwhile fails the start.
+export function startServer(bin, port, dataDir, args = []) {
+  return start(bin, ["-addr", `127.0.0.1:${port}`, "-data", dataDir, "-node-tag", "A", ...args], {}, (output) => {
     const m = /addr=http:\/\/(127\.0\.0\.1:\d+)/.exec(output);
     return m && { ws: `ws://${m[1]}/v1/sync`, http: `http://${m[1]}` };
   });
@@ -131,8 +131,9 @@ function workerdBinary() {
 // in sockets listens; base is the first one's URL, urls all of them.
 export function startWorker({ config = join(edgeDir, "config.capnp"), replicas, env = {}, sockets = ["http"] }) {
   const e = { ...process.env, ...env };
-  if (!("HILODB_TOKEN" in env)) delete e.HILODB_TOKEN;
-  if (!("HILODB_EDGE_TOKEN" in env)) delete e.HILODB_EDGE_TOKEN;
+  for (const name of ["HILODB_TOKEN", "HILODB_EDGE_TOKEN", "HILODB_JWT_SECRET", "HILODB_JWKS", "HILODB_JWKS_URL", "HILODB_JWT_ISSUER", "HILODB_JWT_AUDIENCE"]) {
+    if (!(name in env)) delete e[name];
+  }
   const args = ["serve", config, "--control-fd", "3"];
   for (const name of sockets) args.push("--socket-addr", `${name}=127.0.0.1:0`);
   if (replicas) args.push("--directory-path", `replicas=${replicas}`);
