@@ -24,11 +24,12 @@ export const chromiumArgs = ['--disable-gpu', '--disable-background-networking',
 
 /**
  * serveWithChromium registers the test file's before and after hooks: the
- * real server with the web root built and served (`-static`), and, unless
- * launch is false, a headless Chromium. It returns the object whose
- * `server` ({base, wsURL, stop, …}), `browser` and `webRoot` the hooks set.
+ * real server with the web root built and served (`-static`) and the flags
+ * serverArgs added, and, unless launch is false, a headless Chromium. It
+ * returns the object whose `server` ({base, wsURL, stop, …}), `browser`
+ * and `webRoot` the hooks set.
  */
-export function serveWithChromium({ launch = true } = {}) {
+export function serveWithChromium({ launch = true, serverArgs = [] } = {}) {
   const env = { server: undefined, browser: undefined, webRoot: undefined };
   let cleanupBin = async () => {};
   before(async () => {
@@ -36,7 +37,7 @@ export function serveWithChromium({ launch = true } = {}) {
     cleanupBin = built.cleanup;
     env.webRoot = await mkdtemp(join(tmpdir(), 'hilodb-web-'));
     await promisify(execFile)('bash', [join(repoRoot, 'js', 'build-web.sh'), env.webRoot], { maxBuffer: 16 << 20 });
-    env.server = await startServer(built.bin, ['-static', env.webRoot]);
+    env.server = await startServer(built.bin, ['-static', env.webRoot, ...serverArgs]);
     if (launch) env.browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
   });
   after(async () => {
