@@ -13,13 +13,15 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/replica"
 	"github.com/hilodb/hilodb/syncserver"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // revServer is a sync server of the test's cluster, in this process (so
@@ -611,7 +613,7 @@ func testBackupRestore(t *testing.T, etcd []string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := syncserver.Restore(file, dir, 0, false); err != nil {
+	if _, err := storage.Restore(file, dir, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	_, addr, _ := servertest.Start(t, syncserver.Config{DataDir: dir, CompactEvery: -1}, "127.0.0.1:0")

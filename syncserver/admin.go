@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // admin wraps a handler of the read-only admin pages: with an AdminToken it
@@ -80,7 +82,7 @@ type ClientInfo struct {
 // overview reads the stored state and the open connections.
 func (s *Server) overview() (*Overview, error) {
 	ov := &Overview{ServerTag: s.cfg.ServerTag, Healthy: true}
-	if err := s.store.err(); err != nil {
+	if err := s.store.Err(); err != nil {
 		ov.Healthy, ov.Problem = false, err.Error()
 	}
 	dbs := map[string]*DatabaseInfo{}
@@ -93,7 +95,7 @@ func (s *Server) overview() (*Overview, error) {
 		return d
 	}
 	// Only the counters' key ranges are read, never the documents.
-	visit := func(tx kvTx, prefix string, fn func(key, val string)) error {
+	visit := func(tx storage.Tx, prefix string, fn func(key, val string)) error {
 		return tx.AscendRange("", prefix, prefix+"\xff", func(key, val string) bool {
 			fn(key, val)
 			return true
@@ -104,33 +106,33 @@ func (s *Server) overview() (*Overview, error) {
 		if !ok {
 			return
 		}
-		v, _ := counterValue(key, val)
-		if strings.HasPrefix(key, hiloPrefix) {
+		v, _ := storage.CounterValue(key, val)
+		if strings.HasPrefix(key, storage.HiloPrefix) {
 			get(db).Hilo[name] = v
 		} else {
 			get(db).Identities[name] = v
 		}
 	}
-	err := s.store.view(func(tx kvTx) error {
+	err := s.store.View(func(tx storage.Tx) error {
 		return errors.Join(
-			visit(tx, dbPrefix, func(key, val string) { get(key[len(dbPrefix):]).Created = val }),
-			visit(tx, nodePrefix, func(string, string) { ov.Nodes++ }),
-			visit(tx, hiloPrefix, counter),
-			visit(tx, identPrefix, counter),
-			visit(tx, seqCounterPrefix, func(key, val string) {
+			visit(tx, storage.DBPrefix, func(key, val string) { get(key[len(storage.DBPrefix):]).Created = val }),
+			visit(tx, storage.NodePrefix, func(string, string) { ov.Nodes++ }),
+			visit(tx, storage.HiloPrefix, counter),
+			visit(tx, storage.IdentPrefix, counter),
+			visit(tx, storage.SeqCounterPrefix, func(key, val string) {
 				n, _ := strconv.ParseInt(val, 10, 64)
-				get(key[len(seqCounterPrefix):]).Sequence = n
+				get(key[len(storage.SeqCounterPrefix):]).Sequence = n
 			}),
 		)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if es, ok := s.store.(*etcdStore); ok {
+	if es, ok := s.store.(*storage.Etcd); ok {
 		// No counter on etcd: the last sequence is the newest mod revision
 		// among the database's documents.
 		for name, d := range dbs {
-			if d.Sequence, err = es.lastSeq(name); err != nil {
+			if d.Sequence, err = es.LastSeq(name); err != nil {
 				return nil, err
 			}
 		}
@@ -187,7 +189,7 @@ func (s *Server) serveDashboard(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveBackup(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="hilodb-backup-`+time.Now().UTC().Format("20060102T150405Z")+`.db"`)
-	if err := s.store.backup(w); err != nil {
+	if err := s.store.Backup(w); err != nil {
 		s.log.Error("backup", "err", err)
 		http.Error(w, "backup failed", http.StatusInternalServerError)
 		return

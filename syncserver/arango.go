@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/hilodb/hilodb/auth"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/hilodb/hilodb/auth"
 
 	"github.com/hilodb/hilodb/errcode"
 )

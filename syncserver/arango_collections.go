@@ -10,6 +10,7 @@ import (
 
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // ArangoDB's collection and database management over hilodb's: a
@@ -41,17 +42,17 @@ func (s *Server) removeDocs(ctx context.Context, db, idPrefix string) (int, erro
 	n := 0
 	for {
 		var ids []string
-		lo := docKey(db, idPrefix)
-		err := s.store.view(func(tx kvTx) error {
+		lo := storage.DocKey(db, idPrefix)
+		err := s.store.View(func(tx storage.Tx) error {
 			var derr error
 			tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-				rec, err := decodeStored(k, v)
+				rec, err := storage.DecodeStored(k, v)
 				if err != nil {
 					derr = err
 					return false
 				}
 				if !rec.Deleted && len(rec.Doc) > 0 {
-					ids = append(ids, strings.TrimPrefix(k, docKey(db, "")))
+					ids = append(ids, strings.TrimPrefix(k, storage.DocKey(db, "")))
 				}
 				return len(ids) < removeBatch
 			})
@@ -102,8 +103,8 @@ func (s *Server) arangoDefined(w http.ResponseWriter, r *doorRequest, coll strin
 func (s *Server) arangoDescribe(db string, def CollectionDef) map[string]any {
 	d := arangoCollection(def)
 	var p arangoProps
-	_ = s.store.view(func(tx kvTx) error {
-		_, err := getJSON(tx, arangoPropKey(db, def.Name), &p)
+	_ = s.store.View(func(tx storage.Tx) error {
+		_, err := storage.GetJSON(tx, arangoPropKey(db, def.Name), &p)
 		return err
 	})
 	d["waitForSync"] = p.WaitForSync
@@ -139,11 +140,11 @@ func (s *Server) arangoRevision(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	rev := "0"
-	lo := docKey(r.db, def.Name+"/")
-	err := s.store.view(func(tx kvTx) error {
+	lo := storage.DocKey(r.db, def.Name+"/")
+	err := s.store.View(func(tx storage.Tx) error {
 		var derr error
 		tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-			rec, err := decodeStored(k, v)
+			rec, err := storage.DecodeStored(k, v)
 			if err != nil {
 				derr = err
 				return false
@@ -195,7 +196,7 @@ func (s *Server) arangoSetProperties(w http.ResponseWriter, r *doorRequest) {
 	}
 	if _, ok := m["waitForSync"]; ok {
 		b, _ := json.Marshal(p)
-		if err := s.store.update(r.Context(), func(tx kvTx) error {
+		if err := s.store.Update(r.Context(), func(tx storage.Tx) error {
 			_, _, err := tx.Set(arangoPropKey(r.db, def.Name), string(b), nil)
 			return err
 		}); err != nil {
@@ -221,7 +222,7 @@ func (s *Server) arangoTruncate(w http.ResponseWriter, r *doorRequest) {
 // dropDefinitions deletes coll's definition, index definitions and door
 // properties.
 func (s *Server) dropDefinitions(ctx context.Context, db, coll string) error {
-	return s.store.update(ctx, func(tx kvTx) error {
+	return s.store.Update(ctx, func(tx storage.Tx) error {
 		var keys []string
 		ix := ixDefPrefix + db + "/" + coll + "/"
 		tx.AscendRange("", ix, ix+"\xff", func(k, _ string) bool {
@@ -292,7 +293,7 @@ func (s *Server) arangoRename(w http.ResponseWriter, r *doorRequest) {
 	moved.Name = to.Name
 	b, _ := json.Marshal(moved)
 	errTaken := errors.New("taken")
-	err = s.store.update(r.Context(), func(tx kvTx) error {
+	err = s.store.Update(r.Context(), func(tx storage.Tx) error {
 		if _, err := tx.Get(colDefKey(r.db, to.Name)); err == nil {
 			return errTaken
 		}
@@ -349,8 +350,8 @@ func (s *Server) databaseExists(db string) bool {
 		return true
 	}
 	found := false
-	_ = s.store.view(func(tx kvTx) error {
-		_, err := tx.Get(dbPrefix + db)
+	_ = s.store.View(func(tx storage.Tx) error {
+		_, err := tx.Get(storage.DBPrefix + db)
 		found = err == nil
 		return nil
 	})
@@ -369,9 +370,9 @@ func (s *Server) arangoCurrentDB(w http.ResponseWriter, r *doorRequest) {
 
 func (s *Server) arangoListDBs(w http.ResponseWriter, r *doorRequest) {
 	names := []string{"_system"}
-	err := s.store.view(func(tx kvTx) error {
-		tx.AscendRange("", dbPrefix, dbPrefix+"\xff", func(k, _ string) bool {
-			if db := strings.TrimPrefix(k, dbPrefix); db != arangoDefaultDB {
+	err := s.store.View(func(tx storage.Tx) error {
+		tx.AscendRange("", storage.DBPrefix, storage.DBPrefix+"\xff", func(k, _ string) bool {
+			if db := strings.TrimPrefix(k, storage.DBPrefix); db != arangoDefaultDB {
 				names = append(names, db)
 			}
 			return len(names) < 100000
@@ -402,7 +403,7 @@ func (s *Server) arangoCreateDB(w http.ResponseWriter, r *doorRequest) {
 		s.arangoFail(w, badRequest("database: users are not served (hilodb's tokens grant databases; see docs/operations.md)"))
 		return
 	}
-	if !validDBName(req.Name) {
+	if !storage.ValidDBName(req.Name) {
 		arangoError(w, errcode.IllegalName, "illegal database name "+quote(truncate(req.Name, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
 		return
 	}
@@ -427,7 +428,7 @@ func (s *Server) arangoDropDB(w http.ResponseWriter, r *doorRequest) {
 		arangoError(w, errcode.Forbidden, "the _system database cannot be dropped")
 		return
 	}
-	if !validDBName(name) || !s.databaseExists(name) {
+	if !storage.ValidDBName(name) || !s.databaseExists(name) {
 		arangoError(w, errcode.DatabaseNotFound, "database not found: "+truncate(name, 80))
 		return
 	}
@@ -439,7 +440,7 @@ func (s *Server) arangoDropDB(w http.ResponseWriter, r *doorRequest) {
 		s.arangoFail(w, err)
 		return
 	}
-	err := s.store.update(r.Context(), func(tx kvTx) error {
+	err := s.store.Update(r.Context(), func(tx storage.Tx) error {
 		var keys []string
 		for _, p := range []string{colDefPrefix + name + "/", ixDefPrefix + name + "/", arangoPropPrefix + name + "/"} {
 			tx.AscendRange("", p, p+"\xff", func(k, _ string) bool {
@@ -447,7 +448,7 @@ func (s *Server) arangoDropDB(w http.ResponseWriter, r *doorRequest) {
 				return true
 			})
 		}
-		keys = append(keys, dbPrefix+name)
+		keys = append(keys, storage.DBPrefix+name)
 		for _, k := range keys {
 			_, _ = tx.Delete(k)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/hilodb/hilodb/core/query/aql"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/aqlcursor"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // ArangoDB's queries: POST /_api/cursor runs an AQL query of the subset
@@ -84,15 +85,15 @@ func (s *Server) countDocs(db, idPrefix string, sel *query.Selector) (int, error
 	if err != nil {
 		return 0, err
 	}
-	lo := docKey(db, idPrefix)
-	err = s.store.view(func(tx kvTx) error {
+	lo := storage.DocKey(db, idPrefix)
+	err = s.store.View(func(tx storage.Tx) error {
 		var stop error
 		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
 			if pager.Examined >= serverScanLimit {
 				stop = errScanLimit
 				return false
 			}
-			rec, err := decodeStored(k, v)
+			rec, err := storage.DecodeStored(k, v)
 			if err != nil {
 				stop = err
 				return false

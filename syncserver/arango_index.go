@@ -8,6 +8,7 @@ import (
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // ArangoDB's /_api/index over hilodb's index definitions (the ones
@@ -190,7 +191,7 @@ func (s *Server) arangoDropIndex(w http.ResponseWriter, r *doorRequest) {
 		s.arangoFail(w, err)
 		return
 	}
-	err := s.store.update(r.Context(), func(tx kvTx) error {
+	err := s.store.Update(r.Context(), func(tx storage.Tx) error {
 		_, _ = tx.Delete(ixDefKey(r.db, coll, ix["name"].(string)))
 		return nil
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // arangoRoute is one route of the ArangoDB door: a pattern with %s where
@@ -90,8 +91,8 @@ func (s *Server) arangoCollectionDef(db, coll string) (CollectionDef, bool, erro
 		}
 	}
 	found := false
-	lo := docKey(db, coll+"/")
-	err = s.store.view(func(tx kvTx) error {
+	lo := storage.DocKey(db, coll+"/")
+	err = s.store.View(func(tx storage.Tx) error {
 		return tx.AscendRange("", lo, lo+"\xff", func(_, _ string) bool {
 			found = true
 			return false

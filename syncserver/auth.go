@@ -11,6 +11,7 @@ import (
 
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // Who may do what. A request's role rides on its context, set by the door
@@ -125,8 +126,8 @@ func (s *Server) touchDBFor(ctx context.Context, db string, a access) error {
 		return s.touchDB(ctx, db)
 	}
 	exists := false
-	_ = s.store.view(func(tx kvTx) error {
-		_, err := tx.Get(dbPrefix + db)
+	_ = s.store.View(func(tx storage.Tx) error {
+		_, err := tx.Get(storage.DBPrefix + db)
 		exists = err == nil
 		return nil
 	})
@@ -138,8 +139,8 @@ func (s *Server) touchDBFor(ctx context.Context, db string, a access) error {
 		limit = 16
 	}
 	sub := a.grant.Subject
-	return s.store.update(ctx, func(tx kvTx) error {
-		if _, err := tx.Get(dbPrefix + db); err == nil {
+	return s.store.Update(ctx, func(tx storage.Tx) error {
+		if _, err := tx.Get(storage.DBPrefix + db); err == nil {
 			return nil
 		}
 		n := 0
@@ -156,7 +157,7 @@ func (s *Server) touchDBFor(ctx context.Context, db string, a access) error {
 		if _, _, err := tx.Set(prefix+db, now, nil); err != nil {
 			return err
 		}
-		_, _, err := tx.Set(dbPrefix+db, now, nil)
+		_, _, err := tx.Set(storage.DBPrefix+db, now, nil)
 		return err
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // ClientCerts maps client certificates, by SHA-1 thumbprint (upper-case
@@ -43,7 +44,7 @@ func ParseClientCerts(b []byte) (ClientCerts, error) {
 			if !ok {
 				return nil, fmt.Errorf("parse client certificates: %s: role %q: want read, write or admin", tp, name)
 			}
-			if db != "*" && !validDBName(db) {
+			if db != "*" && !storage.ValidDBName(db) {
 				return nil, fmt.Errorf("parse client certificates: %s: illegal database name %q", tp, db)
 			}
 			roles[db] = r

@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/storage"
 
 	"bytes"
 	"context"
@@ -119,9 +120,9 @@ func (s *Server) defineCollection(ctx context.Context, db string, def Collection
 		kept    = def
 		created bool
 	)
-	err = s.store.update(ctx, func(tx kvTx) error {
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		kept, created = def, false
-		found, err := getJSON(tx, colDefKey(db, def.Name), &kept)
+		found, err := storage.GetJSON(tx, colDefKey(db, def.Name), &kept)
 		if err != nil || found {
 			return err
 		}
@@ -146,7 +147,7 @@ func (s *Server) defineCollection(ctx context.Context, db string, def Collection
 // collections returns db's definitions by name.
 func (s *Server) collections(db string) ([]CollectionDef, error) {
 	defs := []CollectionDef{}
-	err := s.store.view(func(tx kvTx) error {
+	err := s.store.View(func(tx storage.Tx) error {
 		var derr error
 		prefix := colDefPrefix + db + "/"
 		tx.AscendRange("", prefix, colDefPrefix+db+"0", func(key, value string) bool {

@@ -13,9 +13,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/tidwall/gjson"
+
 	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/hilodb/hilodb/internal/wire"
-	"github.com/tidwall/gjson"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // opHandler handles one request of its op on connection c. id is the
@@ -85,7 +87,7 @@ type conn struct {
 	closersMu sync.Mutex
 	closers   []func()
 
-	// queued says the store queues transactions (updateQueuer): a push is
+	// queued says the store queues transactions (storage.Queuer): a push is
 	// then answered by a goroutine of its own once durable, while the
 	// connection reads and checks the next push (answerLater).
 	queued bool
@@ -104,7 +106,7 @@ func newConn(s *Server, ws wsConn, r *http.Request) *conn {
 	now := time.Now()
 	c := &conn{srv: s, ws: ws, remote: r.RemoteAddr, loopback: fromLoopback(r), since: now,
 		tokens: float64(s.cfg.RateBurst), tokensAt: now}
-	_, c.queued = s.store.(updateQueuer)
+	_, c.queued = s.store.(storage.Queuer)
 	c.lastActive.Store(now.UnixNano())
 	return c
 }

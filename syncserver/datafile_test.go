@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/syncserver"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // fillStore runs a server on dir, hands out numbers and stops it; it
@@ -118,14 +119,14 @@ func TestCorruptFileRefusedThenRepaired(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = openErr(dir)
-			var ce *syncserver.CorruptError
+			var ce *storage.CorruptError
 			if !errors.As(err, &ce) || ce.Path != path {
 				t.Fatalf("open damaged file: %v, want a CorruptError naming %s", err, path)
 			}
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "hilodb-server repair") {
 				t.Errorf("error %q should name the file and the repair command", err)
 			}
-			rep, err := syncserver.Repair(dir, 1000)
+			rep, err := storage.Repair(dir, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +142,7 @@ func TestCorruptFileRefusedThenRepaired(t *testing.T) {
 				t.Errorf("after repair: low %v ident %v, want above %v and %v", low, next, hiloMax, ident)
 			}
 			// Repairing a sound file changes nothing.
-			rep, err = syncserver.Repair(dir, 1000)
+			rep, err = storage.Repair(dir, 1000)
 			if err != nil || rep.Damaged || rep.Torn {
 				t.Errorf("second repair: %+v %v", rep, err)
 			}
@@ -160,7 +161,7 @@ func TestRepairRaisesKeysOnlyInDamage(t *testing.T) {
 	// Break the length line of the value right after the key.
 	copy(b[i+len("ident/shop/lonely"):], "\r\n$X")
 	os.WriteFile(path, b, 0o640)
-	if _, err := syncserver.Repair(dir, 500); err != nil {
+	if _, err := storage.Repair(dir, 500); err != nil {
 		t.Fatal(err)
 	}
 	ts := startServer(t, syncserver.Config{DataDir: dir})

@@ -5,32 +5,12 @@
 //
 // # Durability
 //
-// Every reply that hands out numbers is sent only after the new state is on
-// disk. Concurrent requests share one buntdb transaction and one fsync (group
-// commit), so many clients do not wait for as many fsyncs in a row. A failed
-// fsync stops all further changes until a restart. At start the data file is
-// read in full: an unfinished last write is cut off, damage elsewhere is a
-// *CorruptError, and Repair rebuilds the file, raising every counter past
-// anything that may have been handed out. Restore does the same for a
-// backup.
-//
-// # Storage
-//
-// The server's state goes through a small key-value interface (kvStore and
-// its transactions, kvTx, in kv.go), with two implementations: the embedded
-// buntdb file above, the default, and an etcd cluster (Config.Etcd,
-// etcdstore.go), which several servers with different tags share. On etcd
-// an update is an optimistic transaction committed with one etcd Txn whose
-// compares require every key it read to be unchanged, so no two servers hand
-// out the same number; requests that arrive together share one Txn, as they
-// share one fsync on buntdb. Each server holds its tag under an etcd lease
-// (etcdnodes.go). On etcd a database's change sequence is etcd's revision
-// (etcdchanges.go): a document's sequence is its key's mod revision, so a
-// push writes no counter; each server follows one etcd watch of every
-// document write, whose recent keys (the change log, etcdfeed.go) answer
-// pulls from recent checkpoints and prove a push's prevSeq, and each live
-// feed follows an etcd watch of its own. Tombstones go once etcd's history
-// is compacted past them (tombstones.go).
+// Every reply that hands out numbers is sent only after the new state is
+// durable. The state lives in package storage (the buntdb data file, or an
+// etcd cluster that several servers with different tags share), which
+// owns its key layout, group commit, backup, restore and repair; this
+// package decides what to write and keeps the authority over HiLo ranges,
+// identities, node tags and the change feed.
 //
 // # Ops
 //

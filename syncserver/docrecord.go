@@ -3,7 +3,6 @@ package syncserver
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -12,115 +11,14 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/hilodb/hilodb/internal/jsontext"
-	"github.com/hilodb/hilodb/internal/wire"
-	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
+
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
-// docRecord is the server's state of one replicated document. A tombstone
-// has Deleted set and no Doc; At (Unix milliseconds) dates it for compaction.
-// On etcd Seq is not stored (it is written as 0): it is the key's mod
-// revision, filled in when the record is read.
-type docRecord struct {
-	Rev     string          `json:"rev"`
-	Seq     int64           `json:"seq"`
-	Deleted bool            `json:"deleted,omitempty"`
-	At      int64           `json:"at,omitempty"`
-	Doc     json.RawMessage `json:"doc,omitempty"`
-}
-
-func docKey(db, id string) string { return "rdoc/" + db + "/" + id }
-func seqKey(db string, seq int64) string {
-	return "rseq/" + db + "/" + fmt.Sprintf("%020d", seq)
-}
-
-// seqCounterPrefix prefixes each database's change sequence counter; a
-// repair raises it like the other counters, so no sequence is reused.
-const seqCounterPrefix = "rctr/"
-
-func seqCounterKey(db string) string { return seqCounterPrefix + db }
-func purgedKey(db string) string     { return "rpurged/" + db }
-
-// encode writes the record as compact JSON by hand: the document is copied
-// as it is (already compact), not decoded and encoded again.
-func (r *docRecord) encode() string {
-	b := make([]byte, 0, len(r.Doc)+len(r.Rev)+64)
-	b = append(b, `{"rev":`...)
-	b = jsontext.AppendString(b, r.Rev)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendInt(b, r.Seq, 10)
-	if r.Deleted {
-		b = append(b, `,"deleted":true`...)
-	}
-	if r.At != 0 {
-		b = append(b, `,"at":`...)
-		b = strconv.AppendInt(b, r.At, 10)
-	}
-	if len(r.Doc) > 0 {
-		b = append(b, `,"doc":`...)
-		b = append(b, r.Doc...)
-	}
-	return string(append(b, '}'))
-}
-
-// getRecord reads the record of id; found is false when there is none.
-func getRecord(tx kvTx, db, id string) (rec docRecord, found bool, err error) {
-	v, err := tx.Get(docKey(db, id))
-	if errors.Is(err, buntdb.ErrNotFound) {
-		return rec, false, nil
-	}
-	if err != nil {
-		return rec, false, err
-	}
-	if rec, err = decodeStored(docKey(db, id), v); err != nil {
-		return rec, false, err
-	}
-	if rt, ok := tx.(revTx); ok {
-		// On etcd the sequence is the key's mod revision (0 for a record
-		// this transaction wrote: its revision comes with the commit).
-		rec.Seq = rt.modRev(docKey(db, id))
-	}
-	return rec, true, nil
-}
-
-// decodeStored reads the record v stored at key, checking that it is JSON.
-func decodeStored(key, v string) (docRecord, error) {
-	if !gjson.Valid(v) {
-		return docRecord{}, fmt.Errorf("decode stored %s: not JSON", key)
-	}
-	return decodeRecord(v), nil
-}
-
-// decodeRecord reads a stored record (valid JSON) in one walk; a member
-// given twice counts as first given, as gjson's Get reads it.
-func decodeRecord(v string) (rec docRecord) {
-	var rev, seq, deleted, at, doc gjson.Result
-	gjson.Parse(v).ForEach(func(k, f gjson.Result) bool {
-		switch k.Str {
-		case "rev":
-			wire.FirstOf(&rev, f)
-		case "seq":
-			wire.FirstOf(&seq, f)
-		case "deleted":
-			wire.FirstOf(&deleted, f)
-		case "at":
-			wire.FirstOf(&at, f)
-		case "doc":
-			wire.FirstOf(&doc, f)
-		}
-		return true
-	})
-	rec = docRecord{Rev: rev.String(), Seq: seq.Int(), Deleted: deleted.Bool(), At: at.Int()}
-	if doc.Exists() {
-		rec.Doc = json.RawMessage(doc.Raw)
-	}
-	return rec
-}
-
-// current renders a record as the conflict reply's "current": the stored
-// document with _id and _rev inside, or a tombstone.
-func (r *docRecord) current(id string) json.RawMessage {
+// currentOf renders a record as the conflict reply's "current": the
+// stored document with _id and _rev inside, or a tombstone.
+func currentOf(r *storage.Record, id string) json.RawMessage {
 	if r.Deleted {
 		b, _ := json.Marshal(map[string]any{"_id": id, "_rev": r.Rev, "_deleted": true})
 		return b
@@ -145,7 +43,7 @@ func validDocID(id string) bool {
 // cur (a retry), comparing content rather than bytes when they differ.
 // Strings compare as the UTF-16 code units JavaScript sees: two lone
 // surrogates, which encoding/json would both decode to U+FFFD, differ.
-func sameWrite(cur *docRecord, deleted bool, doc json.RawMessage) bool {
+func sameWrite(cur *storage.Record, deleted bool, doc json.RawMessage) bool {
 	if cur.Deleted || deleted {
 		return cur.Deleted == deleted
 	}

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
+
+	"github.com/hilodb/hilodb/internal/wire"
 )
 
 // refNormalizeValidDoc is normalizeValidDoc as it was with gjson's member

@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/storage"
 
 	"context"
 	"encoding/json"
@@ -9,8 +10,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hilodb/hilodb/errcode"
 	"github.com/tidwall/buntdb"
+
+	"github.com/hilodb/hilodb/errcode"
 )
 
 // Writes made by the server itself for the HTTP doors: unlike a push, whose
@@ -78,11 +80,11 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 	var out []docResult
 	wrote := false
 	now := s.now().UnixMilli()
-	err := s.store.update(ctx, func(tx kvTx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		out = make([]docResult, len(ws))
 		wrote = false
-		batch := map[string]*docRecord{} // what this batch has made so far
-		recs := make([]*docRecord, len(ws))
+		batch := map[string]*storage.Record{} // what this batch has made so far
+		recs := make([]*storage.Record, len(ws))
 		ids := make([]string, len(ws))
 		mint := newMinter(s, tx, db, ws)
 		for i, w := range ws {
@@ -111,7 +113,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 			}
 			cur, seen := batch[w.ID]
 			if !seen {
-				rec, found, err := getRecord(tx, db, w.ID)
+				rec, found, err := storage.GetRecord(tx, db, w.ID)
 				if err != nil {
 					return err
 				}
@@ -150,7 +152,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 				s.clock.Observe(revClock(cur.Rev))
 			}
 			rev := s.clock.NextRev()
-			rec := &docRecord{Rev: rev, Deleted: del}
+			rec := &storage.Record{Rev: rev, Deleted: del}
 			if del {
 				rec.At = now
 			} else {
@@ -181,25 +183,25 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 		if err := mint.done(); err != nil {
 			return err
 		}
-		if _, byRev := tx.(revTx); byRev {
+		if _, byRev := tx.(storage.RevTx); byRev {
 			// On etcd the sequence is the commit's revision: no counter.
 			for i, rec := range recs {
 				if rec == nil {
 					continue
 				}
-				if _, _, err := tx.Set(docKey(db, ids[i]), rec.encode(), nil); err != nil {
+				if _, _, err := tx.Set(storage.DocKey(db, ids[i]), rec.Encode(), nil); err != nil {
 					return err
 				}
 				wrote = true
 			}
 			if wrote {
 				// A blind write: no transaction compares it (see lastWriteKey).
-				_, _, err := tx.Set(lastWriteKey(db), "", nil)
+				_, _, err := tx.Set(storage.LastWriteKey(db), "", nil)
 				return err
 			}
 			return nil
 		}
-		seq, err := getInt(tx, seqCounterKey(db))
+		seq, err := storage.GetInt(tx, storage.SeqCounterKey(db))
 		if err != nil {
 			return err
 		}
@@ -208,25 +210,25 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 				continue
 			}
 			id := ids[i]
-			if old, found, err := getRecord(tx, db, id); err != nil {
+			if old, found, err := storage.GetRecord(tx, db, id); err != nil {
 				return err
 			} else if found {
-				if _, err := tx.Delete(seqKey(db, old.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+				if _, err := tx.Delete(storage.SeqKey(db, old.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
 					return err
 				}
 			}
 			seq++
 			rec.Seq = seq
-			if _, _, err := tx.Set(docKey(db, id), rec.encode(), nil); err != nil {
+			if _, _, err := tx.Set(storage.DocKey(db, id), rec.Encode(), nil); err != nil {
 				return err
 			}
-			if _, _, err := tx.Set(seqKey(db, seq), id, nil); err != nil {
+			if _, _, err := tx.Set(storage.SeqKey(db, seq), id, nil); err != nil {
 				return err
 			}
 			wrote = true
 		}
 		if wrote {
-			return setInt(tx, seqCounterKey(db), seq)
+			return storage.SetInt(tx, storage.SeqCounterKey(db), seq)
 		}
 		return nil
 	})
@@ -256,9 +258,9 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 // deleted) with their _rev.
 func (s *Server) readDocs(db string, ids []string) ([]*storedDoc, error) {
 	out := make([]*storedDoc, len(ids))
-	err := s.store.view(func(tx kvTx) error {
+	err := s.store.View(func(tx storage.Tx) error {
 		for i, id := range ids {
-			rec, found, err := getRecord(tx, db, id)
+			rec, found, err := storage.GetRecord(tx, db, id)
 			if err != nil {
 				return err
 			}

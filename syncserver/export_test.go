@@ -8,12 +8,13 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // FailFsync makes every later fsync of s's data file fail with err.
 func FailFsync(s *Server, err error) {
-	f := func() error { return err }
-	s.store.(*store).sync.Store(&f)
+	s.store.(*storage.File).SetSync(func() error { return err })
 }
 
 // fakeWS records what a conn writes.

@@ -2,9 +2,9 @@ package syncserver
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/storage"
 
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -13,35 +13,11 @@ import (
 
 // Range sizing, as RavenDB's server does it.
 const (
-	minRange      = 32
-	maxRange      = 1 << 20
-	growWithin    = 30 * time.Second
-	shrinkAfter   = 60 * time.Second
-	maxSafeNumber = 1<<53 - 1 // largest integer a JavaScript number holds exactly
+	minRange    = 32
+	maxRange    = storage.DefaultBump // a repair raises counters past one whole lease
+	growWithin  = 30 * time.Second
+	shrinkAfter = 60 * time.Second
 )
-
-// hiloDoc is the stored state of one HiLo tag: Max is the highest number
-// taken (the next lease starts after it); Low is the first number of the
-// latest lease and Node the node tag that leased it, so a return can be
-// checked against them; Top is the highest number ever handed out, which a
-// return never lowers (a client's lastMax can be no higher).
-type hiloDoc struct {
-	Max  int64  `json:"Max"`
-	Low  int64  `json:"Low,omitempty"`
-	Top  int64  `json:"Top,omitempty"`
-	Node string `json:"Node,omitempty"`
-	// Meta is the @metadata of the Raven/Hilo/{tag} document a RavenDB
-	// client stored (its type, say), kept as RavenDB keeps it.
-	Meta json.RawMessage `json:"Meta,omitempty"`
-}
-
-// top is the highest number ever handed out for the tag (files written
-// before Top was kept have Max).
-func (d *hiloDoc) top() int64 { return max(d.Top, d.Max) }
-
-const hiloPrefix = "hilo/"
-
-func hiloKey(db, tag string) string { return hiloPrefix + db + "/" + tag }
 
 // capacity returns the size of the next range given the size of the last one
 // and when it was leased: ranges double while a client uses them up within 30
@@ -89,26 +65,26 @@ func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastL
 		return leasedRange{}, err
 	}
 	lastSize, lastMax, lastRangeAt := last.size, last.max, last.at
-	if lastSize < 0 || lastMax < 0 || lastMax > maxSafeNumber || last.want < 0 {
-		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(maxSafeNumber))
+	if lastSize < 0 || lastMax < 0 || lastMax > storage.MaxSafeNumber || last.want < 0 {
+		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(storage.MaxSafeNumber))
 	}
 	var out leasedRange
-	err := s.store.update(ctx, func(tx kvTx) error {
-		var doc hiloDoc
-		if _, err := getJSON(tx, hiloKey(db, tag), &doc); err != nil {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		var doc storage.HiloDoc
+		if _, err := storage.GetJSON(tx, storage.HiloKey(db, tag), &doc); err != nil {
 			return err
 		}
-		if lastMax > doc.top() {
-			return badRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, quote(tag), doc.top())
+		if lastMax > doc.Highest() {
+			return badRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, quote(tag), doc.Highest())
 		}
 		now := s.now().UTC()
 		size := max(capacity(lastSize, lastRangeAt, now), min(last.want, maxRange))
 		oldMax := max(doc.Max, lastMax)
-		if oldMax > maxSafeNumber-size {
+		if oldMax > storage.MaxSafeNumber-size {
 			return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}
 		}
 		out = leasedRange{Low: oldMax + 1, High: oldMax + size, Size: size, At: now}
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out.High, Low: out.Low, Top: max(out.High, doc.top()), Node: node, Meta: doc.Meta})
+		return storage.SetJSON(tx, storage.HiloKey(db, tag), storage.HiloDoc{Max: out.High, Low: out.Low, Top: max(out.High, doc.Highest()), Node: node, Meta: doc.Meta})
 	})
 	if err != nil {
 		return leasedRange{}, err
@@ -131,10 +107,10 @@ func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, las
 		return false, badRequest("need 0 <= last <= end and end >= 1")
 	}
 	accepted := false
-	err := s.store.update(ctx, func(tx kvTx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		accepted = false
-		var doc hiloDoc
-		found, err := getJSON(tx, hiloKey(db, tag), &doc)
+		var doc storage.HiloDoc
+		found, err := storage.GetJSON(tx, storage.HiloKey(db, tag), &doc)
 		if err != nil || !found {
 			return err
 		}
@@ -145,7 +121,7 @@ func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, las
 		}
 		accepted = true
 		// Low moves past last, so a second return cannot reach lower.
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: last, Low: last + 1, Top: doc.top(), Node: node, Meta: doc.Meta})
+		return storage.SetJSON(tx, storage.HiloKey(db, tag), storage.HiloDoc{Max: last, Low: last + 1, Top: doc.Highest(), Node: node, Meta: doc.Meta})
 	})
 	return accepted, err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // The HTTP doors (RavenDB's and ArangoDB's APIs) reach the same store as
@@ -57,7 +58,7 @@ func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail door
 			return
 		}
 		db := dbOf(r)
-		if !validDBName(db) {
+		if !storage.ValidDBName(db) {
 			refuse(errcode.IllegalName, "illegal database name "+quote(truncate(db, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
 			return
 		}

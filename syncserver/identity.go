@@ -2,16 +2,13 @@ package syncserver
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/storage"
 
 	"context"
 	"strconv"
 
 	"github.com/hilodb/hilodb/internal/wire"
 )
-
-const identPrefix = "ident/"
-
-func identityKey(db, name string) string { return identPrefix + db + "/" + name }
 
 // nextIdentity returns the next value of identity name in db (1 first),
 // durable before it returns.
@@ -31,7 +28,7 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 		return nil, err
 	}
 	out := make([]int64, len(names))
-	err := s.store.update(ctx, func(tx kvTx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		// Check everything before the first write: a transaction in a group
 		// commit cannot be rolled back alone.
 		cur := make(map[string]int64, len(names))
@@ -39,21 +36,21 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 			if _, ok := cur[name]; ok {
 				continue
 			}
-			v, err := getInt(tx, identityKey(db, name))
+			v, err := storage.GetInt(tx, storage.IdentityKey(db, name))
 			if err != nil {
 				return err
 			}
 			cur[name] = v
 		}
 		for i, name := range names {
-			if cur[name] >= maxSafeNumber {
+			if cur[name] >= storage.MaxSafeNumber {
 				return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: "identity " + quote(name) + " has no values left"}
 			}
 			cur[name]++
 			out[i] = cur[name]
 		}
 		for name, v := range cur {
-			if err := setInt(tx, identityKey(db, name), v); err != nil {
+			if err := storage.SetInt(tx, storage.IdentityKey(db, name), v); err != nil {
 				return err
 			}
 		}
@@ -69,7 +66,7 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 // maxSeed is the highest value a seed sets: half the numbers a JavaScript
 // number holds exactly, so that a seed, whoever sends it, leaves an identity
 // at least 2^52 values and never uses it up.
-const maxSeed = (maxSafeNumber + 1) / 2
+const maxSeed = (storage.MaxSafeNumber + 1) / 2
 
 // seedIdentity sets identity name to value. Without force it only raises the
 // value and returns the (possibly higher) current one; with force it sets it
@@ -83,8 +80,8 @@ func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64,
 		return 0, badRequest("identity value must be between 0 and %d: a seed leaves at least as many values after it", int64(maxSeed))
 	}
 	var v int64
-	err := s.store.update(ctx, func(tx kvTx) error {
-		cur, err := getInt(tx, identityKey(db, name))
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		cur, err := storage.GetInt(tx, storage.IdentityKey(db, name))
 		if err != nil {
 			return err
 		}
@@ -99,7 +96,7 @@ func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64,
 		if force && v < cur {
 			s.log.Warn("identity lowered by a forced seed; later values can repeat earlier ones", "db", db, "name", name, "from", cur, "to", v)
 		}
-		return setInt(tx, identityKey(db, name), v)
+		return storage.SetInt(tx, storage.IdentityKey(db, name), v)
 	})
 	return v, err
 }

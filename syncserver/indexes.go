@@ -1,8 +1,10 @@
 package syncserver
 
 import (
-	"github.com/hilodb/hilodb/auth"
 	"slices"
+
+	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/storage"
 
 	"context"
 	"encoding/json"
@@ -108,7 +110,7 @@ func (c *conn) indexDrop(ctx context.Context, id int64, data []byte) (any, error
 		return nil, err
 	}
 	dropped := false
-	err := c.srv.store.update(ctx, func(tx kvTx) error {
+	err := c.srv.store.Update(ctx, func(tx storage.Tx) error {
 		_, err := tx.Delete(ixDefKey(c.db, req.Collection, req.Name))
 		dropped = err == nil
 		return nil
@@ -142,7 +144,7 @@ func (s *Server) defineIndex(ctx context.Context, db, coll string, def core.Inde
 		kept    = def
 		created bool
 	)
-	err = s.store.update(ctx, func(tx kvTx) error {
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		kept, created = def, false
 		prefix := ixDefPrefix + db + "/" + coll + "/"
 		n := 0
@@ -194,7 +196,7 @@ func (e errorString) Error() string { return string(e) }
 // indexes returns db's index definitions by collection, then name.
 func (s *Server) indexes(db string) ([]core.CollectionIndexes, error) {
 	out := []core.CollectionIndexes{}
-	err := s.store.view(func(tx kvTx) error {
+	err := s.store.View(func(tx storage.Tx) error {
 		var derr error
 		prefix := ixDefPrefix + db + "/"
 		tx.AscendRange("", prefix, prefix+"\xff", func(key, value string) bool {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // metrics are the counters behind /metrics.
@@ -96,14 +98,28 @@ func (m *metrics) countError(code string) {
 	m.mu.Unlock()
 }
 
-// observeCommit records one commit: how long its fsync took and how many
+// Commit records one commit: how long its fsync took and how many
 // transactions it made durable.
-func (m *metrics) observeCommit(d time.Duration, txs int) {
+func (m *metrics) Commit(d time.Duration, txs int) {
 	m.mu.Lock()
 	m.fsync.observe(d.Seconds())
 	m.groupSize.observe(float64(txs))
 	m.mu.Unlock()
 }
+
+// Retry counts an etcd transaction run again (storage.Metrics).
+func (m *metrics) Retry() { m.txRetries.Add(1) }
+
+// Pull counts a pull on etcd by how it was answered (storage.Metrics).
+func (m *metrics) Pull(byLog bool) {
+	if byLog {
+		m.pullsByLog.Add(1)
+	} else {
+		m.pullsByRange.Add(1)
+	}
+}
+
+var _ storage.Metrics = (*metrics)(nil)
 
 func writeMetric(w io.Writer, name, typ, help string, v int64) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", name, help, name, typ, name, v)
@@ -128,7 +144,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	writeMetric(w, "hilodb_pulls_from_log_total", "counter", "Pulls on etcd answered from the writes this server's watch saw (cost: what changed).", m.pullsByLog.Load())
 	writeMetric(w, "hilodb_pulls_by_range_total", "counter", "Pulls on etcd answered by a range read of the database (cost: the database's size).", m.pullsByRange.Load())
 	healthy := int64(1)
-	if s.store.err() != nil {
+	if s.store.Err() != nil {
 		healthy = 0
 	}
 	writeMetric(w, "hilodb_store_healthy", "gauge", "1 while the store accepts writes, 0 after a failed fsync.", healthy)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // Ids the server makes for RavenDB's clients: "prefix|" is prefix + "/" +
@@ -47,7 +48,7 @@ func mintable(id string) (bool, error) {
 // once, and writes what it used only when the write commits (done).
 type minter struct {
 	s      *Server
-	tx     kvTx
+	tx     storage.Tx
 	db     string
 	taken  map[string]bool  // ids the batch writes by name
 	idents map[string]int64 // identity name → last value used
@@ -55,7 +56,7 @@ type minter struct {
 	used   int              // identity values used
 }
 
-func newMinter(s *Server, tx kvTx, db string, ws []docWrite) *minter {
+func newMinter(s *Server, tx storage.Tx, db string, ws []docWrite) *minter {
 	m := &minter{s: s, tx: tx, db: db, taken: map[string]bool{}, idents: map[string]int64{}, seq: -1}
 	for _, w := range ws {
 		if w.Mint == "" {
@@ -76,7 +77,7 @@ func (m *minter) mint(req string) (string, error) {
 		if m.taken[id] {
 			continue
 		}
-		if _, found, err := getRecord(m.tx, m.db, id); err != nil {
+		if _, found, err := storage.GetRecord(m.tx, m.db, id); err != nil {
 			return "", err
 		} else if found {
 			continue
@@ -93,11 +94,11 @@ func (m *minter) next(req string) (string, error) {
 		v, ok := m.idents[name]
 		if !ok {
 			var err error
-			if v, err = getInt(m.tx, identityKey(m.db, name)); err != nil {
+			if v, err = storage.GetInt(m.tx, storage.IdentityKey(m.db, name)); err != nil {
 				return "", err
 			}
 		}
-		if v >= maxSafeNumber {
+		if v >= storage.MaxSafeNumber {
 			return "", &docError{code: errcode.OutOfKeys, msg: "identity " + quote(name) + " has no values left"}
 		}
 		m.idents[name] = v + 1
@@ -105,13 +106,13 @@ func (m *minter) next(req string) (string, error) {
 		return name + "/" + strconv.FormatInt(v+1, 10), nil
 	}
 	if m.seq < 0 {
-		v, err := getInt(m.tx, srvSeqPrefix+m.db)
+		v, err := storage.GetInt(m.tx, storage.SrvSeqPrefix+m.db)
 		if err != nil {
 			return "", err
 		}
 		m.seq = v
 	}
-	if m.seq >= maxSafeNumber {
+	if m.seq >= storage.MaxSafeNumber {
 		return "", &docError{code: errcode.OutOfKeys, msg: "the server's id sequence has no values left"}
 	}
 	m.seq++
@@ -122,12 +123,12 @@ func (m *minter) next(req string) (string, error) {
 // documents are written too.
 func (m *minter) done() error {
 	for name, v := range m.idents {
-		if err := setInt(m.tx, identityKey(m.db, name), v); err != nil {
+		if err := storage.SetInt(m.tx, storage.IdentityKey(m.db, name), v); err != nil {
 			return err
 		}
 	}
 	if m.seq >= 0 {
-		if err := setInt(m.tx, srvSeqPrefix+m.db, m.seq); err != nil {
+		if err := storage.SetInt(m.tx, storage.SrvSeqPrefix+m.db, m.seq); err != nil {
 			return err
 		}
 	}

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
-)
 
-const (
-	nodeSeqKey = "meta/nodeseq"
-	nodePrefix = "node/"
-	dbPrefix   = "db/"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // tagAlphabet spells node tags: the counter n becomes a bijective base-36
@@ -34,14 +30,14 @@ func nodeTagFor(n int64) string {
 // out to anyone else), or a new one never given before.
 func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 	if sent != "" {
-		if !validNodeTag(sent) || sent == s.cfg.ServerTag {
+		if !storage.ValidNodeTag(sent) || sent == s.cfg.ServerTag {
 			return "", badRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", quote(sent))
 		}
 		known, server := false, false
-		_ = s.store.view(func(tx kvTx) error {
-			_, err := tx.Get(nodePrefix + sent)
+		_ = s.store.View(func(tx storage.Tx) error {
+			_, err := tx.Get(storage.NodePrefix + sent)
 			known = err == nil
-			_, err = tx.Get(serverTagPrefix + sent)
+			_, err = tx.Get(storage.ServerTagPrefix + sent)
 			server = err == nil // another server's tag, in a cluster
 			return nil
 		})
@@ -51,8 +47,8 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 		if known {
 			return sent, nil
 		}
-		err := s.store.update(ctx, func(tx kvTx) error {
-			_, _, err := tx.Set(nodePrefix+sent, time.Now().UTC().Format(time.RFC3339), nil)
+		err := s.store.Update(ctx, func(tx storage.Tx) error {
+			_, _, err := tx.Set(storage.NodePrefix+sent, time.Now().UTC().Format(time.RFC3339), nil)
 			return err
 		})
 		if err != nil {
@@ -61,8 +57,8 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 		return sent, nil
 	}
 	var tag string
-	err := s.store.update(ctx, func(tx kvTx) error {
-		n, err := getInt(tx, nodeSeqKey)
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		n, err := storage.GetInt(tx, storage.NodeSeqKey)
 		if err != nil {
 			return err
 		}
@@ -75,15 +71,15 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 			if tag == s.cfg.ServerTag {
 				continue
 			}
-			if _, err := tx.Get(nodePrefix + tag); err == nil {
+			if _, err := tx.Get(storage.NodePrefix + tag); err == nil {
 				continue // registered by a client that brought it along
 			}
 			break
 		}
-		if err := setInt(tx, nodeSeqKey, n); err != nil {
+		if err := storage.SetInt(tx, storage.NodeSeqKey, n); err != nil {
 			return err
 		}
-		_, _, err = tx.Set(nodePrefix+tag, time.Now().UTC().Format(time.RFC3339), nil)
+		_, _, err = tx.Set(storage.NodePrefix+tag, time.Now().UTC().Format(time.RFC3339), nil)
 		return err
 	})
 	if err != nil {
@@ -96,16 +92,16 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 // touchDB records db as existing, creating it on first use.
 func (s *Server) touchDB(ctx context.Context, db string) error {
 	exists := false
-	_ = s.store.view(func(tx kvTx) error {
-		_, err := tx.Get(dbPrefix + db)
+	_ = s.store.View(func(tx storage.Tx) error {
+		_, err := tx.Get(storage.DBPrefix + db)
 		exists = err == nil
 		return nil
 	})
 	if exists {
 		return nil
 	}
-	return s.store.update(ctx, func(tx kvTx) error {
-		_, _, err := tx.Set(dbPrefix+db, time.Now().UTC().Format(time.RFC3339), nil)
+	return s.store.Update(ctx, func(tx storage.Tx) error {
+		_, _, err := tx.Set(storage.DBPrefix+db, time.Now().UTC().Format(time.RFC3339), nil)
 		return err
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // The core ops of protocol v1. Other files register their ops in their own
@@ -28,7 +29,7 @@ func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if !validDBName(req.DB) {
+	if !storage.ValidDBName(req.DB) {
 		return nil, &protoError{code: wire.CodeIllegalName, num: wire.NumIllegalName, msg: "illegal database name " + quote(truncate(req.DB, 80)) + ": want a letter, then letters, digits, _ or -, at most 64 bytes"}
 	}
 	acc, err := c.srv.authorizeAccess(req.DB, req.Token, c.loopback)
@@ -53,7 +54,7 @@ func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 	c.helloDone.Store(true)
 	c.ws.SetReadLimit(c.srv.cfg.MaxMessageBytes)
 	c.srv.log.Debug("hello", "remote", c.remote, "db", req.DB, "node", node)
-	_, onEtcd := c.srv.store.(*etcdStore)
+	_, onEtcd := c.srv.store.(*storage.Etcd)
 	// The token's expiry is watched once the reply is out: its warning
 	// never comes before it.
 	return replyThen{reply: wire.HelloReply{ID: id, OK: true, ServerTag: c.srv.cfg.ServerTag, Node: node, Pipeline: !onEtcd}, then: c.watchExpiry}, nil
@@ -79,8 +80,8 @@ func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error)
 		}
 		at = t
 	}
-	if req.Want < 0 || req.Want > maxSafeNumber {
-		return nil, badRequest("want must be between 0 and %d", int64(maxSafeNumber))
+	if req.Want < 0 || req.Want > storage.MaxSafeNumber {
+		return nil, badRequest("want must be between 0 and %d", int64(storage.MaxSafeNumber))
 	}
 	r, err := c.srv.nextRange(ctx, c.db, req.Tag, c.node, lastLease{size: req.LastSize, max: req.LastMax, at: at, want: req.Want})
 	if err != nil {

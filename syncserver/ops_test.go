@@ -16,6 +16,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/syncserver"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 func get(t *testing.T, url string, h http.Header) (int, string) {
@@ -245,7 +246,7 @@ func TestBackupRestore(t *testing.T) {
 	if err := os.WriteFile(file, []byte(backup), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syncserver.CheckBackup(file); err != nil {
+	if err := storage.CheckBackup(file); err != nil {
 		t.Fatal(err)
 	}
 	// Numbers handed out after the backup.
@@ -253,13 +254,13 @@ func TestBackupRestore(t *testing.T) {
 	laterID := r.call(`{"id":5,"op":"identity.next","name":"c"}`)
 
 	dir := t.TempDir()
-	if _, err := syncserver.Restore(file, dir, 1000, false); err != nil {
+	if _, err := storage.Restore(file, dir, 1000, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := syncserver.Restore(file, dir, 1000, false); err == nil {
+	if _, err := storage.Restore(file, dir, 1000, false); err == nil {
 		t.Error("restore over an existing data file without force succeeded")
 	}
-	rep, err := syncserver.Restore(file, dir, 1000, true)
+	rep, err := storage.Restore(file, dir, 1000, true)
 	if err != nil || rep.Kept == "" {
 		t.Fatalf("forced restore: %v %+v", err, rep)
 	}
@@ -286,7 +287,7 @@ func TestBackupRestore(t *testing.T) {
 	if err := os.WriteFile(file, []byte(backup[:len(backup)-3]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := syncserver.Restore(file, t.TempDir(), 1000, false); err == nil {
+	if _, err := storage.Restore(file, t.TempDir(), 1000, false); err == nil {
 		t.Error("restore of a truncated backup succeeded")
 	}
 }

@@ -5,6 +5,7 @@ package syncserver
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/storage"
 
 	"context"
 	"encoding/json"
@@ -12,9 +13,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
+
+	"github.com/hilodb/hilodb/internal/wire"
 )
 
 func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
@@ -168,16 +170,17 @@ type pushOutcome struct {
 // and answered ok with that write's sequence. since is the client's checkpoint, -1 when it did not
 // say.
 //
-// On a store that queues (updateQueuer), the next push can be checked and
+// On a store that queues (storage.Queuer), the next push can be checked and
 // queued while this one commits, and pushes commit in the order they were
 // queued; on one that does not, queuePush runs the transaction before it
 // returns.
 //
 // On buntdb the sequence is a counter per database, raised in the same
 // transaction: prevSeq is its value before, last after. On etcd it is the
-// commit's revision (see etcdchanges.go), and prevSeq is since only when it
-// is proven that nothing but this push changed the database after since
-// (changeLog.onlyOwn); otherwise it is last, which moves no checkpoint.
+// commit's revision (see storage/etcdchanges.go), and prevSeq is since
+// only when it is proven that nothing but this push changed the database
+// after since (storage.Etcd.OnlyOwn); otherwise it is last, which moves no
+// checkpoint.
 func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem, since int64) (finish func() (pushOutcome, error), err error) {
 	results := make([]wire.PushResult, len(items))
 	docs := make([]json.RawMessage, len(items))
@@ -207,33 +210,33 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 	var atCommit []bool     // etcd: results whose seq is the commit's revision
 	now := wall.UnixMilli()
 	checked := append([]wire.PushResult(nil), results...)
-	wait, err := s.queueUpdate(ctx, func(tx kvTx) error {
+	wait, err := s.queueUpdate(ctx, func(tx storage.Tx) error {
 		accepted = 0
 		copy(results, checked) // a rerun starts from the checks alone
-		rt, byRev := tx.(revTx)
+		rt, byRev := tx.(storage.RevTx)
 		if byRev {
 			own = map[string]bool{}
 			atCommit = make([]bool, len(items))
-			rt.afterCommit(func(rev int64) { commitRev = rev })
+			rt.AfterCommit(func(rev int64) { commitRev = rev })
 		}
-		if p, ok := tx.(prefetcher); ok {
+		if p, ok := tx.(storage.Prefetcher); ok {
 			keys := make([]string, 0, len(items)+1)
 			if !byRev {
-				keys = append(keys, seqCounterKey(db))
+				keys = append(keys, storage.SeqCounterKey(db))
 			}
 			for i, it := range items {
 				if results[i].Error == nil {
-					keys = append(keys, docKey(db, it.ID))
+					keys = append(keys, storage.DocKey(db, it.ID))
 				}
 			}
-			if err := p.prefetch(keys); err != nil {
+			if err := p.Prefetch(keys); err != nil {
 				return err
 			}
 		}
 		var seq int64
 		if !byRev {
 			var err error
-			if seq, err = getInt(tx, seqCounterKey(db)); err != nil {
+			if seq, err = storage.GetInt(tx, storage.SeqCounterKey(db)); err != nil {
 				return err
 			}
 		}
@@ -241,7 +244,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 		defer func() { lastSeq = seq }()
 		// Records read or written by this batch, so two items for one id
 		// see each other and a document is read once.
-		batch := make(map[string]*docRecord, len(items))
+		batch := make(map[string]*storage.Record, len(items))
 		writeFirst := !byRev        // see writeNew
 		var written map[string]bool // etcd only
 		if byRev {
@@ -252,14 +255,14 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 		// reply (and the server's memory) many times its own size.
 		sent := map[string]bool{}
 		size, budget := 0, s.replyBudget()
-		current := func(res *wire.PushResult, cur *docRecord) {
+		current := func(res *wire.PushResult, cur *storage.Record) {
 			res.Seq = cur.Seq
 			if sent[res.ID] || size+len(cur.Doc) > budget && size > 0 {
 				res.CurrentOmitted = true
 				return
 			}
 			sent[res.ID] = true
-			res.Current = cur.current(res.ID)
+			res.Current = currentOf(cur, res.ID)
 			size += len(res.Current)
 		}
 		for i, it := range items {
@@ -289,7 +292,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				read, writeFirst = true, false
 			}
 			if !read {
-				rec, found, err := getRecord(tx, db, it.ID)
+				rec, found, err := storage.GetRecord(tx, db, it.ID)
 				if err != nil {
 					return err
 				}
@@ -353,13 +356,13 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				}
 				continue
 			}
-			rec := &docRecord{Rev: it.Rev, Deleted: it.Deleted, Doc: docs[i]}
+			rec := &storage.Record{Rev: it.Rev, Deleted: it.Deleted, Doc: docs[i]}
 			if it.Deleted {
 				rec.At = now
 			}
 			if byRev {
 				// The sequence is the commit's revision, filled in after it.
-				if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
+				if _, _, err := tx.Set(storage.DocKey(db, it.ID), rec.Encode(), nil); err != nil {
 					return err
 				}
 				own[it.ID], atCommit[i], written[it.ID] = true, true, true
@@ -367,11 +370,11 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				seq++
 				rec.Seq = seq
 				if cur != nil {
-					if _, err := tx.Delete(seqKey(db, cur.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+					if _, err := tx.Delete(storage.SeqKey(db, cur.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
 						return err
 					}
 				}
-				if _, _, err := tx.Set(docKey(db, it.ID), rec.encode(), nil); err != nil {
+				if _, _, err := tx.Set(storage.DocKey(db, it.ID), rec.Encode(), nil); err != nil {
 					return err
 				}
 				if err := setSeq(tx, db, seq, it.ID); err != nil {
@@ -384,11 +387,11 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 		}
 		if accepted > 0 && byRev {
 			// A blind write: no transaction compares it (see lastWriteKey).
-			_, _, err := tx.Set(lastWriteKey(db), "", nil)
+			_, _, err := tx.Set(storage.LastWriteKey(db), "", nil)
 			return err
 		}
 		if accepted > 0 {
-			return setInt(tx, seqCounterKey(db), seq)
+			return storage.SetInt(tx, storage.SeqCounterKey(db), seq)
 		}
 		return nil
 	})
@@ -410,10 +413,10 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 // general checks (the data file then holds that record once more: the
 // cost of a retried push, whose documents are all there). The caller
 // raises the sequence counter on fresh.
-func writeNew(tx kvTx, db string, it wire.PushItem, doc json.RawMessage, seq int64) (cur *docRecord, fresh bool, err error) {
-	key := docKey(db, it.ID)
-	rec := docRecord{Rev: it.Rev, Seq: seq, Doc: doc}
-	prev, replaced, err := tx.Set(key, rec.encode(), nil)
+func writeNew(tx storage.Tx, db string, it wire.PushItem, doc json.RawMessage, seq int64) (cur *storage.Record, fresh bool, err error) {
+	key := storage.DocKey(db, it.ID)
+	rec := storage.Record{Rev: it.Rev, Seq: seq, Doc: doc}
+	prev, replaced, err := tx.Set(key, rec.Encode(), nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -423,7 +426,7 @@ func writeNew(tx kvTx, db string, it wire.PushItem, doc json.RawMessage, seq int
 	if _, _, err := tx.Set(key, prev, nil); err != nil {
 		return nil, false, err
 	}
-	found, err := decodeStored(key, prev)
+	found, err := storage.DecodeStored(key, prev)
 	if err != nil {
 		return nil, false, err
 	}
@@ -433,18 +436,18 @@ func writeNew(tx kvTx, db string, it wire.PushItem, doc json.RawMessage, seq int
 // setSeq stores the sequence key of a pushed document's write, with a copy
 // of id: a pushed id is the push message's own bytes (wire.DecodePush), and
 // the store keeps the value, which would keep the message.
-func setSeq(tx kvTx, db string, seq int64, id string) error {
-	_, _, err := tx.Set(seqKey(db, seq), strings.Clone(id), nil)
+func setSeq(tx storage.Tx, db string, seq int64, id string) error {
+	_, _, err := tx.Set(storage.SeqKey(db, seq), strings.Clone(id), nil)
 	return err
 }
 
-// queueUpdate queues fn on a store that queues (updateQueuer); on another it
+// queueUpdate queues fn on a store that queues (storage.Queuer); on another it
 // runs fn to its end first. wait returns fn's outcome.
-func (s *Server) queueUpdate(ctx context.Context, fn func(tx kvTx) error) (wait func() error, err error) {
-	if q, ok := s.store.(updateQueuer); ok {
-		return q.queueUpdate(ctx, fn)
+func (s *Server) queueUpdate(ctx context.Context, fn func(tx storage.Tx) error) (wait func() error, err error) {
+	if q, ok := s.store.(storage.Queuer); ok {
+		return q.QueueUpdate(ctx, fn)
 	}
-	done := s.store.update(ctx, fn)
+	done := s.store.Update(ctx, fn)
 	return func() error { return done }, nil
 }
 
@@ -452,7 +455,7 @@ func (s *Server) queueUpdate(ctx context.Context, fn func(tx kvTx) error) (wait 
 // found, and counts it.
 func (s *Server) pushDone(db string, since int64, results []wire.PushResult, prevSeq, lastSeq, commitRev int64, accepted int, own map[string]bool, atCommit []bool) pushOutcome {
 	out := pushOutcome{results: results, prevSeq: prevSeq, last: lastSeq, wrote: accepted > 0}
-	if es, ok := s.store.(*etcdStore); ok {
+	if es, ok := s.store.(*storage.Etcd); ok {
 		for i := range results {
 			if atCommit[i] {
 				results[i].Seq = commitRev
@@ -460,7 +463,7 @@ func (s *Server) pushDone(db string, since int64, results []wire.PushResult, pre
 		}
 		// Nothing proven yet: prevSeq == last moves no checkpoint.
 		out.prevSeq, out.last = commitRev, commitRev
-		if accepted > 0 && since >= 0 && since <= commitRev && es.changes.onlyOwn(db, since, commitRev, own, proofWait) {
+		if accepted > 0 && since >= 0 && since <= commitRev && es.OnlyOwn(db, since, commitRev, own) {
 			out.prevSeq = since
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/query"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // Indexes for the server's queries. On the embedded buntdb store the
@@ -60,7 +61,7 @@ func idPrefixOf(coll string) string { return core.DefaultConventions().IDPrefix(
 
 // planIndexed picks, for a query over the documents of idPfx, the best of
 // db's index definitions; ok is false when none helps. Called inside tx.
-func (s *Server) planIndexed(tx kvTx, d *dbIndexes, db, idPfx string, q *query.Query) (*srvIndex, query.IndexPlan, bool, error) {
+func (s *Server) planIndexed(tx storage.Tx, d *dbIndexes, db, idPfx string, q *query.Query) (*srvIndex, query.IndexPlan, bool, error) {
 	defs, err := indexDefsOf(tx, db)
 	if err != nil {
 		return nil, query.IndexPlan{}, false, err
@@ -108,7 +109,7 @@ func pathsOf(fields []string) ([]query.Path, error) {
 	return out, nil
 }
 
-func indexDefsOf(tx kvTx, db string) ([]core.CollectionIndexes, error) {
+func indexDefsOf(tx storage.Tx, db string) ([]core.CollectionIndexes, error) {
 	var out []core.CollectionIndexes
 	prefix := ixDefPrefix + db + "/"
 	var derr error
@@ -133,13 +134,13 @@ func indexDefsOf(tx kvTx, db string) ([]core.CollectionIndexes, error) {
 // indexFor returns the built index of def, building it (a scan of the
 // collection) or bringing it up to date (the feed since) as needed. d.mu
 // is held.
-func (s *Server) indexFor(tx kvTx, d *dbIndexes, db, coll string, def core.IndexDef) (*srvIndex, error) {
+func (s *Server) indexFor(tx storage.Tx, d *dbIndexes, db, coll string, def core.IndexDef) (*srvIndex, error) {
 	fields := strings.Join(def.Fields, "\x00")
-	cur, err := getInt(tx, seqCounterKey(db))
+	cur, err := storage.GetInt(tx, storage.SeqCounterKey(db))
 	if err != nil {
 		return nil, err
 	}
-	purged, err := getInt(tx, purgedKey(db))
+	purged, err := storage.GetInt(tx, storage.PurgedKey(db))
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +164,10 @@ func (s *Server) indexFor(tx kvTx, d *dbIndexes, db, coll string, def core.Index
 	}
 	x := &srvIndex{coll: coll, name: def.Name, fields: fields, idPfx: idPrefixOf(coll), ix: query.NewIndex(paths), keys: map[string]string{}}
 	b := x.ix.Builder()
-	lo := docKey(db, x.idPfx)
+	lo := storage.DocKey(db, x.idPfx)
 	var derr error
 	err = tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-		rec, err := decodeStored(k, v)
+		rec, err := storage.DecodeStored(k, v)
 		if err != nil {
 			derr = err
 			return false
@@ -195,9 +196,9 @@ func (s *Server) indexFor(tx kvTx, d *dbIndexes, db, coll string, def core.Index
 
 // catchUp applies the documents written after d.seq, up to cur, to the
 // built indexes.
-func (d *dbIndexes) catchUp(tx kvTx, db string, cur int64) error {
+func (d *dbIndexes) catchUp(tx storage.Tx, db string, cur int64) error {
 	var ids []string
-	err := tx.AscendRange("", seqKey(db, d.seq+1), seqKey(db, cur)+"\xff", func(_, id string) bool {
+	err := tx.AscendRange("", storage.SeqKey(db, d.seq+1), storage.SeqKey(db, cur)+"\xff", func(_, id string) bool {
 		ids = append(ids, id)
 		return true
 	})
@@ -205,7 +206,7 @@ func (d *dbIndexes) catchUp(tx kvTx, db string, cur int64) error {
 		return err
 	}
 	for _, id := range ids {
-		rec, found, err := getRecord(tx, db, id)
+		rec, found, err := storage.GetRecord(tx, db, id)
 		if err != nil {
 			return err
 		}
@@ -229,14 +230,14 @@ func (d *dbIndexes) catchUp(tx kvTx, db string, cur int64) error {
 
 // indexedFind runs q through ix inside tx; the page's documents are read
 // by id and checked against the whole selector.
-func indexedFind(tx kvTx, db string, x *srvIndex, pl query.IndexPlan, q *query.Query, pager *query.Pager) error {
+func indexedFind(tx storage.Tx, db string, x *srvIndex, pl query.IndexPlan, q *query.Query, pager *query.Pager) error {
 	var stop error
 	x.ix.Scan(pl.Lo, pl.Hi, pl.Descending, func(e query.Entry) bool {
 		if pager.Examined >= serverScanLimit {
 			stop = errScanLimit
 			return false
 		}
-		rec, found, err := getRecord(tx, db, e.ID)
+		rec, found, err := storage.GetRecord(tx, db, e.ID)
 		if err != nil {
 			stop = err
 			return false

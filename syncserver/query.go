@@ -6,6 +6,7 @@ import (
 
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // Queries over a database's documents, for the doors that speak a query
@@ -44,9 +45,9 @@ func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (Find
 		}
 		return nil
 	}
-	lo := docKey(db, idPrefix)
-	_, embedded := s.store.(*store)
-	err := s.store.view(func(tx kvTx) error {
+	lo := storage.DocKey(db, idPrefix)
+	_, embedded := s.store.(*storage.File)
+	err := s.store.View(func(tx storage.Tx) error {
 		if embedded {
 			// An index the database's clients defined, if one helps.
 			d := s.qix.of(db)
@@ -77,7 +78,7 @@ func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (Find
 				stop = errScanLimit
 				return false
 			}
-			rec, err := decodeStored(k, v)
+			rec, err := storage.DecodeStored(k, v)
 			if err != nil {
 				stop = err
 				return false

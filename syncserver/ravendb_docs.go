@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/tidwall/gjson"
 )
 
 // RavenDB's document routes: bulk_docs batches (PUT and DELETE, server-side
@@ -133,8 +134,6 @@ func ravenPutWrite(id string, cv *string, doc json.RawMessage) (docWrite, error)
 	}
 	return docWrite{ID: id, Make: ravenPut(id, cv, doc)}, nil
 }
-
-const srvSeqPrefix = "srvseq/"
 
 // ravenPut makes a PUT of doc as id: a non-null change vector is a
 // precondition ("" = the document must not exist).

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hilodb/hilodb/auth"
 	"github.com/tidwall/gjson"
+
+	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // RavenDB keeps a HiLo tag's state in the document Raven/Hilo/{tag}
@@ -48,11 +50,11 @@ func (s *Server) ravenReadDocs(db string, ids []string) ([]*storedDoc, error) {
 			continue
 		}
 		docs[i] = nil
-		var st hiloDoc
+		var st storage.HiloDoc
 		var found bool
-		err := s.store.view(func(tx kvTx) error {
+		err := s.store.View(func(tx storage.Tx) error {
 			var err error
-			found, err = getJSON(tx, hiloKey(db, tag), &st)
+			found, err = storage.GetJSON(tx, storage.HiloKey(db, tag), &st)
 			return err
 		})
 		if err != nil {
@@ -122,8 +124,8 @@ func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloComman
 		return hc, badRequest("bulk_docs: type %s is not served (PUT and DELETE are)", quote(truncate(typ, 40)))
 	}
 	m := gjson.GetBytes(doc, "Max")
-	if !gjson.ValidBytes(doc) || m.Type != gjson.Number || m.Num < 0 || m.Num > maxSafeNumber || m.Num != float64(int64(m.Num)) {
-		return hc, badRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", quote(truncate(id, 100)), int64(maxSafeNumber))
+	if !gjson.ValidBytes(doc) || m.Type != gjson.Number || m.Num < 0 || m.Num > storage.MaxSafeNumber || m.Num != float64(int64(m.Num)) {
+		return hc, badRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", quote(truncate(id, 100)), int64(storage.MaxSafeNumber))
 	}
 	hc.max = int64(m.Num)
 	if md := gjson.GetBytes(doc, `\@metadata`); md.IsObject() {
@@ -150,9 +152,9 @@ func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64, meta
 		return 0, err
 	}
 	var out int64
-	err := s.store.update(ctx, func(tx kvTx) error {
-		var st hiloDoc
-		if _, err := getJSON(tx, hiloKey(db, tag), &st); err != nil {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		var st storage.HiloDoc
+		if _, err := storage.GetJSON(tx, storage.HiloKey(db, tag), &st); err != nil {
 			return err
 		}
 		out = max(st.Max, want)
@@ -161,9 +163,9 @@ func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64, meta
 		}
 		if out == st.Max {
 			st.Meta = meta // the same numbers: a return may still come back
-			return setJSON(tx, hiloKey(db, tag), st)
+			return storage.SetJSON(tx, storage.HiloKey(db, tag), st)
 		}
-		return setJSON(tx, hiloKey(db, tag), hiloDoc{Max: out, Top: max(st.top(), out), Meta: meta})
+		return storage.SetJSON(tx, storage.HiloKey(db, tag), storage.HiloDoc{Max: out, Top: max(st.Highest(), out), Meta: meta})
 	})
 	return out, err
 }

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/core/query/rql"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/tidwall/gjson"
 )
 
 // RavenDB's queries: POST (or GET ?query=) /databases/{db}/queries runs the

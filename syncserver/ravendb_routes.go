@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // The RavenDB routes beside documents and ids: queries, multi_get (lazy
@@ -69,10 +70,10 @@ var ravenNotServed = []struct{ route, what string }{
 // database with its value, named as RavenDB names them ("users|").
 func (s *Server) ravenIdentities(w http.ResponseWriter, r *doorRequest) {
 	out := map[string]int64{}
-	prefix := identPrefix + r.db + "/"
-	err := s.store.view(func(tx kvTx) error {
+	prefix := storage.IdentPrefix + r.db + "/"
+	err := s.store.View(func(tx storage.Tx) error {
 		return tx.AscendRange("", prefix, prefix+"\xff", func(key, val string) bool {
-			v, _ := counterValue(key, val)
+			v, _ := storage.CounterValue(key, val)
 			out[key[len(prefix):]+"|"] = v
 			return len(out) < 100_000
 		})
@@ -90,11 +91,11 @@ func (s *Server) ravenIdentities(w http.ResponseWriter, r *doorRequest) {
 func (s *Server) ravenCollectionStats(w http.ResponseWriter, r *doorRequest) {
 	counts := map[string]int{}
 	total := 0
-	prefix := docKey(r.db, "")
-	err := s.store.view(func(tx kvTx) error {
+	prefix := storage.DocKey(r.db, "")
+	err := s.store.View(func(tx storage.Tx) error {
 		var bad error
 		err := tx.AscendRange("", prefix, prefix+"\xff", func(k, v string) bool {
-			rec, err := decodeStored(k, v)
+			rec, err := storage.DecodeStored(k, v)
 			if err != nil {
 				bad = err
 				return false

@@ -4,9 +4,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/core/query/rql"
-	"github.com/tidwall/gjson"
 )
 
 // hasAlphaNumeric reports whether an order by field sorts as alphaNumeric,

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 func init() {
@@ -37,7 +39,7 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 	}
 	docs := make([]wire.Change, len(req.IDs))
 	budget := c.srv.replyBudget()
-	err := c.srv.store.view(func(tx kvTx) error {
+	err := c.srv.store.View(func(tx storage.Tx) error {
 		size := 0
 		for i, docID := range req.IDs {
 			docs[i].ID = docID
@@ -45,7 +47,7 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 			if !validDocID(docID) {
 				continue
 			}
-			rec, found, err := getRecord(tx, c.db, docID)
+			rec, found, err := storage.GetRecord(tx, c.db, docID)
 			if err != nil {
 				return err
 			}
@@ -153,12 +155,12 @@ func (s *Server) checkSince(db string, since int64) error {
 	}
 	var last int64
 	var err error
-	if es, ok := s.store.(*etcdStore); ok {
-		last, err = es.currentRev(context.Background())
+	if es, ok := s.store.(*storage.Etcd); ok {
+		last, err = es.CurrentRev(context.Background())
 	} else {
-		err = s.store.view(func(tx kvTx) error {
+		err = s.store.View(func(tx storage.Tx) error {
 			var err error
-			last, err = getInt(tx, seqCounterKey(db))
+			last, err = storage.GetInt(tx, storage.SeqCounterKey(db))
 			return err
 		})
 	}
@@ -178,7 +180,7 @@ func (s *Server) replyBudget() int { return int(s.cfg.MaxMessageBytes) }
 // stream sends changes after since whenever the hub signals new writes (on
 // etcd: as its own etcd watch delivers them, see etcdStore.follow).
 func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan struct{}, stop <-chan struct{}) {
-	if es, ok := c.srv.store.(*etcdStore); ok {
+	if es, ok := c.srv.store.(*storage.Etcd); ok {
 		fctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
@@ -189,7 +191,7 @@ func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan s
 			}
 		}()
 		sendErr := errors.New("send changes")
-		err := es.follow(fctx, db, since, func(changes []wire.Change, last int64) error {
+		err := es.Follow(fctx, db, since, defaultPullLimit, defaultPullBytes, func(changes []wire.Change, last int64) error {
 			if err := c.send(fctx, wire.ChangesMsg{Op: wire.OpChanges, Changes: changes, Last: last}); err != nil {
 				return sendErr
 			}
@@ -239,9 +241,6 @@ func (c *conn) stream(ctx context.Context, db string, since int64, wake <-chan s
 
 // Replication limits.
 const (
-	// proofWait bounds how long a push on etcd waits for the server's watch
-	// to deliver its own commit before it answers without proving prevSeq.
-	proofWait           = 200 * time.Millisecond
 	defaultPullLimit    = 1000
 	maxPullLimit        = 10000
 	defaultPullBytes    = 4 << 20
@@ -263,8 +262,8 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 		maxBytes = defaultPullBytes
 	}
 	maxBytes = min(maxBytes, int(s.cfg.MaxMessageBytes/2))
-	if es, ok := s.store.(*etcdStore); ok {
-		out, _, err := es.pull(db, since, limit, maxBytes)
+	if es, ok := s.store.(*storage.Etcd); ok {
+		out, _, err := es.Pull(db, since, limit, maxBytes)
 		if err != nil {
 			return wire.PullReply{}, fmt.Errorf("pull changes: %w", err)
 		}
@@ -272,31 +271,31 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 		return out, nil
 	}
 	out := wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
-	err := s.store.view(func(tx kvTx) error {
+	err := s.store.View(func(tx storage.Tx) error {
 		var err error
-		if out.PurgedSeq, err = getInt(tx, purgedKey(db)); err != nil {
+		if out.PurgedSeq, err = storage.GetInt(tx, storage.PurgedKey(db)); err != nil {
 			return err
 		}
 		// Room for the page at once: at most one change per sequence
 		// after since, and at most limit.
-		last, err := getInt(tx, seqCounterKey(db))
+		last, err := storage.GetInt(tx, storage.SeqCounterKey(db))
 		if err != nil {
 			return err
 		}
 		out.Changes = make([]wire.Change, 0, max(0, min(int64(limit), last-since)))
 		size := 0
-		pivot := seqKey(db, since+1)
+		pivot := storage.SeqKey(db, since+1)
 		end := "rseq/" + db + "0" // '0' follows '/': past the last key of db
-		if p, ok := tx.(prefetcher); ok {
+		if p, ok := tx.(storage.Prefetcher); ok {
 			// A store with round trips reads the page's documents at once.
 			var keys []string
 			if err := tx.AscendRange("", pivot, end, func(_, id string) bool {
-				keys = append(keys, docKey(db, id))
+				keys = append(keys, storage.DocKey(db, id))
 				return len(keys) < limit
 			}); err != nil {
 				return err
 			}
-			if err := p.prefetch(keys); err != nil {
+			if err := p.Prefetch(keys); err != nil {
 				return err
 			}
 		}
@@ -305,7 +304,7 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 				out.More = true
 				return false
 			}
-			rec, found, gerr := getRecord(tx, db, id)
+			rec, found, gerr := storage.GetRecord(tx, db, id)
 			if gerr != nil {
 				err = gerr
 				return false

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // What a push stores holds none of the push message's bytes: the decoder
@@ -25,7 +27,7 @@ func TestPushStoresNoBytesOfTheMessage(t *testing.T) {
 	}
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
 	hi := lo + uintptr(len(frame))
-	err = s.store.view(func(tx kvTx) error {
+	err = s.store.View(func(tx storage.Tx) error {
 		return tx.AscendRange("", "r", "s", func(k, v string) bool {
 			for _, str := range []string{k, v} {
 				if p := uintptr(unsafe.Pointer(unsafe.StringData(str))); len(str) > 0 && p >= lo && p < hi {

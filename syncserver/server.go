@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // Config configures a Server. The zero value of each field means its default.
@@ -169,7 +170,7 @@ type Server struct {
 	qix     queryIndexes // the indexes of the server's queries (qindex.go)
 	cfg     Config
 	log     *slog.Logger
-	store   kvStore
+	store   storage.Store
 	metrics *metrics
 	mux     *http.ServeMux
 	now     func() time.Time
@@ -210,7 +211,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ServerTag == "" && len(cfg.Etcd) == 0 {
 		cfg.ServerTag = "A"
 	}
-	if cfg.ServerTag != "" && !validNodeTag(cfg.ServerTag) {
+	if cfg.ServerTag != "" && !storage.ValidNodeTag(cfg.ServerTag) {
 		return nil, fmt.Errorf("server tag %q: want 1 to 8 upper-case letters and digits", cfg.ServerTag)
 	}
 	if cfg.MaxMessageBytes <= 0 {
@@ -256,14 +257,14 @@ func New(cfg Config) (*Server, error) {
 	if len(cfg.Databases) > 0 {
 		dbs = make(map[string]bool, len(cfg.Databases))
 		for _, db := range cfg.Databases {
-			if !validDBName(db) {
+			if !storage.ValidDBName(db) {
 				return nil, fmt.Errorf("configured database %q: want a letter, then letters, digits, _ or -, at most 64 bytes", db)
 			}
 			dbs[db] = true
 		}
 	}
 	for db, token := range cfg.Tokens {
-		if db != "*" && !validDBName(db) {
+		if db != "*" && !storage.ValidDBName(db) {
 			return nil, fmt.Errorf("token for database %q: illegal database name", db)
 		}
 		if token == "" {
@@ -281,22 +282,14 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	m := newMetrics()
-	st, err := openKVStore(cfg, m)
+	st, err := openStore(cfg, m)
 	if err != nil {
 		return nil, err
 	}
-	if es, ok := st.(*etcdStore); ok {
-		// Never serve from half a restore (see RestoreEtcd).
-		if err := checkRestoreMarker(es.cli, es.prefix); err != nil {
-			st.close()
-			return nil, err
-		}
-	}
-	var lease clientv3.LeaseID // the etcd lease on a tag chosen here
-	if es, ok := st.(*etcdStore); ok && cfg.ServerTag == "" {
-		cfg.ServerTag, lease, err = es.chooseTag(cfg.DataDir)
+	if es, ok := st.(*storage.Etcd); ok && cfg.ServerTag == "" {
+		cfg.ServerTag, err = es.ChooseTag(cfg.DataDir)
 		if err != nil {
-			st.close()
+			st.Close()
 			return nil, err
 		}
 	}
@@ -333,11 +326,11 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.spawn(func(ctx context.Context) { s.compactLoop(ctx, every) })
 	}
-	if es, ok := st.(*etcdStore); ok {
-		if err := s.joinCluster(es, lease); err != nil {
+	if es, ok := st.(*storage.Etcd); ok {
+		if err := s.joinCluster(es); err != nil {
 			cancel()
 			s.wg.Wait()
-			st.close()
+			st.Close()
 			return nil, err
 		}
 	}
@@ -407,7 +400,7 @@ func (s *Server) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("close server: %w", ctx.Err())
 	}
-	return s.store.close()
+	return s.store.Close()
 }
 
 // spawn runs fn in a goroutine that Close waits for; fn must return soon
@@ -428,7 +421,7 @@ func (s *Server) spawn(fn func(ctx context.Context)) bool {
 
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if err := s.store.err(); err != nil {
+	if err := s.store.Err(); err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "unhealthy:", err)
 		return
@@ -578,21 +571,21 @@ func (s *Server) asProtoError(err error) *protoError {
 	if errors.As(err, &pe) {
 		return pe
 	}
-	if errors.Is(err, errStoreFailed) {
+	if errors.Is(err, storage.ErrFailed) {
 		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "the server's storage failed; it accepts no changes until restarted"}
 	}
-	if errors.Is(err, errEtcdUnavailable) || errors.Is(err, errNoTag) || errors.Is(err, errContention) {
+	if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrNoTag) || errors.Is(err, storage.ErrContention) {
 		s.log.Warn("request failed on the cluster's store", "err", err)
-		why := errEtcdUnavailable
+		why := storage.ErrUnavailable
 		switch {
-		case errors.Is(err, errNoTag):
-			why = errNoTag
-		case errors.Is(err, errContention):
-			why = errContention
+		case errors.Is(err, storage.ErrNoTag):
+			why = storage.ErrNoTag
+		case errors.Is(err, storage.ErrContention):
+			why = storage.ErrContention
 		}
 		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: why.Error() + "; try again, here or through another server"}
 	}
-	if errors.Is(err, errStoreClosed) || errors.Is(err, context.Canceled) {
+	if errors.Is(err, storage.ErrClosed) || errors.Is(err, context.Canceled) {
 		return &protoError{code: wire.CodeUnavailable, num: wire.NumUnavailable, msg: "server is shutting down"}
 	}
 	s.log.Error("request failed", "err", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/servertest"

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
+
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // compactLoop removes expired tombstones every interval until ctx ends.
@@ -43,20 +45,12 @@ func (s *Server) CompactTombstones(ctx context.Context) (int, error) {
 // (etcd's --auto-compaction-retention, or etcdctl compact); the server finds
 // the compacted revision at each pass and follows it.
 func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, error) {
-	var victims []tombstone
-	es, onEtcd := s.store.(*etcdStore)
+	var victims []storage.Tombstone
+	es, onEtcd := s.store.(*storage.Etcd)
 	var err error
 	var compacted int64
 	if onEtcd {
-		compacted, err = es.compactedRev(ctx)
-		// Once a pass went through at a compacted revision, the next one
-		// waits for etcd to compact further: no write can make a tombstone
-		// below it again.
-		if err == nil && compacted > 1 && compacted != es.swept.Load() {
-			if victims, err = es.tombstonesBefore(ctx, compacted); err == nil && len(victims) == 0 {
-				es.swept.Store(compacted)
-			}
-		}
+		victims, compacted, err = es.DueTombstones(ctx)
 	} else {
 		victims, err = s.expiredTombstones(now.Add(-s.tombstoneTTL()).UnixMilli())
 	}
@@ -75,7 +69,7 @@ func (s *Server) compactTombstones(ctx context.Context, now time.Time) (int, err
 		}
 	}
 	if onEtcd {
-		es.swept.Store(compacted)
+		es.MarkSwept(compacted)
 	}
 	return total, nil
 }
@@ -85,32 +79,32 @@ const compactChunk = 100
 
 // removeTombstones removes the victims still as they were found, in one
 // transaction, and raises their databases' purged marks.
-func (s *Server) removeTombstones(ctx context.Context, victims []tombstone, onEtcd bool) (int, error) {
+func (s *Server) removeTombstones(ctx context.Context, victims []storage.Tombstone, onEtcd bool) (int, error) {
 	removed := 0
-	err := s.store.update(ctx, func(tx kvTx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		removed = 0
 		for _, v := range victims {
-			rec, found, err := getRecord(tx, v.db, v.id)
+			rec, found, err := storage.GetRecord(tx, v.DB, v.ID)
 			if err != nil {
 				return err
 			}
-			if !found || !rec.Deleted || rec.Seq != v.seq {
+			if !found || !rec.Deleted || rec.Seq != v.Seq {
 				continue // written again since the scan
 			}
-			if _, err := tx.Delete(docKey(v.db, v.id)); err != nil {
+			if _, err := tx.Delete(storage.DocKey(v.DB, v.ID)); err != nil {
 				return err
 			}
 			if !onEtcd {
-				if _, err := tx.Delete(seqKey(v.db, v.seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+				if _, err := tx.Delete(storage.SeqKey(v.DB, v.Seq)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
 					return err
 				}
 			}
-			purged, err := getInt(tx, purgedKey(v.db))
+			purged, err := storage.GetInt(tx, storage.PurgedKey(v.DB))
 			if err != nil {
 				return err
 			}
-			if v.seq > purged {
-				if err := setInt(tx, purgedKey(v.db), v.seq); err != nil {
+			if v.Seq > purged {
+				if err := storage.SetInt(tx, storage.PurgedKey(v.DB), v.Seq); err != nil {
 					return err
 				}
 			}
@@ -123,9 +117,9 @@ func (s *Server) removeTombstones(ctx context.Context, victims []tombstone, onEt
 
 // expiredTombstones lists the tombstones dated before cutoff (Unix
 // milliseconds).
-func (s *Server) expiredTombstones(cutoff int64) ([]tombstone, error) {
-	var victims []tombstone
-	err := s.store.view(func(tx kvTx) error {
+func (s *Server) expiredTombstones(cutoff int64) ([]storage.Tombstone, error) {
+	var victims []storage.Tombstone
+	err := s.store.View(func(tx storage.Tx) error {
 		return tx.AscendKeys("rdoc/*", func(key, val string) bool {
 			if !gjson.Get(val, "deleted").Bool() || gjson.Get(val, "at").Int() > cutoff {
 				return true
@@ -135,7 +129,7 @@ func (s *Server) expiredTombstones(cutoff int64) ([]tombstone, error) {
 			if i < 0 {
 				return true
 			}
-			victims = append(victims, tombstone{db: rest[:i], id: rest[i+1:], seq: gjson.Get(val, "seq").Int()})
+			victims = append(victims, storage.Tombstone{DB: rest[:i], ID: rest[i+1:], Seq: gjson.Get(val, "seq").Int()})
 			return true
 		})
 	})

@@ -32,6 +32,7 @@ import (
 
 	"github.com/hilodb/hilodb/internal/gcfloor"
 	"github.com/hilodb/hilodb/syncserver"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 func main() {
@@ -155,20 +156,20 @@ func newLogger(level, format string) (*slog.Logger, error) {
 func repair(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("repair", flag.ContinueOnError)
 	data := fs.String("data", "./data", "data directory holding hilodb.db")
-	bump := fs.Int64("bump", syncserver.DefaultBump, "raise every HiLo Max, identity and the node-tag counter by this much past the highest value found")
+	bump := fs.Int64("bump", storage.DefaultBump, "raise every HiLo Max, identity and the node-tag counter by this much past the highest value found")
 	etcd, prefix := etcdFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if hosts := splitList(*etcd); len(hosts) > 0 {
-		n, err := syncserver.RepairEtcd(context.Background(), hosts, *prefix, *bump)
+		n, err := storage.RepairEtcd(context.Background(), hosts, *prefix, *bump)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "raised %d counters under %q by %d; clients resync\n", n, syncserver.EtcdPrefix(*prefix), *bump)
+		fmt.Fprintf(out, "raised %d counters under %q by %d; clients resync\n", n, storage.EtcdPrefix(*prefix), *bump)
 		return nil
 	}
-	rep, err := syncserver.Repair(*data, *bump)
+	rep, err := storage.Repair(*data, *bump)
 	if err != nil {
 		return err
 	}
@@ -188,12 +189,12 @@ func setCounter(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	kind, name := syncserver.CounterHilo, *hilo
+	kind, name := storage.CounterHilo, *hilo
 	switch {
 	case (*hilo == "") == (*ident == ""):
 		return errors.New("set-counter: give one of -hilo and -identity")
 	case *ident != "":
-		kind, name = syncserver.CounterIdentity, *ident
+		kind, name = storage.CounterIdentity, *ident
 	}
 	if *db == "" || *value < 0 {
 		return errors.New("set-counter: -db and -value are required")
@@ -201,9 +202,9 @@ func setCounter(args []string, out io.Writer) error {
 	var old int64
 	var err error
 	if hosts := splitList(*etcd); len(hosts) > 0 {
-		old, err = syncserver.SetCounterEtcd(context.Background(), hosts, *prefix, *db, kind, name, *value, *force)
+		old, err = storage.SetCounterEtcd(context.Background(), hosts, *prefix, *db, kind, name, *value, *force)
 	} else {
-		old, err = syncserver.SetCounter(*data, *db, kind, name, *value)
+		old, err = storage.SetCounter(*data, *db, kind, name, *value)
 	}
 	if err != nil {
 		return err
@@ -219,7 +220,7 @@ func restore(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	from := fs.String("from", "", "backup file (from /admin/backup or `hilodb-server backup`)")
 	data := fs.String("data", "./data", "data directory to restore into")
-	bump := fs.Int64("bump", syncserver.DefaultBump, "raise every counter by this much: numbers handed out after the backup was taken must not come again")
+	bump := fs.Int64("bump", storage.DefaultBump, "raise every counter by this much: numbers handed out after the backup was taken must not come again")
 	force := fs.Bool("force", false, "replace an existing data file (it is kept beside as hilodb.db.replaced-…); with -etcd, restore into a prefix that holds data (its documents not in the backup are removed, its counters kept where higher)")
 	etcd, prefix := etcdFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -232,14 +233,14 @@ func restore(args []string, out io.Writer) error {
 		return errors.New("restore: -from (or one backup file argument) is required")
 	}
 	if hosts := splitList(*etcd); len(hosts) > 0 {
-		rep, err := syncserver.RestoreEtcd(context.Background(), hosts, *prefix, *from, *bump, *force)
+		rep, err := storage.RestoreEtcd(context.Background(), hosts, *prefix, *from, *bump, *force)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "restored %s into etcd prefix %q: %s\n", *from, syncserver.EtcdPrefix(*prefix), rep)
+		fmt.Fprintf(out, "restored %s into etcd prefix %q: %s\n", *from, storage.EtcdPrefix(*prefix), rep)
 		return nil
 	}
-	rep, err := syncserver.Restore(*from, *data, *bump, *force)
+	rep, err := storage.Restore(*from, *data, *bump, *force)
 	if err != nil {
 		return err
 	}
@@ -298,7 +299,7 @@ func backup(args []string, out io.Writer) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write backup: %w", err)
 	}
-	if err := syncserver.CheckBackup(tmp); err != nil {
+	if err := storage.CheckBackup(tmp); err != nil {
 		os.Remove(tmp)
 		return err
 	}

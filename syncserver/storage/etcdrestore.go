@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // The admin commands on a cluster's etcd (restore, set-counter, repair)
-// write with a client of their own rather than through etcdStore: a restore
+// write with a client of their own rather than through Etcd: a restore
 // is far more keys than one transaction may hold, so it writes in batches,
 // guarded by a marker key that says a restore is under way. A server does
 // not start on a prefix whose marker says so (checkRestoreMarker), and
@@ -168,9 +168,9 @@ func RestoreEtcd(ctx context.Context, endpoints []string, prefix, backup string,
 	// the prefix holds, so no number handed out from either comes again.
 	var ops []clientv3.Op
 	for key, peak := range state.peak {
-		target := min(peak+min(bump, maxSafeNumber), maxSafeNumber)
+		target := min(peak+min(bump, MaxSafeNumber), MaxSafeNumber)
 		if cur, ok := existing[key]; ok {
-			if v, ok := counterValue(key, cur); ok && v > target {
+			if v, ok := CounterValue(key, cur); ok && v > target {
 				target = v
 			}
 		}
@@ -237,7 +237,7 @@ func restorable(key string) bool {
 // registry (a tag given to a client or a server is never given again) stay.
 func removable(key string) bool {
 	return restorable(key) && !isCounter(key) && !hasPrefix(key, "rpurged/") &&
-		!hasPrefix(key, nodePrefix) && !hasPrefix(key, serverTagPrefix)
+		!hasPrefix(key, NodePrefix) && !hasPrefix(key, ServerTagPrefix)
 }
 
 // etcdWriter is an admin command's access to one prefix of an etcd cluster.
@@ -329,11 +329,11 @@ func (w *etcdWriter) readAll(ctx context.Context) (map[string]string, error) {
 // server's change counter is not written: on etcd the sequence is the
 // revision (markPurged moves the purge marks instead).
 func (w *etcdWriter) counterOps(key string, v int64) []clientv3.Op {
-	if hasPrefix(key, hiloPrefix) {
-		b, _ := json.Marshal(hiloDoc{Max: v})
+	if hasPrefix(key, HiloPrefix) {
+		b, _ := json.Marshal(HiloDoc{Max: v})
 		return []clientv3.Op{clientv3.OpPut(w.prefix+key, string(b))}
 	}
-	if hasPrefix(key, seqCounterPrefix) {
+	if hasPrefix(key, SeqCounterPrefix) {
 		return nil
 	}
 	return []clientv3.Op{clientv3.OpPut(w.prefix+key, strconv.FormatInt(v, 10))}
@@ -344,7 +344,7 @@ func (w *etcdWriter) counterOps(key string, v int64) []clientv3.Op {
 func (w *etcdWriter) markPurged(ctx context.Context, state *logState, markRev int64) error {
 	dbs := map[string]bool{}
 	for key := range state.peak {
-		if db, ok := strings.CutPrefix(key, seqCounterPrefix); ok {
+		if db, ok := strings.CutPrefix(key, SeqCounterPrefix); ok {
 			dbs[db] = true
 		}
 	}
@@ -369,7 +369,7 @@ func (w *etcdWriter) markPurgedNow(ctx context.Context, set map[string]bool, mar
 	rev := strconv.FormatInt(now.Header.Revision, 10)
 	ops := make([]clientv3.Op, 0, len(dbs))
 	for _, db := range dbs {
-		ops = append(ops, clientv3.OpPut(w.prefix+purgedKey(db), rev))
+		ops = append(ops, clientv3.OpPut(w.prefix+PurgedKey(db), rev))
 	}
 	return w.apply(ctx, ops, markRev)
 }
@@ -443,7 +443,7 @@ func SetCounterEtcd(ctx context.Context, endpoints []string, prefix, db, kind, n
 		}
 		var old, rev int64
 		if len(resp.Kvs) > 0 {
-			old, _ = counterValue(key, string(resp.Kvs[0].Value))
+			old, _ = CounterValue(key, string(resp.Kvs[0].Value))
 			rev = resp.Kvs[0].ModRevision
 		}
 		if value < old {
@@ -465,7 +465,7 @@ func SetCounterEtcd(ctx context.Context, endpoints []string, prefix, db, kind, n
 			return old, nil
 		}
 	}
-	return 0, fmt.Errorf("set counter: %w", errContention)
+	return 0, fmt.Errorf("set counter: %w", ErrContention)
 }
 
 // ErrLowering is returned by SetCounterEtcd for a value below the
@@ -509,16 +509,16 @@ func RepairEtcd(ctx context.Context, endpoints []string, prefix string, bump int
 		if !isCounter(key) {
 			continue
 		}
-		v, ok := counterValue(key, val)
+		v, ok := CounterValue(key, val)
 		if !ok {
 			return 0, fmt.Errorf("repair: counter %s holds %q, not a number", key, val)
 		}
-		if hasPrefix(key, hiloPrefix) {
-			var d hiloDoc
+		if hasPrefix(key, HiloPrefix) {
+			var d HiloDoc
 			_ = json.Unmarshal([]byte(val), &d)
-			v = d.top()
+			v = d.Highest()
 		}
-		cops := w.counterOps(key, min(v+min(bump, maxSafeNumber), maxSafeNumber))
+		cops := w.counterOps(key, min(v+min(bump, MaxSafeNumber), MaxSafeNumber))
 		if len(cops) == 0 {
 			continue
 		}

@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilodb/hilodb/internal/wire"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/hilodb/hilodb/internal/wire"
 )
 
 // Following etcd's watch instead of reading ranges: a range read by mod
@@ -25,7 +26,7 @@ import (
 
 // changeLog remembers, per database, the keys written in the last
 // changeLogSize revisions that the server's watch delivered (see
-// etcdStore.watchChanges), to prove a push's prevSeq without reading the
+// Etcd.watchChanges), to prove a push's prevSeq without reading the
 // database.
 type changeLog struct {
 	mu       sync.Mutex
@@ -143,17 +144,30 @@ func (l *changeLog) onlyOwn(db string, since, rev int64, own map[string]bool, wa
 	return true
 }
 
-// follow sends db's changes after since to send as they are written,
+// ProofWait bounds how long a read of the change log waits for this
+// server's watch to deliver a revision it was told of (a push's own
+// commit, a database's last write) before it answers without the log.
+const ProofWait = 200 * time.Millisecond
+
+// OnlyOwn reports whether every write to db after since, up to rev, was to
+// a document in own (and none a deletion), waiting up to ProofWait for the
+// watch to deliver rev: the proof behind a push's prevSeq. Unknown is
+// false.
+func (s *Etcd) OnlyOwn(db string, since, rev int64, own map[string]bool) bool {
+	return s.changes.onlyOwn(db, since, rev, own, ProofWait)
+}
+
+// Follow sends db's changes after since to send as they are written,
 // until ctx ends or send fails (its error is returned). It catches up with
 // range reads (pullChanges) and then follows an etcd watch from the
 // revision the catch-up read; if etcd compacted that revision meanwhile,
 // it catches up again.
-func (s *etcdStore) follow(ctx context.Context, db string, since int64, send func(changes []wire.Change, last int64) error) error {
+func (s *Etcd) Follow(ctx context.Context, db string, since int64, limit, maxBytes int, send func(changes []wire.Change, last int64) error) error {
 	p := s.prefix + docPrefix(db)
 	for {
 		var at int64
 		for {
-			reply, rev, err := s.pull(db, since, defaultPullLimit, defaultPullBytes)
+			reply, rev, err := s.Pull(db, since, limit, maxBytes)
 			if err != nil {
 				return err
 			}
@@ -235,24 +249,24 @@ func (l *changeLog) recent(db string, since, atLeast int64, wait time.Duration) 
 	return entries, l.seen, true
 }
 
-// lastWriteKey is written (blindly: no transaction compares it, so pushes
+// LastWriteKey is written (blindly: no transaction compares it, so pushes
 // do not conflict on it) by every commit that writes db's documents on
 // etcd; its mod revision tells a pull which revision the change log must
 // have delivered for the pull to see every write acknowledged before it.
-func lastWriteKey(db string) string { return "rlast/" + db }
+func LastWriteKey(db string) string { return "rlast/" + db }
 
 // pullRecent is pullChanges served from the change log: the keys written
 // after since come from the log, their values from one read per 128 keys
 // at the revision the log is complete to. It costs what changed, where a
 // range read costs the whole database; ok is false when the log cannot
 // serve since (then pullChanges does).
-func (s *etcdStore) pullRecent(db string, since int64, limit, maxBytes int) (out wire.PullReply, rev int64, ok bool, err error) {
+func (s *Etcd) pullRecent(db string, since int64, limit, maxBytes int) (out wire.PullReply, rev int64, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
 	defer cancel()
 	out = wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
-	head, err := s.cli.Txn(ctx).Then(clientv3.OpGet(s.prefix+lastWriteKey(db)), clientv3.OpGet(s.prefix+purgedKey(db))).Commit()
+	head, err := s.cli.Txn(ctx).Then(clientv3.OpGet(s.prefix+LastWriteKey(db)), clientv3.OpGet(s.prefix+PurgedKey(db))).Commit()
 	if err != nil {
-		return out, 0, false, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+		return out, 0, false, fmt.Errorf("read changes: %w: %w", ErrUnavailable, err)
 	}
 	var lastWrite int64
 	if kvs := head.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
@@ -264,7 +278,7 @@ func (s *etcdStore) pullRecent(db string, since int64, limit, maxBytes int) (out
 	if lastWrite <= since {
 		return out, head.Header.Revision, true, nil // nothing written after since
 	}
-	entries, upTo, ok := s.changes.recent(db, since, lastWrite, proofWait)
+	entries, upTo, ok := s.changes.recent(db, since, lastWrite, ProofWait)
 	if !ok {
 		return out, 0, false, nil
 	}
@@ -292,14 +306,14 @@ func (s *etcdStore) pullRecent(db string, since int64, limit, maxBytes int) (out
 		chunk := entries[start:min(len(entries), start+etcdPrefetch)]
 		ops := make([]clientv3.Op, len(chunk))
 		for i, e := range chunk {
-			ops[i] = clientv3.OpGet(s.prefix+docKey(db, e.key), clientv3.WithRev(upTo))
+			ops[i] = clientv3.OpGet(s.prefix+DocKey(db, e.key), clientv3.WithRev(upTo))
 		}
 		resp, err := s.cli.Txn(ctx).Then(ops...).Commit()
 		if errors.Is(err, rpctypes.ErrCompacted) {
 			return out, 0, false, nil
 		}
 		if err != nil {
-			return out, 0, false, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+			return out, 0, false, fmt.Errorf("read changes: %w: %w", ErrUnavailable, err)
 		}
 		for i, e := range chunk {
 			if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
@@ -329,17 +343,17 @@ func (s *etcdStore) pullRecent(db string, since int64, limit, maxBytes int) (out
 	return out, upTo, true, nil
 }
 
-// pull answers a pull from the change log when it reaches back to since,
+// Pull answers a pull from the change log when it reaches back to since,
 // else with a range read; rev is a revision through which every write of
 // db is in the reply or before since, when the reply has no more.
-func (s *etcdStore) pull(db string, since int64, limit, maxBytes int) (wire.PullReply, int64, error) {
+func (s *Etcd) Pull(db string, since int64, limit, maxBytes int) (wire.PullReply, int64, error) {
 	out, rev, ok, err := s.pullRecent(db, since, limit, maxBytes)
 	if err != nil || ok {
 		if ok {
-			s.metrics.pullsByLog.Add(1)
+			s.metrics.Pull(true)
 		}
 		return out, rev, err
 	}
-	s.metrics.pullsByRange.Add(1)
+	s.metrics.Pull(false)
 	return s.pullChangesAt(db, since, limit, maxBytes)
 }

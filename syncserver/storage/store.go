@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"bytes"
@@ -18,16 +18,16 @@ import (
 	"github.com/tidwall/buntdb"
 )
 
-// errStoreClosed is returned for work submitted after the store closed.
-var errStoreClosed = errors.New("store closed")
+// ErrClosed is returned for work submitted after the store closed.
+var ErrClosed = errors.New("store closed")
 
-// errStoreFailed wraps the fsync failure that stopped the store.
-var errStoreFailed = errors.New("store stopped after a failed fsync; restart the server")
+// ErrFailed wraps the fsync failure that stopped the store.
+var ErrFailed = errors.New("store stopped after a failed fsync; restart the server")
 
 // maxGroup bounds how many queued transactions share one commit.
 const maxGroup = 256
 
-// store is the server's durable state in one buntdb file. Every change goes
+// File is the server's durable state in one buntdb file. Every change goes
 // through a single committer goroutine that runs the transactions queued
 // meanwhile in one buntdb transaction and then makes it durable with one
 // fsync (group commit): many clients arriving together share one fsync, and
@@ -44,7 +44,7 @@ const maxGroup = 256
 // Values must not contain raw CR or LF bytes (compact JSON, decimal numbers):
 // the start-up check of datafile.go relies on it to tell a torn last write
 // from damage.
-type store struct {
+type File struct {
 	db    *buntdb.DB
 	path  string
 	file  *os.File                     // a second handle on buntdb's file, to fsync and see errors
@@ -58,7 +58,7 @@ type store struct {
 	closeOnce sync.Once
 	quit      chan struct{}
 
-	metrics *metrics
+	metrics Metrics
 	commits int64 // the last commit mark written; only the committer touches it
 }
 
@@ -67,14 +67,14 @@ type store struct {
 const commitKey = "sys/commit"
 
 type txReq struct {
-	fn   func(tx kvTx) error
+	fn   func(tx Tx) error
 	err  error
 	done chan struct{}
 }
 
-// openStore opens (creating it if needed) the data file in dir. With
+// OpenFile opens (creating it if needed) the data file in dir. With
 // groupCommit false every transaction gets its own commit and fsync.
-func openStore(dir string, groupCommit bool, m *metrics, log *slog.Logger) (*store, error) {
+func OpenFile(dir string, groupCommit bool, m Metrics, log *slog.Logger) (*File, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -115,8 +115,8 @@ func openStore(dir string, groupCommit bool, m *metrics, log *slog.Logger) (*sto
 	// take its last records for an unfinished transaction.
 	var seq int64
 	err = db.Update(func(tx *buntdb.Tx) error {
-		seq, _ = getInt(tx, commitKey)
-		return setInt(tx, commitKey, seq)
+		seq, _ = GetInt(tx, commitKey)
+		return SetInt(tx, commitKey, seq)
 	})
 	if err := errors.Join(err, f.Sync(), syncDir(dir)); err != nil {
 		f.Close()
@@ -127,7 +127,7 @@ func openStore(dir string, groupCommit bool, m *metrics, log *slog.Logger) (*sto
 	if !groupCommit {
 		group = 1
 	}
-	s := &store{db: db, path: path, file: f, group: group, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), metrics: m, commits: seq}
+	s := &File{db: db, path: path, file: f, group: group, reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), metrics: m, commits: seq}
 	fsync := f.Sync
 	s.sync.Store(&fsync)
 	s.wg.Add(1)
@@ -135,37 +135,40 @@ func openStore(dir string, groupCommit bool, m *metrics, log *slog.Logger) (*sto
 	return s, nil
 }
 
-// err returns the failure that stopped the store, or nil.
-func (s *store) err() error {
+// SetSync replaces the fsync of the data file; a test makes it fail.
+func (s *File) SetSync(fsync func() error) { s.sync.Store(&fsync) }
+
+// Err returns the failure that stopped the store, or nil.
+func (s *File) Err() error {
 	if p := s.failed.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-// update runs fn in a write transaction shared with other queued ones and
+// Update runs fn in a write transaction shared with other queued ones and
 // returns once the result is durable.
-func (s *store) update(ctx context.Context, fn func(tx kvTx) error) error {
-	wait, err := s.queueUpdate(ctx, fn)
+func (s *File) Update(ctx context.Context, fn func(tx Tx) error) error {
+	wait, err := s.QueueUpdate(ctx, fn)
 	if err != nil {
 		return err
 	}
 	return wait()
 }
 
-// queueUpdate hands fn to the commit loop and returns at once; wait returns
+// QueueUpdate hands fn to the commit loop and returns at once; wait returns
 // once fn's writes are durable, or with its error and nothing written.
 // Transactions queued one after the other commit in that order, so a
 // caller may queue the next before the one before it is durable.
-func (s *store) queueUpdate(ctx context.Context, fn func(tx kvTx) error) (wait func() error, err error) {
-	if err := s.err(); err != nil {
+func (s *File) QueueUpdate(ctx context.Context, fn func(tx Tx) error) (wait func() error, err error) {
+	if err := s.Err(); err != nil {
 		return nil, err
 	}
 	return enqueue(ctx, s.reqs, s.quit, fn)
 }
 
 // queue hands fn to a commit loop (runGroups) and waits for its outcome.
-func queue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn func(tx kvTx) error) error {
+func queue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn func(tx Tx) error) error {
 	wait, err := enqueue(ctx, reqs, quit, fn)
 	if err != nil {
 		return err
@@ -175,12 +178,12 @@ func queue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn fun
 
 // enqueue hands fn to a commit loop (runGroups); wait waits for its
 // outcome.
-func enqueue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn func(tx kvTx) error) (wait func() error, err error) {
+func enqueue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn func(tx Tx) error) (wait func() error, err error) {
 	r := &txReq{fn: fn, done: make(chan struct{})}
 	select {
 	case reqs <- r:
 	case <-quit:
-		return nil, errStoreClosed
+		return nil, ErrClosed
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -192,15 +195,15 @@ func enqueue(ctx context.Context, reqs chan<- *txReq, quit <-chan struct{}, fn f
 	}, nil
 }
 
-// view runs fn in a read-only transaction.
-func (s *store) view(fn func(tx kvTx) error) error {
+// View runs fn in a read-only transaction.
+func (s *File) View(fn func(tx Tx) error) error {
 	return s.db.View(func(tx *buntdb.Tx) error { return fn(tx) })
 }
 
-// backup writes a consistent copy of every key in data-file format to w.
+// Backup writes a consistent copy of every key in data-file format to w.
 // The copy is taken into memory first, so a slow reader does not hold up
 // writers.
-func (s *store) backup(w io.Writer) error {
+func (s *File) Backup(w io.Writer) error {
 	var buf bytes.Buffer
 	if err := s.db.Save(&buf); err != nil {
 		return fmt.Errorf("save store: %w", err)
@@ -209,14 +212,14 @@ func (s *store) backup(w io.Writer) error {
 	return err
 }
 
-func (s *store) commitLoop() {
+func (s *File) commitLoop() {
 	defer s.wg.Done()
 	runGroups(s.reqs, s.quit, s.group, s.commit)
 }
 
 // runGroups hands queued requests to commit in groups of at most max: a
 // group is what arrived while the one before it committed. Once quit is
-// closed, what is still queued fails with errStoreClosed.
+// closed, what is still queued fails with ErrClosed.
 func runGroups(reqs <-chan *txReq, quit <-chan struct{}, max int, commit func([]*txReq)) {
 	batch := make([]*txReq, 0, max)
 	for {
@@ -238,7 +241,7 @@ func runGroups(reqs <-chan *txReq, quit <-chan struct{}, max int, commit func([]
 			for {
 				select {
 				case r := <-reqs:
-					r.err = errStoreClosed
+					r.err = ErrClosed
 					close(r.done)
 				default:
 					return
@@ -248,8 +251,8 @@ func runGroups(reqs <-chan *txReq, quit <-chan struct{}, max int, commit func([]
 	}
 }
 
-func (s *store) commit(batch []*txReq) {
-	err := s.err()
+func (s *File) commit(batch []*txReq) {
+	err := s.Err()
 	if err == nil {
 		err = s.db.Update(func(tx *buntdb.Tx) error {
 			for _, r := range batch {
@@ -265,14 +268,14 @@ func (s *store) commit(batch []*txReq) {
 		// from such a fragment: at start, records after the last mark are
 		// dropped (prepareDataFile).
 		s.commits++
-		err = s.db.Update(func(tx *buntdb.Tx) error { return setInt(tx, commitKey, s.commits) })
+		err = s.db.Update(func(tx *buntdb.Tx) error { return SetInt(tx, commitKey, s.commits) })
 	}
 	if err == nil {
 		start := time.Now()
 		err = (*s.sync.Load())()
-		s.metrics.observeCommit(time.Since(start), len(batch))
+		s.metrics.Commit(time.Since(start), len(batch))
 		if err != nil {
-			err = fmt.Errorf("fsync data file %s: %w: %w", s.path, errStoreFailed, err)
+			err = fmt.Errorf("fsync data file %s: %w: %w", s.path, ErrFailed, err)
 			s.failed.Store(&err)
 		}
 	}
@@ -286,7 +289,7 @@ func (s *store) commit(batch []*txReq) {
 
 // runTx runs fn, turning a panic into an error so one bad request cannot
 // stop the committer.
-func runTx(fn func(tx kvTx) error, tx *buntdb.Tx) (err error) {
+func runTx(fn func(tx Tx) error, tx *buntdb.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("transaction panicked: %v", p)
@@ -295,8 +298,8 @@ func runTx(fn func(tx kvTx) error, tx *buntdb.Tx) (err error) {
 	return fn(tx)
 }
 
-// close stops the committer and closes the file.
-func (s *store) close() error {
+// Close stops the committer and closes the file.
+func (s *File) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.quit)
@@ -306,8 +309,8 @@ func (s *store) close() error {
 	return err
 }
 
-// getJSON reads key into v; found is false when the key is absent.
-func getJSON(tx kvTx, key string, v any) (found bool, err error) {
+// GetJSON reads key into v; found is false when the key is absent.
+func GetJSON(tx Tx, key string, v any) (found bool, err error) {
 	s, err := tx.Get(key)
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return false, nil
@@ -321,7 +324,8 @@ func getJSON(tx kvTx, key string, v any) (found bool, err error) {
 	return true, nil
 }
 
-func setJSON(tx kvTx, key string, v any) error {
+// SetJSON stores v at key as JSON.
+func SetJSON(tx Tx, key string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -330,8 +334,8 @@ func setJSON(tx kvTx, key string, v any) error {
 	return err
 }
 
-// getInt reads a decimal counter; absent is 0.
-func getInt(tx kvTx, key string) (int64, error) {
+// GetInt reads a decimal counter; absent is 0.
+func GetInt(tx Tx, key string) (int64, error) {
 	s, err := tx.Get(key)
 	if errors.Is(err, buntdb.ErrNotFound) {
 		return 0, nil
@@ -346,7 +350,8 @@ func getInt(tx kvTx, key string) (int64, error) {
 	return n, nil
 }
 
-func setInt(tx kvTx, key string, n int64) error {
+// SetInt stores a decimal counter.
+func SetInt(tx Tx, key string, n int64) error {
 	_, _, err := tx.Set(key, strconv.FormatInt(n, 10), nil)
 	return err
 }

@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"context"
@@ -17,18 +17,18 @@ import (
 	"go.uber.org/zap"
 )
 
-// errContention is returned when a transaction lost to other servers'
+// ErrContention is returned when a transaction lost to other servers'
 // writes more often than maxTxAttempts allows.
-var errContention = errors.New("transaction kept conflicting with other servers' writes")
+var ErrContention = errors.New("transaction kept conflicting with other servers' writes")
 
-// errEtcdUnavailable wraps a failed etcd call: the cluster's store is out
+// ErrUnavailable wraps a failed etcd call: the cluster's store is out
 // of reach (no quorum, no member answering), which a client may retry here
 // or through another server.
-var errEtcdUnavailable = errors.New("the cluster's store (etcd) is out of reach")
+var ErrUnavailable = errors.New("the cluster's store (etcd) is out of reach")
 
-// errNoTag is the store's state while this server holds no live lease on
+// ErrNoTag is the store's state while this server holds no live lease on
 // its node tag: it hands out nothing until it has the tag again.
-var errNoTag = errors.New("this server's node tag lease is lost; it accepts no changes until it holds the tag again")
+var ErrNoTag = errors.New("this server's node tag lease is lost; it accepts no changes until it holds the tag again")
 
 const (
 	// maxTxAttempts bounds how often one update runs again after losing a
@@ -43,7 +43,7 @@ const (
 	etcdOpTimeout = 10 * time.Second
 )
 
-// etcdStore keeps the server's keys in an etcd cluster, under a prefix, so
+// Etcd keeps the server's keys in an etcd cluster, under a prefix, so
 // that any number of sync servers share one state. An update is an
 // optimistic transaction: its reads are taken at one etcd revision and
 // recorded with their mod revisions, its writes are buffered, and the commit
@@ -57,14 +57,17 @@ const (
 // etcd acknowledges a Txn once a majority of its members have it in their
 // fsynced logs, so an update that returned survives the loss of any
 // minority of members and of this process.
-type etcdStore struct {
+type Etcd struct {
 	cli     *clientv3.Client
 	prefix  string
-	metrics *metrics
+	metrics Metrics
 	changes *changeLog // what the watch of watchChanges saw
 	// swept is the compacted revision below which no tombstone was left
 	// at the last compaction pass (0: none yet).
 	swept atomic.Int64
+	// lease is the etcd lease on this server's node tag (ClaimTag,
+	// ChooseTag), kept alive by HoldTag.
+	lease clientv3.LeaseID
 
 	failed  atomic.Pointer[error]
 	reqs    chan *txReq
@@ -73,11 +76,12 @@ type etcdStore struct {
 	once    sync.Once
 }
 
-var _ kvStore = (*etcdStore)(nil)
+var _ Store = (*Etcd)(nil)
 
-// openEtcdStore connects to the etcd members at endpoints and checks that
-// the cluster answers.
-func openEtcdStore(endpoints []string, prefix string, m *metrics) (*etcdStore, error) {
+// OpenEtcd connects to the etcd members at endpoints and checks that
+// the cluster answers and that no restore into prefix is unfinished
+// (ErrRestoreUnfinished).
+func OpenEtcd(endpoints []string, prefix string, m Metrics) (*Etcd, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:          endpoints,
 		DialTimeout:        5 * time.Second,
@@ -94,12 +98,19 @@ func openEtcdStore(endpoints []string, prefix string, m *metrics) (*etcdStore, e
 		cli.Close()
 		return nil, fmt.Errorf("reach etcd %s: %w", strings.Join(endpoints, ","), err)
 	}
-	s := &etcdStore{cli: cli, prefix: prefix, metrics: m, changes: newChangeLog(), reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), stopped: make(chan struct{})}
+	// Never serve from half a restore (see RestoreEtcd).
+	if err := checkRestoreMarker(cli, prefix); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	s := &Etcd{cli: cli, prefix: prefix, metrics: m, changes: newChangeLog(), reqs: make(chan *txReq, maxGroup), quit: make(chan struct{}), stopped: make(chan struct{})}
 	go s.commitLoop()
 	return s, nil
 }
 
-func (s *etcdStore) err() error {
+// Err is the failure that keeps the store from accepting changes (a lost
+// node tag lease), or nil.
+func (s *Etcd) Err() error {
 	if p := s.failed.Load(); p != nil {
 		return *p
 	}
@@ -107,7 +118,7 @@ func (s *etcdStore) err() error {
 }
 
 // setFailed stops (err != nil) or resumes (nil) every update.
-func (s *etcdStore) setFailed(err error) {
+func (s *Etcd) setFailed(err error) {
 	if err == nil {
 		s.failed.Store(nil)
 		return
@@ -115,9 +126,9 @@ func (s *etcdStore) setFailed(err error) {
 	s.failed.Store(&err)
 }
 
-// update queues fn for the committer and waits for its outcome.
-func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
-	if err := s.err(); err != nil {
+// Update queues fn for the committer and waits for its outcome.
+func (s *Etcd) Update(ctx context.Context, fn func(tx Tx) error) error {
+	if err := s.Err(); err != nil {
 		return err
 	}
 	return queue(ctx, s.reqs, s.quit, fn)
@@ -127,12 +138,12 @@ func (s *etcdStore) update(ctx context.Context, fn func(tx kvTx) error) error {
 // transaction, one after another (each sees the writes of those before
 // it), and commits them with one etcd Txn: many clients of this server
 // share one round through etcd's log, as they share one fsync on buntdb.
-func (s *etcdStore) commitLoop() {
+func (s *Etcd) commitLoop() {
 	defer close(s.stopped)
 	runGroups(s.reqs, s.quit, maxGroup, s.commit)
 }
 
-func (s *etcdStore) commit(batch []*txReq) {
+func (s *Etcd) commit(batch []*txReq) {
 	err := s.runBatch(batch)
 	for _, r := range batch {
 		if err != nil {
@@ -144,14 +155,14 @@ func (s *etcdStore) commit(batch []*txReq) {
 
 // runBatch runs the batch until its transaction commits; each request's
 // own error is left in its err.
-func (s *etcdStore) runBatch(batch []*txReq) error {
+func (s *Etcd) runBatch(batch []*txReq) error {
 	tx := s.newTx()
 	for attempt := 0; ; attempt++ {
-		if err := s.err(); err != nil {
+		if err := s.Err(); err != nil {
 			return err
 		}
 		if attempt == maxTxAttempts {
-			return errContention
+			return ErrContention
 		}
 		s.warm(tx, batch)
 		for _, r := range batch {
@@ -169,11 +180,11 @@ func (s *etcdStore) runBatch(batch []*txReq) error {
 		if ok {
 			// The commit round trip is what an fsync is on buntdb: the
 			// moment the group's writes became durable (on a majority).
-			s.metrics.observeCommit(time.Since(start), len(batch))
+			s.metrics.Commit(time.Since(start), len(batch))
 			tx.committed(tx.commitRev)
 			return nil
 		}
-		s.metrics.txRetries.Add(1)
+		s.metrics.Retry()
 		tx = next
 		// Another server wrote what this transaction read: wait a little
 		// (more after each loss) and run it again on the new state.
@@ -181,19 +192,21 @@ func (s *etcdStore) runBatch(batch []*txReq) error {
 		select {
 		case <-time.After(wait):
 		case <-s.quit:
-			return errStoreClosed
+			return ErrClosed
 		}
 	}
 }
 
-func (s *etcdStore) view(fn func(tx kvTx) error) error {
+// View runs fn in a read-only transaction.
+func (s *Etcd) View(fn func(tx Tx) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
 	defer cancel()
 	tx := &etcdTx{ctx: ctx, s: s, readOnly: true, writes: map[string]*string{}}
 	return runEtcdTx(fn, tx)
 }
 
-func (s *etcdStore) close() error {
+// Close stops the committer and closes the etcd client.
+func (s *Etcd) Close() error {
 	var err error
 	s.once.Do(func() {
 		close(s.quit)
@@ -204,7 +217,7 @@ func (s *etcdStore) close() error {
 }
 
 // runEtcdTx runs fn, turning a panic into an error as runTx does.
-func runEtcdTx(fn func(tx kvTx) error, tx *etcdTx) (err error) {
+func runEtcdTx(fn func(tx Tx) error, tx *etcdTx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("transaction panicked: %v", p)
@@ -213,10 +226,10 @@ func runEtcdTx(fn func(tx kvTx) error, tx *etcdTx) (err error) {
 	return fn(tx)
 }
 
-// etcdTx is one optimistic transaction of an etcdStore (see there).
+// etcdTx is one optimistic transaction of an Etcd (see there).
 type etcdTx struct {
 	ctx      context.Context
-	s        *etcdStore
+	s        *Etcd
 	readOnly bool
 	rev      int64              // the revision every read is taken at; 0 before the first
 	reads    map[string]int64   // key → mod revision when read (0: absent)
@@ -230,7 +243,7 @@ type etcdTx struct {
 	commitRev int64
 }
 
-var _ kvTx = (*etcdTx)(nil)
+var _ Tx = (*etcdTx)(nil)
 
 // cached is a key's value (nil: absent) and mod revision at a transaction's
 // revision.
@@ -247,7 +260,7 @@ func (tx *etcdTx) get(key string, opts ...clientv3.OpOption) (*clientv3.GetRespo
 	defer cancel()
 	resp, err := tx.s.cli.Get(ctx, tx.s.prefix+key, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("read etcd: %w: %w", errEtcdUnavailable, err)
+		return nil, fmt.Errorf("read etcd: %w: %w", ErrUnavailable, err)
 	}
 	if tx.rev == 0 {
 		tx.rev = resp.Header.Revision
@@ -255,7 +268,7 @@ func (tx *etcdTx) get(key string, opts ...clientv3.OpOption) (*clientv3.GetRespo
 	return resp, nil
 }
 
-// Get implements kvTx.
+// Get implements Tx.
 func (tx *etcdTx) Get(key string, _ ...bool) (string, error) {
 	if v, ok := tx.writes[key]; ok {
 		if v == nil {
@@ -315,7 +328,7 @@ func (tx *etcdTx) remember(key string, kv *mvccpb.KeyValue) *string {
 // prefetch reads keys in a few round trips (read-only Txns of up to
 // etcdPrefetch Gets each, at the transaction's revision), so the Gets that
 // follow need none.
-func (tx *etcdTx) prefetch(keys []string) error {
+func (tx *etcdTx) Prefetch(keys []string) error {
 	var todo []string
 	for _, k := range keys {
 		if _, ok := tx.writes[k]; ok {
@@ -342,7 +355,7 @@ func (tx *etcdTx) prefetch(keys []string) error {
 		resp, err := tx.s.cli.Txn(ctx).Then(ops...).Commit()
 		cancel()
 		if err != nil {
-			return fmt.Errorf("read etcd: %w: %w", errEtcdUnavailable, err)
+			return fmt.Errorf("read etcd: %w: %w", ErrUnavailable, err)
 		}
 		if tx.rev == 0 {
 			tx.rev = resp.Header.Revision
@@ -358,7 +371,7 @@ func (tx *etcdTx) prefetch(keys []string) error {
 	return nil
 }
 
-// Set implements kvTx; the write is applied at commit.
+// Set implements Tx; the write is applied at commit.
 func (tx *etcdTx) Set(key, value string, _ *buntdb.SetOptions) (string, bool, error) {
 	if tx.readOnly {
 		return "", false, errors.New("write in a read-only transaction")
@@ -367,7 +380,7 @@ func (tx *etcdTx) Set(key, value string, _ *buntdb.SetOptions) (string, bool, er
 	return "", false, nil
 }
 
-// Delete implements kvTx; the delete is applied at commit. Deleting an
+// Delete implements Tx; the delete is applied at commit. Deleting an
 // absent key is not an error here.
 func (tx *etcdTx) Delete(key string) (string, error) {
 	if tx.readOnly {
@@ -377,7 +390,7 @@ func (tx *etcdTx) Delete(key string) (string, error) {
 	return "", nil
 }
 
-// AscendKeys implements kvTx for a pattern of a prefix and "*".
+// AscendKeys implements Tx for a pattern of a prefix and "*".
 func (tx *etcdTx) AscendKeys(pattern string, iterator func(key, value string) bool) error {
 	prefix, ok := strings.CutSuffix(pattern, "*")
 	if !ok || strings.ContainsAny(prefix, "*?") {
@@ -386,7 +399,7 @@ func (tx *etcdTx) AscendKeys(pattern string, iterator func(key, value string) bo
 	return tx.AscendRange("", prefix, clientv3.GetPrefixRangeEnd(prefix), iterator)
 }
 
-// AscendRange implements kvTx: the keys are fetched a page at a time, at
+// AscendRange implements Tx: the keys are fetched a page at a time, at
 // the transaction's revision, merged with its own writes.
 func (tx *etcdTx) AscendRange(_ string, from, to string, iterator func(key, value string) bool) error {
 	if !tx.readOnly {
@@ -484,7 +497,7 @@ func (tx *etcdTx) commit() (ok bool, next *etcdTx, err error) {
 	}
 	resp, err := tx.s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(elseOps...).Commit()
 	if err != nil {
-		return false, nil, fmt.Errorf("commit etcd transaction: %w: %w", errEtcdUnavailable, err)
+		return false, nil, fmt.Errorf("commit etcd transaction: %w: %w", ErrUnavailable, err)
 	}
 	if resp.Succeeded {
 		tx.commitRev = resp.Header.Revision
@@ -508,10 +521,10 @@ func (tx *etcdTx) commit() (ok bool, next *etcdTx, err error) {
 // then find their keys there instead of waiting for one round trip each (a
 // read that depends on an earlier update's write still goes to etcd). The
 // scratch runs' writes are thrown away; updates may run more than once
-// anyway (see kvStore). Values read at different revisions are safe: the
+// anyway (see Store). Values read at different revisions are safe: the
 // commit compares every key read against the mod revision it was read at,
 // so it succeeds only if all of them still hold.
-func (s *etcdStore) warm(tx *etcdTx, batch []*txReq) {
+func (s *Etcd) warm(tx *etcdTx, batch []*txReq) {
 	if len(batch) < 2 {
 		return
 	}
@@ -582,6 +595,6 @@ func (f *readFlight) get(tx *etcdTx, key string) (*mvccpb.KeyValue, error) {
 }
 
 // newTx starts an update transaction.
-func (s *etcdStore) newTx() *etcdTx {
+func (s *Etcd) newTx() *etcdTx {
 	return &etcdTx{ctx: context.Background(), s: s, reads: map[string]int64{}, writes: map[string]*string{}}
 }

@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"cmp"
@@ -14,7 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
-// backup copies every key, read at one revision, into an in-memory buntdb
+// Backup copies every key, read at one revision, into an in-memory buntdb
 // and saves it: the same format as the embedded store's backup, so it
 // restores into a single server. The single server's sequence is a counter
 // with an index key per sequence, which etcd does not keep (its sequence is
@@ -23,7 +23,7 @@ import (
 // index and counter. The purged mark becomes the counter when it was set,
 // so every client of a restored server resyncs (as a restore makes them do
 // anyway).
-func (s *etcdStore) backup(w io.Writer) error {
+func (s *Etcd) Backup(w io.Writer) error {
 	mem, err := buntdb.Open(":memory:")
 	if err != nil {
 		return fmt.Errorf("open backup buffer: %w", err)
@@ -44,7 +44,7 @@ func (s *etcdStore) backup(w io.Writer) error {
 			if ok {
 				docs = append(docs, doc{db: db, id: id, value: string(kv.Value), rev: kv.ModRevision})
 			}
-		case strings.HasPrefix(key, "rseq/"), strings.HasPrefix(key, seqCounterPrefix), strings.HasPrefix(key, "rlast/"):
+		case strings.HasPrefix(key, "rseq/"), strings.HasPrefix(key, SeqCounterPrefix), strings.HasPrefix(key, "rlast/"):
 			// Made afresh below.
 		default:
 			values[key] = string(kv.Value)
@@ -62,24 +62,24 @@ func (s *etcdStore) backup(w io.Writer) error {
 			counters[d.db]++
 			seq := counters[d.db]
 			// A one-key view, to read the record as the server does.
-			rec, _, err := getRecord(mapTx{docKey(d.db, d.id): d.value}, d.db, d.id)
+			rec, _, err := GetRecord(mapTx{DocKey(d.db, d.id): d.value}, d.db, d.id)
 			if err != nil {
 				return err
 			}
 			rec.Seq = seq
-			if _, _, err := tx.Set(docKey(d.db, d.id), rec.encode(), nil); err != nil {
+			if _, _, err := tx.Set(DocKey(d.db, d.id), rec.Encode(), nil); err != nil {
 				return err
 			}
-			if _, _, err := tx.Set(seqKey(d.db, seq), d.id, nil); err != nil {
+			if _, _, err := tx.Set(SeqKey(d.db, seq), d.id, nil); err != nil {
 				return err
 			}
 		}
 		for db, n := range counters {
-			if _, _, err := tx.Set(seqCounterKey(db), strconv.FormatInt(n, 10), nil); err != nil {
+			if _, _, err := tx.Set(SeqCounterKey(db), strconv.FormatInt(n, 10), nil); err != nil {
 				return err
 			}
-			if _, ok := values[purgedKey(db)]; ok {
-				values[purgedKey(db)] = strconv.FormatInt(n, 10)
+			if _, ok := values[PurgedKey(db)]; ok {
+				values[PurgedKey(db)] = strconv.FormatInt(n, 10)
 			}
 		}
 		for k, v := range values {
@@ -98,7 +98,7 @@ func (s *etcdStore) backup(w io.Writer) error {
 	return nil
 }
 
-// mapTx is a read-only kvTx over a map (Gets only).
+// mapTx is a read-only Tx over a map (Gets only).
 type mapTx map[string]string
 
 // errReadOnly refuses a write to a mapTx.
@@ -121,4 +121,4 @@ func (m mapTx) AscendRange(_, _, _ string, _ func(key, value string) bool) error
 
 func (m mapTx) AscendKeys(_ string, _ func(key, value string) bool) error { return nil }
 
-var _ kvTx = mapTx(nil)
+var _ Tx = mapTx(nil)

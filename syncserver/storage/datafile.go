@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"bytes"
@@ -41,8 +41,8 @@ import (
 const dataFileName = "hilodb.db"
 
 // DefaultBump is how far Repair and Restore raise each counter by default:
-// one largest HiLo range.
-const DefaultBump = maxRange
+// one largest HiLo range (the server leases no larger one).
+const DefaultBump = 1 << 20
 
 // CorruptError reports a data file that is damaged somewhere other than in an
 // unfinished last write. The server refuses to start on it; see Repair.
@@ -410,15 +410,17 @@ type logState struct {
 }
 
 func isCounter(key string) bool {
-	return hasPrefix(key, hiloPrefix) || hasPrefix(key, identPrefix) || key == nodeSeqKey || hasPrefix(key, seqCounterPrefix) ||
-		hasPrefix(key, srvSeqPrefix)
+	return hasPrefix(key, HiloPrefix) || hasPrefix(key, IdentPrefix) || key == NodeSeqKey || hasPrefix(key, SeqCounterPrefix) ||
+		hasPrefix(key, SrvSeqPrefix)
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
-func counterValue(key, val string) (int64, bool) {
-	if hasPrefix(key, hiloPrefix) {
-		var d hiloDoc
+// CounterValue reads the value of a counter stored at key (a HiloDoc's
+// Max, or a decimal); false when val is neither.
+func CounterValue(key, val string) (int64, bool) {
+	if hasPrefix(key, HiloPrefix) {
+		var d HiloDoc
 		if json.Unmarshal([]byte(val), &d) != nil {
 			return 0, false
 		}
@@ -435,7 +437,7 @@ func replay(records []record) *logState {
 		case "set":
 			st.values[r.parts[1]] = r.parts[2]
 			if isCounter(r.parts[1]) {
-				if v, ok := counterValue(r.parts[1], r.parts[2]); ok {
+				if v, ok := CounterValue(r.parts[1], r.parts[2]); ok {
 					st.raise(r.parts[1], v)
 				}
 			}
@@ -454,7 +456,7 @@ func (st *logState) raise(key string, v int64) {
 	}
 	if _, ok := st.values[key]; !ok {
 		st.values[key] = "0"
-		if hasPrefix(key, hiloPrefix) {
+		if hasPrefix(key, HiloPrefix) {
 			st.values[key] = `{"Max":0}`
 		}
 	}
@@ -464,18 +466,18 @@ func (st *logState) raise(key string, v int64) {
 // many there are.
 func (st *logState) bump(n int64) int {
 	for key, peak := range st.peak {
-		v := min(peak+min(n, maxSafeNumber), maxSafeNumber)
-		if hasPrefix(key, hiloPrefix) {
+		v := min(peak+min(n, MaxSafeNumber), MaxSafeNumber)
+		if hasPrefix(key, HiloPrefix) {
 			// Low 0: no return of a range leased before is accepted.
-			b, _ := json.Marshal(hiloDoc{Max: v})
+			b, _ := json.Marshal(HiloDoc{Max: v})
 			st.values[key] = string(b)
 		} else {
 			st.values[key] = strconv.FormatInt(v, 10)
 		}
-		if db, ok := strings.CutPrefix(key, seqCounterPrefix); ok {
+		if db, ok := strings.CutPrefix(key, SeqCounterPrefix); ok {
 			// Documents may have rolled back: every client's checkpoint is
 			// now below purgedSeq, which makes it resync from zero.
-			st.values[purgedKey(db)] = strconv.FormatInt(v, 10)
+			st.values[PurgedKey(db)] = strconv.FormatInt(v, 10)
 		}
 	}
 	return len(st.peak)
@@ -560,67 +562,4 @@ func CheckBackup(path string) error {
 		return fmt.Errorf("backup %s is damaged or incomplete at byte %d of %d", path, res.validEnd, len(b))
 	}
 	return nil
-}
-
-// Counter kinds SetCounter sets.
-const (
-	CounterHilo     = "hilo"
-	CounterIdentity = "identity"
-)
-
-// counterSetting checks SetCounter's arguments and returns the key and the
-// value to store.
-func counterSetting(db, kind, name string, value int64) (key, val string, err error) {
-	if !validDBName(db) {
-		return "", "", fmt.Errorf("set counter: illegal database name %q", db)
-	}
-	if err := validTag(name); err != nil {
-		return "", "", fmt.Errorf("set counter: %w", err)
-	}
-	if value < 0 || value > maxSafeNumber {
-		return "", "", fmt.Errorf("set counter: value must be between 0 and %d", int64(maxSafeNumber))
-	}
-	switch kind {
-	case CounterHilo:
-		b, _ := json.Marshal(hiloDoc{Max: value, Top: value})
-		return hiloKey(db, name), string(b), nil
-	case CounterIdentity:
-		return identityKey(db, name), strconv.FormatInt(value, 10), nil
-	}
-	return "", "", fmt.Errorf("set counter: kind must be %q or %q, not %q", CounterHilo, CounterIdentity, kind)
-}
-
-// SetCounter sets one counter of the data file in dir, with the server
-// stopped: the HiLo tag name of database db (kind CounterHilo; its next
-// lease starts after value) or the identity name (CounterIdentity; its next
-// value is value+1). It is the operator's repair for a tag raised too far or
-// an identity to be moved; lowering one can hand out numbers that were
-// handed out before, so only lower what no client holds. The previous file
-// is kept beside as hilodb.db.before-set-…; it returns the counter's value
-// before.
-func SetCounter(dir, db, kind, name string, value int64) (int64, error) {
-	key, val, err := counterSetting(db, kind, name, value)
-	if err != nil {
-		return 0, err
-	}
-	path := filepath.Join(dir, dataFileName)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("read data file: %w", err)
-	}
-	res := scanLog(b)
-	if res.corrupt || res.torn {
-		return 0, fmt.Errorf("set counter: %s is damaged at byte %d; run `hilodb-server repair -data %s` first", path, res.validEnd, dir)
-	}
-	state := replay(res.records)
-	var old int64
-	if cur, ok := state.values[key]; ok {
-		old, _ = counterValue(key, cur)
-	}
-	state.values[key] = val
-	keep := path + ".before-set-" + time.Now().UTC().Format("20060102T150405Z")
-	if err := replaceDataFile(path, state.values, keep); err != nil {
-		return 0, fmt.Errorf("set counter: %w", err)
-	}
-	return old, nil
 }

@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"context"
@@ -13,16 +13,19 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Keys of the server registry in etcd. serverTagPrefix+tag marks a tag as
+// Keys of the server registry in etcd. ServerTagPrefix+tag marks a tag as
 // a server's for good (no client is ever given it); liveTagPrefix+tag is
 // held under the lease of the server running with it now.
 const (
-	serverTagPrefix = "srvtag/"
+	ServerTagPrefix = "srvtag/"
 	liveTagPrefix   = "srvlive/"
 	// tagLeaseTTL is how long a tag stays held after its server stopped
 	// renewing it (a crash): a restarted server gets its tag back after
 	// at most this long.
 	tagLeaseTTL = 5
+	// claimWait is how long a claim of a held tag waits: out the lease
+	// of a crashed predecessor with the same tag.
+	claimWait = 2*tagLeaseTTL*time.Second + 2*time.Second
 )
 
 // errTagHeld means another live server holds the tag this one asked for.
@@ -31,12 +34,27 @@ var errTagHeld = fmt.Errorf("node tag is held by another live server")
 // errTagClient means the tag this server asked for was given to a client.
 var errTagClient = errors.New("it was given to a client")
 
+// ClaimTag takes tag for this server under a lease, unless ChooseTag
+// took it already, waiting out the lease of a crashed predecessor with the
+// same tag. HoldTag keeps it.
+func (s *Etcd) ClaimTag(ctx context.Context, tag string) error {
+	if s.lease != 0 {
+		return nil
+	}
+	lease, err := s.claimTag(ctx, tag, claimWait)
+	if err != nil {
+		return err
+	}
+	s.lease = lease
+	return nil
+}
+
 // claimTag takes tag for this server under a new lease: it succeeds only
 // if no live server holds it and no client was given it. A tag whose
 // server died is free again once that server's lease expires. The lease
 // is kept alive until ctx ends; when it is lost the store refuses changes
 // and claimTag's loop takes the tag again as soon as it can.
-func (s *etcdStore) claimTag(ctx context.Context, tag string, wait time.Duration) (clientv3.LeaseID, error) {
+func (s *Etcd) claimTag(ctx context.Context, tag string, wait time.Duration) (clientv3.LeaseID, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		id, err := s.tryClaimTag(ctx, tag)
@@ -54,19 +72,19 @@ func (s *etcdStore) claimTag(ctx context.Context, tag string, wait time.Duration
 	}
 }
 
-func (s *etcdStore) tryClaimTag(ctx context.Context, tag string) (clientv3.LeaseID, error) {
+func (s *Etcd) tryClaimTag(ctx context.Context, tag string) (clientv3.LeaseID, error) {
 	cctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
 	defer cancel()
 	p := s.prefix
 	// A tag a client holds (node/ without srvtag/) is not a server's to take.
-	node, err := s.cli.Get(cctx, p+nodePrefix+tag)
+	node, err := s.cli.Get(cctx, p+NodePrefix+tag)
 	if err != nil {
 		return 0, fmt.Errorf("read node tag %s: %w", tag, err)
 	}
 	var nodeRev int64
 	if len(node.Kvs) > 0 {
 		nodeRev = node.Kvs[0].ModRevision
-		srv, err := s.cli.Get(cctx, p+serverTagPrefix+tag)
+		srv, err := s.cli.Get(cctx, p+ServerTagPrefix+tag)
 		if err != nil {
 			return 0, fmt.Errorf("read node tag %s: %w", tag, err)
 		}
@@ -81,11 +99,11 @@ func (s *etcdStore) tryClaimTag(ctx context.Context, tag string) (clientv3.Lease
 	now := time.Now().UTC().Format(time.RFC3339)
 	tr, err := s.cli.Txn(cctx).If(
 		clientv3.Compare(clientv3.CreateRevision(p+liveTagPrefix+tag), "=", 0),
-		clientv3.Compare(clientv3.ModRevision(p+nodePrefix+tag), "=", nodeRev),
+		clientv3.Compare(clientv3.ModRevision(p+NodePrefix+tag), "=", nodeRev),
 	).Then(
 		clientv3.OpPut(p+liveTagPrefix+tag, now, clientv3.WithLease(lease.ID)),
-		clientv3.OpPut(p+serverTagPrefix+tag, now),
-		clientv3.OpPut(p+nodePrefix+tag, now),
+		clientv3.OpPut(p+ServerTagPrefix+tag, now),
+		clientv3.OpPut(p+NodePrefix+tag, now),
 	).Commit()
 	if err != nil {
 		_, _ = s.cli.Revoke(context.WithoutCancel(cctx), lease.ID)
@@ -98,11 +116,12 @@ func (s *etcdStore) tryClaimTag(ctx context.Context, tag string) (clientv3.Lease
 	return lease.ID, nil
 }
 
-// holdTag keeps the lease on tag alive until ctx ends, then revokes it so a
+// HoldTag keeps the lease on tag alive until ctx ends, then revokes it so a
 // restarted server gets its tag at once. If the lease is lost (etcd out of
 // reach past its time to live), every update is refused until the tag is
 // claimed again.
-func (s *etcdStore) holdTag(ctx context.Context, tag string, lease clientv3.LeaseID, logf func(msg string, args ...any)) {
+func (s *Etcd) HoldTag(ctx context.Context, tag string, logf func(msg string, args ...any)) {
+	lease := s.lease
 	for {
 		ch, err := s.cli.KeepAlive(ctx, lease)
 		if err == nil {
@@ -115,7 +134,7 @@ func (s *etcdStore) holdTag(ctx context.Context, tag string, lease clientv3.Leas
 			cancel()
 			return
 		}
-		s.setFailed(errNoTag)
+		s.setFailed(ErrNoTag)
 		logf("node tag lease lost; claiming the tag again", "tag", tag)
 		for {
 			id, err := s.tryClaimTag(ctx, tag)
@@ -134,19 +153,19 @@ func (s *etcdStore) holdTag(ctx context.Context, tag string, lease clientv3.Leas
 	}
 }
 
-// watchChanges calls changed with the database of every document written
+// WatchChanges calls changed with the database of every document written
 // (through any server), until ctx ends: the live feeds of this server
 // follow the writes made through the others. What it sees goes to the
 // store's change log, for the proof behind a push's prevSeq. The watch
 // resumes from the revision after the last one it delivered, so a broken
 // watch loses nothing; if etcd compacted that revision away meanwhile, the
 // change log starts afresh and every feed is woken.
-func (s *etcdStore) watchChanges(ctx context.Context, changed func(db string)) {
+func (s *Etcd) WatchChanges(ctx context.Context, changed func(db string)) {
 	key := s.prefix + "rdoc/"
 	var next int64 // the revision to watch from; 0: from now
 	for ctx.Err() == nil {
 		if next == 0 {
-			rev, err := s.currentRev(ctx)
+			rev, err := s.CurrentRev(ctx)
 			if err != nil {
 				s.changes.reset(0)
 				select {
@@ -186,67 +205,30 @@ func (s *etcdStore) watchChanges(ctx context.Context, changed func(db string)) {
 	s.changes.reset(0)
 }
 
-// openKVStore opens the store cfg asks for: etcd when cfg.Etcd lists
-// members, the data file in cfg.DataDir otherwise.
-func openKVStore(cfg Config, m *metrics) (kvStore, error) {
-	if len(cfg.Etcd) == 0 {
-		return openStore(cfg.DataDir, !cfg.NoGroupCommit, m, cfg.Logger)
-	}
-	prefix := cfg.EtcdPrefix
-	if prefix == "" {
-		prefix = "hilodb/"
-	}
-	return openEtcdStore(cfg.Etcd, prefix, m)
-}
-
-// joinCluster takes this server's tag in etcd (waiting out the lease of a
-// crashed predecessor with the same tag) unless lease holds it already,
-// keeps it, and lets the live feeds follow the writes of every server.
-func (s *Server) joinCluster(es *etcdStore, lease clientv3.LeaseID) error {
-	if lease == 0 {
-		var err error
-		lease, err = es.claimTag(s.ctx, s.cfg.ServerTag, 2*tagLeaseTTL*time.Second+2*time.Second)
-		if err != nil {
-			return fmt.Errorf("take node tag %s: %w", s.cfg.ServerTag, err)
-		}
-	}
-	s.log.Info("joined the cluster", "tag", s.cfg.ServerTag, "etcd", strings.Join(s.cfg.Etcd, ","))
-	s.spawn(func(ctx context.Context) { es.holdTag(ctx, s.cfg.ServerTag, lease, s.log.Warn) })
-	s.spawn(func(ctx context.Context) {
-		es.watchChanges(ctx, func(db string) {
-			if db == "" {
-				s.hub.notifyAll()
-				return
-			}
-			s.hub.notify(db)
-		})
-	})
-	return nil
-}
-
 // tagFile is the file in a server's data directory that keeps the tag it
 // chose on etcd, so that a restart takes the same tag back.
 const tagFile = "server-tag"
 
-// chooseTag is how a server on etcd started without a tag gets one: the
+// ChooseTag is how a server on etcd started without a tag gets one: the
 // tag kept in dataDir from an earlier start (waiting out the lease of its
 // own crashed predecessor), else the first of A…Z that no live server holds
 // and no client was given, which it keeps in dataDir before it serves.
-func (s *etcdStore) chooseTag(dataDir string) (string, clientv3.LeaseID, error) {
+func (s *Etcd) ChooseTag(dataDir string) (string, error) {
 	ctx := context.Background()
 	path := filepath.Join(dataDir, tagFile)
 	if b, err := os.ReadFile(path); err == nil {
 		tag := strings.TrimSpace(string(b))
-		if !validNodeTag(tag) {
-			return "", 0, fmt.Errorf("node tag in %s: %q is not one", path, tag)
+		if !ValidNodeTag(tag) {
+			return "", fmt.Errorf("node tag in %s: %q is not one", path, tag)
 		}
-		lease, err := s.claimTag(ctx, tag, 2*tagLeaseTTL*time.Second+2*time.Second)
+		lease, err := s.claimTag(ctx, tag, claimWait)
 		if err != nil {
-			return "", 0, fmt.Errorf("take node tag %s kept in %s: %w", tag, path, err)
+			return "", fmt.Errorf("take node tag %s kept in %s: %w", tag, path, err)
 		}
-		return tag, lease, nil
+		s.lease = lease
+		return tag, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", 0, fmt.Errorf("read node tag: %w", err)
+		return "", fmt.Errorf("read node tag: %w", err)
 	}
 	for c := 'A'; c <= 'Z'; c++ {
 		tag := string(c)
@@ -255,15 +237,16 @@ func (s *etcdStore) chooseTag(dataDir string) (string, clientv3.LeaseID, error) 
 			continue
 		}
 		if err != nil {
-			return "", 0, err
+			return "", err
 		}
 		if err := writeTagFile(dataDir, path, tag); err != nil {
 			_, _ = s.cli.Revoke(ctx, lease)
-			return "", 0, err
+			return "", err
 		}
-		return tag, lease, nil
+		s.lease = lease
+		return tag, nil
 	}
-	return "", 0, fmt.Errorf("choose a node tag: A to Z are all taken; give one with -node-tag")
+	return "", fmt.Errorf("choose a node tag: A to Z are all taken; give one with -node-tag")
 }
 
 // writeTagFile keeps tag in path durably: written, synced, renamed.

@@ -1,4 +1,4 @@
-package syncserver
+package storage
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/tidwall/gjson"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/hilodb/hilodb/internal/wire"
 )
 
 // On etcd a database's change sequence is etcd's revision: a document's
@@ -22,27 +23,16 @@ import (
 // committed together) has the same revision; sequences rise but leave gaps
 // (the revisions of other databases' and other keys' writes).
 
-// revTx is a transaction of a store whose change sequence is its own
-// revision (etcd).
-type revTx interface {
-	// modRev is the revision key was last written at, as read by this
-	// transaction; 0 for a key absent or written by the transaction itself.
-	modRev(key string) int64
-	// afterCommit has fn called with the revision of the commit once the
-	// transaction's writes are durable (0 when it wrote nothing).
-	afterCommit(fn func(rev int64))
-}
-
-var _ revTx = (*etcdTx)(nil)
-
-func (tx *etcdTx) modRev(key string) int64 {
+// ModRev implements RevTx.
+func (tx *etcdTx) ModRev(key string) int64 {
 	if _, own := tx.writes[key]; own {
 		return 0
 	}
 	return tx.cache[key].rev
 }
 
-func (tx *etcdTx) afterCommit(fn func(rev int64)) { tx.hooks = append(tx.hooks, fn) }
+// AfterCommit implements RevTx.
+func (tx *etcdTx) AfterCommit(fn func(rev int64)) { tx.hooks = append(tx.hooks, fn) }
 
 // committed runs the afterCommit hooks once.
 func (tx *etcdTx) committed(rev int64) {
@@ -56,29 +46,29 @@ func (tx *etcdTx) committed(rev int64) {
 // docPrefix is the key prefix of db's documents (and tombstones).
 func docPrefix(db string) string { return "rdoc/" + db + "/" }
 
-// currentRev is etcd's revision now: the highest sequence any database
+// CurrentRev is etcd's revision now: the highest sequence any database
 // can have.
-func (s *etcdStore) currentRev(ctx context.Context) (int64, error) {
+func (s *Etcd) CurrentRev(ctx context.Context) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
 	defer cancel()
 	resp, err := s.cli.Get(ctx, s.prefix+"sys/ping", clientv3.WithCountOnly())
 	if err != nil {
-		return 0, fmt.Errorf("read etcd revision: %w: %w", errEtcdUnavailable, err)
+		return 0, fmt.Errorf("read etcd revision: %w: %w", ErrUnavailable, err)
 	}
 	return resp.Header.Revision, nil
 }
 
-// lastSeq is db's last change sequence: the newest mod revision among its
+// LastSeq is db's last change sequence: the newest mod revision among its
 // documents (0 when it has none). etcd sorts the whole range for it: for the
 // dashboard, not for every request.
-func (s *etcdStore) lastSeq(db string) (int64, error) {
+func (s *Etcd) LastSeq(db string) (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
 	defer cancel()
 	p := s.prefix + docPrefix(db)
 	resp, err := s.cli.Get(ctx, p, clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)), clientv3.WithKeysOnly(),
 		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(1))
 	if err != nil {
-		return 0, fmt.Errorf("read last sequence: %w: %w", errEtcdUnavailable, err)
+		return 0, fmt.Errorf("read last sequence: %w: %w", ErrUnavailable, err)
 	}
 	if len(resp.Kvs) == 0 {
 		return 0, nil
@@ -92,7 +82,7 @@ func (s *etcdStore) lastSeq(db string) (int64, error) {
 // documents share a sequence; a commit bigger than the page comes whole).
 // The purged mark is read at the same revision.
 // It also returns the revision it read at.
-func (s *etcdStore) pullChangesAt(db string, since int64, limit, maxBytes int) (out wire.PullReply, rev int64, err error) {
+func (s *Etcd) pullChangesAt(db string, since int64, limit, maxBytes int) (out wire.PullReply, rev int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), etcdOpTimeout)
 	defer cancel()
 	out = wire.PullReply{OK: true, Changes: []wire.Change{}, Last: since}
@@ -101,12 +91,12 @@ func (s *etcdStore) pullChangesAt(db string, since int64, limit, maxBytes int) (
 	// etcd filters by mod revision and sorts before it applies the limit,
 	// so the first limit documents above since come back, oldest first.
 	resp, err := s.cli.Txn(ctx).Then(
-		clientv3.OpGet(s.prefix+purgedKey(db)),
+		clientv3.OpGet(s.prefix+PurgedKey(db)),
 		clientv3.OpGet(p, clientv3.WithRange(end), clientv3.WithMinModRev(since+1),
 			clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortAscend), clientv3.WithLimit(int64(limit))),
 	).Commit()
 	if err != nil {
-		return out, 0, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+		return out, 0, fmt.Errorf("read changes: %w: %w", ErrUnavailable, err)
 	}
 	if pk := resp.Responses[0].GetResponseRange().Kvs; len(pk) > 0 {
 		fmt.Sscan(string(pk[0].Value), &out.PurgedSeq)
@@ -139,7 +129,7 @@ func (s *etcdStore) pullChangesAt(db string, since int64, limit, maxBytes int) (
 				all, err := s.cli.Get(ctx, p, clientv3.WithRange(end), clientv3.WithRev(resp.Header.Revision),
 					clientv3.WithMinModRev(last), clientv3.WithMaxModRev(last))
 				if err != nil {
-					return out, 0, fmt.Errorf("read changes: %w: %w", errEtcdUnavailable, err)
+					return out, 0, fmt.Errorf("read changes: %w: %w", ErrUnavailable, err)
 				}
 				sort.Slice(all.Kvs, func(a, b int) bool { return string(all.Kvs[a].Key) < string(all.Kvs[b].Key) })
 				kvs, n = all.Kvs, len(all.Kvs)
@@ -168,8 +158,8 @@ func changeOf(id string, kv *mvccpb.KeyValue) wire.Change {
 // can still be taken at (1 when etcd was never compacted). etcd does not
 // report it, but a read below it fails with ErrCompacted, so a binary
 // search over [1, now] finds it in about 30 small reads.
-func (s *etcdStore) compactedRev(ctx context.Context) (int64, error) {
-	hi, err := s.currentRev(ctx)
+func (s *Etcd) compactedRev(ctx context.Context) (int64, error) {
+	hi, err := s.CurrentRev(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -182,7 +172,7 @@ func (s *etcdStore) compactedRev(ctx context.Context) (int64, error) {
 			return false, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("read etcd at revision %d: %w: %w", rev, errEtcdUnavailable, err)
+			return false, fmt.Errorf("read etcd at revision %d: %w: %w", rev, ErrUnavailable, err)
 		}
 		return true, nil
 	}
@@ -204,26 +194,44 @@ func (s *etcdStore) compactedRev(ctx context.Context) (int64, error) {
 	return hi, nil
 }
 
-// tombstone is a tombstone found for compaction: its database, document id
-// and sequence (mod revision on etcd).
-type tombstone struct {
-	db, id string
-	seq    int64
+// Tombstone is a tombstone found for compaction: its database, document
+// id and sequence (mod revision on etcd).
+type Tombstone struct {
+	DB, ID string
+	Seq    int64
 }
+
+// DueTombstones lists the tombstones that compaction may remove now: those
+// below etcd's compacted revision, which it returns too. Once a pass went
+// through at a compacted revision (MarkSwept), the next waits for etcd to
+// compact further: no write can make a tombstone below it again.
+func (s *Etcd) DueTombstones(ctx context.Context) (due []Tombstone, compacted int64, err error) {
+	compacted, err = s.compactedRev(ctx)
+	if err != nil || compacted <= 1 || compacted == s.swept.Load() {
+		return nil, compacted, err
+	}
+	if due, err = s.tombstonesBefore(ctx, compacted); err == nil && len(due) == 0 {
+		s.swept.Store(compacted)
+	}
+	return due, compacted, err
+}
+
+// MarkSwept records that every tombstone below compacted is removed.
+func (s *Etcd) MarkSwept(compacted int64) { s.swept.Store(compacted) }
 
 // tombstonesBefore lists the tombstones of every database whose mod
 // revision is below rev, a page of keys at a time, read at one revision.
 // (A mod revision filter would make etcd read the whole rest of the range
 // for each page; the records are read once here and filtered.)
-func (s *etcdStore) tombstonesBefore(ctx context.Context, rev int64) ([]tombstone, error) {
+func (s *Etcd) tombstonesBefore(ctx context.Context, rev int64) ([]Tombstone, error) {
 	p := s.prefix + "rdoc/"
-	var out []tombstone
+	var out []Tombstone
 	err := scanAt(ctx, s.cli, p, func(kv *mvccpb.KeyValue) {
 		if kv.ModRevision >= rev || !gjson.GetBytes(kv.Value, "deleted").Bool() {
 			return
 		}
 		if db, id, ok := strings.Cut(string(kv.Key[len(p):]), "/"); ok {
-			out = append(out, tombstone{db: db, id: id, seq: kv.ModRevision})
+			out = append(out, Tombstone{DB: db, ID: id, Seq: kv.ModRevision})
 		}
 	})
 	if err != nil {
@@ -245,7 +253,7 @@ func scanAt(ctx context.Context, cli *clientv3.Client, prefix string, visit func
 		resp, err := cli.Get(cctx, cursor, opts...)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%w: %w", errEtcdUnavailable, err)
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		at = resp.Header.Revision
 		for _, kv := range resp.Kvs {
