@@ -91,7 +91,7 @@ func (d *pullDecoder) changes(i, expect int) ([]Change, int, bool) {
 	}
 	for {
 		var ch Change
-		var seenSeq, seenID, seenRev, seenDeleted, seenDoc, seenDocRev bool
+		var seenSeq, seenID, seenRev, seenDeleted, seenDoc, seenDocRev, seenLost bool
 		var docRev string
 		end, ok := d.object(i, func(name []byte, i int) (int, bool) {
 			switch string(name) {
@@ -103,6 +103,14 @@ func (d *pullDecoder) changes(i, expect int) ([]Change, int, bool) {
 				return d.string(i, &ch.Rev, &seenRev)
 			case "deleted":
 				return d.bool(i, &ch.Deleted, &seenDeleted)
+			case "lost":
+				// Rare (a version a conflict was refused against): decoded
+				// as any JSON.
+				v, end, take, ok := d.firstValue(i, &seenLost)
+				if take && ok {
+					ok = json.Unmarshal([]byte(v), &ch.Lost) == nil
+				}
+				return end, ok
 			case "doc":
 				if seenDoc {
 					return jsontext.SkipValue(b, i)

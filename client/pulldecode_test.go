@@ -97,6 +97,7 @@ func FuzzDecodePullFast(f *testing.F) {
 	f.Add([]byte(`{"changes":[{"seq":01}]}`))
 	f.Add([]byte(`{"id":5,"ok":true,"changes":[],"last":9,"more":false,"collections": [{"name":"users","keyOptions":{"type":"padded"}}] }`))
 	f.Add([]byte(`{"collections":[],"changes":[],"collections":[{"name":"x"}]}`))
+	f.Add([]byte(`{"changes":[{"seq":3,"id":"a","rev":"r2","doc":{"_rev":"r2"},"lost":[{"rev":"r1","doc":{"a":1}},{"rev":"q","deleted":true}],"lost":[]}],"last":3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast := pullReply{expect: 8}
 		if !fast.decodePullFast(data) || !gjson.ValidBytes(data) {

@@ -19,6 +19,9 @@ type PushResult = wire.PushResult
 // Change is one document's latest state in the server's change feed.
 type Change = wire.Change
 
+// LostWrite is a pushed write the server refused against a Change's version.
+type LostWrite = wire.LostWrite
+
 // PullReply is one batch of the change feed.
 type PullReply = wire.PullReply
 
@@ -200,9 +203,11 @@ func (r *pullReply) decodePullGJSON(data []byte) error {
 func decodeChanges(arr gjson.Result, expect int) []Change {
 	out := make([]Change, 0, min(expect, len(arr.Raw)/minChangeLen))
 	arr.ForEach(func(_, v gjson.Result) bool {
-		var seq, id, rev, deleted, doc gjson.Result
+		var seq, id, rev, deleted, doc, lost gjson.Result
 		v.ForEach(func(k, f gjson.Result) bool {
 			switch k.String() {
+			case "lost":
+				wire.FirstOf(&lost, f)
 			case "seq":
 				wire.FirstOf(&seq, f)
 			case "id":
@@ -219,6 +224,9 @@ func decodeChanges(arr gjson.Result, expect int) []Change {
 		ch := Change{Seq: seq.Int(), ID: id.String(), Rev: rev.String(), Deleted: deleted.Bool()}
 		if doc.Exists() {
 			ch.Doc = json.RawMessage(doc.Raw)
+		}
+		if lost.IsArray() && json.Unmarshal([]byte(lost.Raw), &ch.Lost) != nil {
+			ch.Lost = nil // a malformed list is no list
 		}
 		out = append(out, ch)
 		return true

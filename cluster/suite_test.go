@@ -25,6 +25,7 @@ var storeNeutralTests = []string{
 	"TestPushConflictRepliesAreBounded", "TestSameRevDifferentContentConflicts", "TestRepeatedMembersRefused",
 	"TestUnpairedSurrogatesRefused", "TestSinceAboveSequenceRefused", "TestPipelinedPushes", "TestPushNamesAnIDAgain",
 	"TestRevisionsOnlyGrow", "TestHTTPWritesPassThePushedRev", "TestSameRevOtherLoneSurrogateConflicts",
+	"TestLostWritesNoted",
 }
 
 // TestSyncserverSuiteOnEtcd runs the sync server's own tests of the

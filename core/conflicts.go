@@ -2,8 +2,11 @@ package core
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/tidwall/buntdb"
 )
 
 // Conflicts returns the losing versions kept for id, oldest revision first.
@@ -77,4 +80,32 @@ func (s *Store) ClearConflicts(id string) error {
 		return fmt.Errorf("clear conflicts of %q: %w", id, err)
 	}
 	return nil
+}
+
+// noteWon keeps the writes the server refused against ch's version, when
+// this store made that version, as conflicts its write won, and returns
+// them; a write kept already (the change came again) is left out.
+func (s *Store) noteWon(tx *txn, ch RemoteChange) ([]Conflict, error) {
+	node := s.clock.Node()
+	if _, n, err := DecodeRev(ch.Rev); err != nil || n != node || node == "" {
+		return nil, nil
+	}
+	var out []Conflict
+	for _, l := range ch.Lost {
+		if l.Rev == "" {
+			continue
+		}
+		key := conflictPrefix + ch.ID + "\x00" + l.Rev
+		if _, err := tx.Get(key); err == nil {
+			continue
+		} else if !errors.Is(err, buntdb.ErrNotFound) {
+			return nil, err
+		}
+		lost := Version{ID: ch.ID, Rev: l.Rev, Doc: l.Doc, Deleted: l.Deleted, Won: true}
+		if err := keepConflict(tx, lost); err != nil {
+			return nil, err
+		}
+		out = append(out, Conflict{ID: ch.ID, Local: ch.Version, Remote: lost, Kept: "local", Won: true})
+	}
+	return out, nil
 }

@@ -32,6 +32,11 @@ type Version struct {
 	Rev     string          `json:"rev"`
 	Doc     json.RawMessage `json:"doc,omitempty"`
 	Deleted bool            `json:"deleted,omitempty"`
+	// Won, in a version Conflicts keeps, says this store's write won over
+	// it: it is another client's write the server refused (Doc is nil when
+	// the server left a large one out). Otherwise the kept version is this
+	// store's write that lost, or the server's it set aside.
+	Won bool `json:"won,omitempty"`
 }
 
 // PendingWrite is a local write the server has not acknowledged: Rev made on
@@ -61,6 +66,10 @@ type RemoteChange struct {
 	// pushed again, instead of being skipped as an old change, which would
 	// leave it refused on every push.
 	PushConflict bool
+	// Lost are writes the server refused as conflicts against this
+	// version. When this store made the version (its node tag is Rev's),
+	// its write won: ApplyRemote keeps each as a conflict and reports it.
+	Lost []Version
 }
 
 // Resolver settles a conflict between the local version and the server's.
@@ -78,11 +87,16 @@ func LocalWins(local, remote Version) (Version, error) { return local, nil }
 
 // Conflict reports a conflict that was resolved: the two versions and which
 // one the store kept ("remote", "local" or "merged").
+//
+// Won says this store's write won: the server took it and refused Remote,
+// another client's write (which that client sees as a conflict it lost);
+// Local is the version that won and Kept is "local".
 type Conflict struct {
 	ID     string
 	Local  Version
 	Remote Version
 	Kept   string
+	Won    bool
 }
 
 // PendingWrites returns up to limit local writes the server has not
@@ -293,6 +307,13 @@ func (s *Store) ApplyRemote(changes []RemoteChange, last int64, resolve Resolver
 			}
 			if c != nil {
 				res.Conflicts = append(res.Conflicts, *c)
+			}
+			if len(ch.Lost) > 0 {
+				won, err := s.noteWon(tx, ch)
+				if err != nil {
+					return fmt.Errorf("apply %q: %w", ch.ID, err)
+				}
+				res.Conflicts = append(res.Conflicts, won...)
 			}
 		}
 		if last > ckpt {

@@ -141,6 +141,13 @@ export interface Version<T extends object = Document> {
   rev: string;
   doc: Stored<T> | null;
   deleted: boolean;
+  /**
+   * Only on a version {@link Store.conflicts} keeps: `true` when this
+   * store's write won over it (it is another client's write the server
+   * refused; `doc` is `null` when the server left out a large one), absent
+   * when it is this store's write that lost.
+   */
+  won?: boolean;
 }
 
 /**
@@ -179,6 +186,13 @@ export interface ConflictEvent {
   remote: Version;
   /** Which version the store kept. */
   kept: 'remote' | 'local' | 'merged';
+  /**
+   * `true` when this store's write won: the server took it and refused
+   * `remote`, another client's write (that client hears of the conflict
+   * with `won: false`); `local` is the version that won and `kept` is
+   * `'local'`. `false` when this store's write met the server's version.
+   */
+  won: boolean;
 }
 
 /** The payload of a `'change'` event: documents changed by other clients. */
@@ -639,12 +653,16 @@ export declare class Store {
   ): () => void;
   /** Resolves to the number of documents with local writes the server has not acknowledged. */
   pending(): Promise<number>;
-  /** Resolves to the losing versions kept for `id`, oldest first. */
+  /**
+   * Resolves to the losing versions kept for `id`, oldest first: this
+   * store's writes that lost, and (with `won: true`) other clients' writes
+   * that lost to this store's.
+   */
   conflicts<T extends object = Document>(id: string): Promise<Version<T>[]>;
   /**
    * Without an id: the ids of the documents with unresolved conflicts
-   * (losing versions kept until {@link Store.clearConflicts}), in id
-   * order. A persisted store keeps them across reloads.
+   * (losing versions kept until {@link Store.clearConflicts}), lost or
+   * won, in id order. A persisted store keeps them across reloads.
    */
   conflicts(): Promise<string[]>;
   /** Forgets the losing versions kept for `id`. */

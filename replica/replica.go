@@ -404,6 +404,19 @@ func remoteChanges(changes []client.Change) []core.RemoteChange {
 	out := make([]core.RemoteChange, len(changes))
 	for i, c := range changes {
 		out[i] = core.RemoteChange{Version: versionOfChange(c), Seq: c.Seq, DocHasRev: c.DocHasRev}
+		if len(c.Lost) > 0 {
+			out[i].Lost = lostVersions(c.ID, c.Lost)
+		}
+	}
+	return out
+}
+
+// lostVersions are the writes the server refused against a change's
+// version, as versions of document id.
+func lostVersions(id string, lost []client.LostWrite) []core.Version {
+	out := make([]core.Version, len(lost))
+	for i, l := range lost {
+		out[i] = core.Version{ID: id, Rev: l.Rev, Doc: l.Doc, Deleted: l.Deleted}
 	}
 	return out
 }

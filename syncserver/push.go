@@ -205,13 +205,14 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 		}
 	}
 	accepted := 0
+	restamped := 0 // versions that had a conflict refused against them noted
 	var prevSeq, lastSeq, commitRev int64
 	var own map[string]bool // etcd: ids whose stored version the client holds
 	var atCommit []bool     // etcd: results whose seq is the commit's revision
 	now := wall.UnixMilli()
 	checked := append([]wire.PushResult(nil), results...)
 	wait, err := s.queueUpdate(ctx, func(tx storage.Tx) error {
-		accepted = 0
+		accepted, restamped = 0, 0
 		copy(results, checked) // a rerun starts from the checks alone
 		rt, byRev := tx.(storage.RevTx)
 		if byRev {
@@ -339,6 +340,21 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 				}
 			case cur.Rev != it.BaseRev:
 				res.Error = &wire.Error{Code: wire.CodeConflict, Num: wire.NumConflict, Message: fmt.Sprintf("conflict, _rev values do not match: server has %q, write was based on %q", cur.Rev, it.BaseRev)}
+				// The version that won hears of it (lostwrites.go).
+				if noted, ok := withLost(cur, it, docs[i]); ok {
+					if !byRev {
+						seq++
+					}
+					if err := restamp(tx, db, it.ID, cur, noted, seq, byRev); err != nil {
+						return err
+					}
+					cur = noted
+					batch[it.ID] = cur
+					restamped++
+					if byRev {
+						atCommit[i], written[it.ID] = true, true
+					}
+				}
 				current(res, cur)
 				if byRev {
 					delete(own, it.ID)
@@ -385,12 +401,12 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 			res.OK, res.Seq = true, rec.Seq
 			accepted++
 		}
-		if accepted > 0 && byRev {
+		if accepted+restamped > 0 && byRev {
 			// A blind write: no transaction compares it (see lastWriteKey).
 			_, _, err := tx.Set(storage.LastWriteKey(db), "", nil)
 			return err
 		}
-		if accepted > 0 {
+		if accepted+restamped > 0 {
 			return storage.SetInt(tx, storage.SeqCounterKey(db), seq)
 		}
 		return nil
@@ -402,7 +418,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 		if err := wait(); err != nil {
 			return pushOutcome{}, err
 		}
-		return s.pushDone(db, since, results, prevSeq, lastSeq, commitRev, accepted, own, atCommit), nil
+		return s.pushDone(db, since, results, prevSeq, lastSeq, commitRev, accepted, restamped, own, atCommit), nil
 	}, nil
 }
 
@@ -453,8 +469,8 @@ func (s *Server) queueUpdate(ctx context.Context, fn func(tx storage.Tx) error) 
 
 // pushDone builds a committed push's outcome from what its transaction
 // found, and counts it.
-func (s *Server) pushDone(db string, since int64, results []wire.PushResult, prevSeq, lastSeq, commitRev int64, accepted int, own map[string]bool, atCommit []bool) pushOutcome {
-	out := pushOutcome{results: results, prevSeq: prevSeq, last: lastSeq, wrote: accepted > 0}
+func (s *Server) pushDone(db string, since int64, results []wire.PushResult, prevSeq, lastSeq, commitRev int64, accepted, restamped int, own map[string]bool, atCommit []bool) pushOutcome {
+	out := pushOutcome{results: results, prevSeq: prevSeq, last: lastSeq, wrote: accepted+restamped > 0}
 	if es, ok := s.store.(*storage.Etcd); ok {
 		for i := range results {
 			if atCommit[i] {

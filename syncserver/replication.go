@@ -52,7 +52,7 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 				return err
 			}
 			if found {
-				docs[i] = wire.Change{Seq: rec.Seq, ID: docID, Rev: rec.Rev, Doc: rec.Doc, Deleted: rec.Deleted}
+				docs[i] = rec.Change(docID)
 				size += len(rec.Doc)
 			}
 			if size > budget && i > 0 {
@@ -312,7 +312,7 @@ func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullRep
 			if !found {
 				return true
 			}
-			out.Changes = append(out.Changes, wire.Change{Seq: rec.Seq, ID: id, Rev: rec.Rev, Doc: rec.Doc, Deleted: rec.Deleted})
+			out.Changes = append(out.Changes, rec.Change(id))
 			out.Last = rec.Seq
 			size += len(rec.Doc) + len(id) + 64
 			return true

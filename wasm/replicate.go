@@ -111,10 +111,13 @@ type versionJSON struct {
 	Rev     string          `json:"rev"`
 	Doc     json.RawMessage `json:"doc"`
 	Deleted bool            `json:"deleted"`
+	// Won marks a kept conflict this store's write won (another client's
+	// write the server refused).
+	Won bool `json:"won,omitempty"`
 }
 
 func toVersionJSON(v core.Version) versionJSON {
-	out := versionJSON{ID: v.ID, Rev: v.Rev, Doc: v.Doc, Deleted: v.Deleted}
+	out := versionJSON{ID: v.ID, Rev: v.Rev, Doc: v.Doc, Deleted: v.Deleted, Won: v.Won}
 	if v.Deleted || len(out.Doc) == 0 {
 		out.Doc = json.RawMessage("null")
 	}
@@ -216,10 +219,13 @@ type conflictJSON struct {
 	Local  versionJSON `json:"local"`
 	Remote versionJSON `json:"remote"`
 	Kept   string      `json:"kept"`
+	// Won says this store's write won: remote is the other client's write
+	// the server refused.
+	Won bool `json:"won"`
 }
 
 func (e *events) conflict(c core.Conflict) {
-	b, _ := json.Marshal(conflictJSON{ID: c.ID, Local: toVersionJSON(c.Local), Remote: toVersionJSON(c.Remote), Kept: c.Kept})
+	b, _ := json.Marshal(conflictJSON{ID: c.ID, Local: toVersionJSON(c.Local), Remote: toVersionJSON(c.Remote), Kept: c.Kept, Won: c.Won})
 	e.send("conflict", string(b))
 }
 

@@ -56,6 +56,9 @@ func grow(b []byte, changes []Change) []byte {
 	n := 96
 	for i := range changes {
 		n += len(changes[i].Doc) + len(changes[i].ID) + len(changes[i].Rev) + 64
+		for _, l := range changes[i].Lost {
+			n += len(l.Rev) + len(l.Doc) + 40
+		}
 	}
 	if cap(b)-len(b) < n {
 		nb := make([]byte, len(b), len(b)+n)
@@ -85,6 +88,30 @@ func appendChanges(b []byte, changes []Change) []byte {
 		}
 		if c.Deleted {
 			b = append(b, `,"deleted":true`...)
+		}
+		if len(c.Lost) > 0 {
+			b = appendLost(b, c.Lost)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendLost appends `,"lost":[…]`.
+func appendLost(b []byte, lost []LostWrite) []byte {
+	b = append(b, `,"lost":[`...)
+	for i, l := range lost {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"rev":`...)
+		b = jsontext.AppendString(b, l.Rev)
+		if l.Deleted {
+			b = append(b, `,"deleted":true`...)
+		}
+		if len(l.Doc) > 0 {
+			b = append(b, `,"doc":`...)
+			b = append(b, l.Doc...)
 		}
 		b = append(b, '}')
 	}

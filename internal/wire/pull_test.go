@@ -28,6 +28,8 @@ func TestPullReplyAppendJSON(t *testing.T) {
 		{Seq: 1, ID: "orders/1-A", Rev: "_l6zhVDW---B", Doc: json.RawMessage(`{"_id":"orders/1-A","_rev":"_l6zhVDW---B","n":1,"s":"<a&b>"}`)},
 		{Seq: 7, ID: `odd "id" \ é` + "\u2028", Rev: "r\n2", Deleted: true},
 		{Seq: 1 << 53, ID: "x/1", Rev: "r", Doc: json.RawMessage(`{"a":[1,{"b":null}],"c":"\u00e9\n"}`)},
+		{Seq: 9, ID: "notes/1-A", Rev: "_l6zhVDX---B", Doc: json.RawMessage(`{"t":"won"}`), Lost: []wire.LostWrite{
+			{Rev: "_l6zhVDW---C", Doc: json.RawMessage(`{"t":"lost"}`)}, {Rev: "_l6zhVDY---D", Deleted: true}}},
 	}
 	tests := []struct {
 		name string

@@ -137,9 +137,23 @@ type Change struct {
 	Rev     string          `json:"rev"`
 	Doc     json.RawMessage `json:"doc,omitempty"`
 	Deleted bool            `json:"deleted,omitempty"`
+	// Lost lists the pushed writes the server refused as conflicts against
+	// this version (Rev won over them), oldest first; absent when there
+	// were none. A newer version of the document starts with none.
+	Lost []LostWrite `json:"lost,omitempty"`
 	// DocHasRev, never sent, is set by a decoder that found Doc's
 	// top-level _rev (its first) to be Rev.
 	DocHasRev bool `json:"-"`
+}
+
+// LostWrite is a pushed write the server refused as a conflict against the
+// version a Change carries: its revision (whose node tag names the client
+// that made it), and its document (nil when left out for its size, or a
+// deletion).
+type LostWrite struct {
+	Rev     string          `json:"rev"`
+	Deleted bool            `json:"deleted,omitempty"`
+	Doc     json.RawMessage `json:"doc,omitempty"`
 }
 
 // PullReply carries changes in sequence order. Last is the checkpoint to

@@ -151,6 +151,9 @@ func changeOf(id string, kv *mvccpb.KeyValue) wire.Change {
 	if d := m.Get("doc"); d.Exists() {
 		c.Doc = []byte(d.Raw)
 	}
+	if l := m.Get("lost"); l.IsArray() {
+		c.Lost = decodeLost(l)
+	}
 	return c
 }
 

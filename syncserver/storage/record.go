@@ -23,6 +23,9 @@ type Record struct {
 	Deleted bool            `json:"deleted,omitempty"`
 	At      int64           `json:"at,omitempty"`
 	Doc     json.RawMessage `json:"doc,omitempty"`
+	// Lost are the pushed writes refused as conflicts against this
+	// version (noted by the push op); a new version starts with none.
+	Lost []wire.LostWrite `json:"lost,omitempty"`
 }
 
 // Encode writes the record as compact JSON by hand: the document is copied
@@ -43,6 +46,11 @@ func (r *Record) Encode() string {
 	if len(r.Doc) > 0 {
 		b = append(b, `,"doc":`...)
 		b = append(b, r.Doc...)
+	}
+	if len(r.Lost) > 0 {
+		lost, _ := json.Marshal(r.Lost) // rare: a version a conflict was refused against
+		b = append(b, `,"lost":`...)
+		b = append(b, lost...)
 	}
 	return string(append(b, '}'))
 }
@@ -78,7 +86,7 @@ func DecodeStored(key, v string) (Record, error) {
 // decodeRecord reads a stored record (valid JSON) in one walk; a member
 // given twice counts as first given, as gjson's Get reads it.
 func decodeRecord(v string) (rec Record) {
-	var rev, seq, deleted, at, doc gjson.Result
+	var rev, seq, deleted, at, doc, lost gjson.Result
 	gjson.Parse(v).ForEach(func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "rev":
@@ -91,6 +99,8 @@ func decodeRecord(v string) (rec Record) {
 			wire.FirstOf(&at, f)
 		case "doc":
 			wire.FirstOf(&doc, f)
+		case "lost":
+			wire.FirstOf(&lost, f)
 		}
 		return true
 	})
@@ -98,5 +108,27 @@ func decodeRecord(v string) (rec Record) {
 	if doc.Exists() {
 		rec.Doc = json.RawMessage(doc.Raw)
 	}
+	if lost.IsArray() {
+		rec.Lost = decodeLost(lost)
+	}
 	return rec
+}
+
+// decodeLost reads a record's lost writes.
+func decodeLost(arr gjson.Result) []wire.LostWrite {
+	var out []wire.LostWrite
+	arr.ForEach(func(_, v gjson.Result) bool {
+		l := wire.LostWrite{Rev: v.Get("rev").String(), Deleted: v.Get("deleted").Bool()}
+		if d := v.Get("doc"); d.IsObject() {
+			l.Doc = json.RawMessage(d.Raw)
+		}
+		out = append(out, l)
+		return true
+	})
+	return out
+}
+
+// Change is the record as a change of the feed (or a get's answer) for id.
+func (r *Record) Change(id string) wire.Change {
+	return wire.Change{Seq: r.Seq, ID: id, Rev: r.Rev, Doc: r.Doc, Deleted: r.Deleted, Lost: r.Lost}
 }
