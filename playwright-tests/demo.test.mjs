@@ -101,13 +101,31 @@ test('the demo: two tabs and a second client, a stale edit and a sync conflict r
     } finally {
       process.kill(env.server.pid, 'SIGCONT');
     }
-    let loser = await Promise.race([tab1, other].map((p) => p.waitForSelector('#conflicts:not([hidden])', { timeout: 30000 }).then(() => p)));
+    // Both sides hear of it: the one that reached the server second lost
+    // (its version is kept to restore), the other won (the refused version
+    // is kept to take instead).
+    await Promise.all([tab1, other].map((p) => p.waitForSelector('#conflict-list li[data-id="orders/desk"]', { timeout: 30000 })));
+    const side = (p) => p.getAttribute('#conflict-list li[data-id="orders/desk"]', 'data-side');
+    const loser = (await side(tab1)) === 'lost' ? tab1 : other;
+    const winner = loser === tab1 ? other : tab1;
+    assert.equal(await side(loser), 'lost');
     assert.match(await loser.textContent('#conflict-list'), /orders\/desk: kept the server's version/);
-    // The open conflict is still listed after a reload (store.conflicts()).
-    await loser.reload();
-    await loser.waitForSelector('#status[data-state="online"]');
-    await loser.waitForSelector('#conflicts:not([hidden])', { timeout: 10000 });
-    assert.match(await loser.textContent('#conflict-list'), /orders\/desk/);
+    await winner.waitForSelector('#conflict-list li[data-side="won"]', { timeout: 30000 });
+    // The open conflict is still listed after a reload (store.conflicts()),
+    // on both sides.
+    for (const p of [loser, winner]) {
+      await p.reload();
+      await p.waitForSelector('#status[data-state="online"]');
+      await p.waitForSelector('#conflicts:not([hidden])', { timeout: 10000 });
+      assert.match(await p.textContent('#conflict-list'), /orders\/desk/);
+    }
+    assert.equal(await side(loser), 'lost');
+    assert.equal(await side(winner), 'won');
+    assert.match(await winner.textContent('#conflict-list'), /orders\/desk: your version was kept; another client's was/);
+    assert.match(await winner.textContent('#conflict-list'), loser === tab1 ? /"qty":7/ : /"qty":8/);
+    await shot(winner, '3-sync-conflict-won');
+    await winner.click('#conflict-list button:has-text("Keep mine")');
+    await winner.waitForSelector('#conflicts', { state: 'hidden' });
     await shot(loser, '3-sync-conflict');
     assert.match(await loser.textContent('#conflict-list'), loser === tab1 ? /"qty":7/ : /"qty":8/);
     await loser.click('#conflict-list button:has-text("Restore mine")');

@@ -112,25 +112,34 @@ function statusFrom(state) {
   setStatus(state, text);
 }
 
-// showConflict lists a document whose local version lost to the server's,
-// once: from the 'conflict' event, and after a reload from conflicts().
+// showConflict lists a document with an unresolved conflict, once: from
+// the 'conflict' event, and after a reload from conflicts(). Either this
+// client's version lost to the server's (its own is kept to restore), or
+// it won and another client's lost (theirs is kept to take instead).
 async function showConflict({ id, kept }) {
   const versions = await store.conflicts(id);
-  const mine = versions.at(-1);
-  if (!mine) return;
+  const last = versions.at(-1);
+  if (!last) return;
+  const won = last.won === true;
   $('conflict-list').querySelector(`li[data-id="${CSS.escape(id)}"]`)?.remove();
   const li = document.createElement('li');
   li.dataset.id = id;
-  li.textContent = `${id}: kept the ${kept === 'remote' ? "server's" : 'merged'} version; yours was ${JSON.stringify(mine.doc && fields(mine.doc))}.`;
-  const restore = document.createElement('button');
-  restore.textContent = 'Restore mine';
-  restore.addEventListener('click', async () => {
+  li.dataset.side = won ? 'won' : 'lost';
+  const shown = JSON.stringify(last.doc && fields(last.doc));
+  li.textContent = won
+    ? `${id}: your version was kept; another client's was ${last.deleted ? 'a deletion' : shown}.`
+    : `${id}: kept the ${kept === 'merged' ? 'merged' : "server's"} version; yours was ${shown}.`;
+  const take = document.createElement('button');
+  take.textContent = won ? 'Take theirs' : 'Restore mine';
+  take.disabled = !last.doc && !last.deleted;
+  take.addEventListener('click', async () => {
     const current = await store.get(id);
-    await store.put(current['@metadata']['@collection'], { ...mine.doc, _id: id, _rev: current._rev });
+    if (last.deleted) await store.delete(id);
+    else await store.put(current['@metadata']['@collection'], { ...last.doc, _id: id, _rev: current._rev });
     await dismiss();
   });
   const dismissButton = document.createElement('button');
-  dismissButton.textContent = 'Keep theirs';
+  dismissButton.textContent = won ? 'Keep mine' : 'Keep theirs';
   const dismiss = async () => {
     await store.clearConflicts(id);
     li.remove();
@@ -138,7 +147,7 @@ async function showConflict({ id, kept }) {
     await refresh();
   };
   dismissButton.addEventListener('click', dismiss);
-  li.append(restore, dismissButton);
+  li.append(take, dismissButton);
   $('conflict-list').append(li);
   $('conflicts').hidden = false;
   // The editor shows what the store holds now.
