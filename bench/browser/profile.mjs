@@ -12,6 +12,9 @@
 //   bulk        one putMany of N documents (default 10000)
 //   reopen      the store, holding N documents (default 100000) with two
 //               indexes, closed and opened again, and its first query
+//   reopen-page the same in a new page, as a reload does: the page and its
+//               host worker profiled from their first line (the module
+//               loaded, WebAssembly compiled, Go started, the store read)
 //   find        N queries through an index (default 1000) of a store of
 //               SIZE documents (default 100000) with two indexes
 //
@@ -38,10 +41,10 @@ import { buildServer, repoRoot, startServer } from '../../js/test/server.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
 const SCENARIO = process.env.SCENARIO || 'bulk';
-const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, find: 1000 }[SCENARIO]);
+const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, 'reopen-page': 100000, find: 1000 }[SCENARIO]);
 const SIZE = Number(process.env.SIZE || 100000);
 const WARM = Boolean(process.env.WARM);
-if (!['sequential', 'bulk', 'reopen', 'find'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen or find, not ${SCENARIO}`);
+if (!['sequential', 'bulk', 'reopen', 'reopen-page', 'find'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen, reopen-page or find, not ${SCENARIO}`);
 const OUT = process.env.OUT || (await mkdtemp(join(tmpdir(), 'hilodb-profile-')));
 await mkdir(OUT, { recursive: true });
 
@@ -141,6 +144,69 @@ function summarize(title, prof, names, phases) {
   });
 }
 
+// reopenPage closes page's store and the page, then opens the store in a
+// new page with its first query, profiling the new page and its host
+// worker from their first line (each worker waits for the profiler
+// before it runs).
+async function reopenPage(page) {
+  await page.evaluate(async () => {
+    await window.store.sync(); // nothing left to push at the reopen
+    await window.store.close();
+  });
+  await page.close();
+  await new Promise((ok) => setTimeout(ok, 1000));
+  const next = await context.newPage();
+  const cdp = await context.newCDPSession(next);
+  const sessions = new Map(); // sessionId → title
+  const waiting = new Map();
+  let nextID = 0;
+  const inWorker = (sessionId, method, params = {}) =>
+    new Promise((ok, fail) => {
+      const id = ++nextID;
+      waiting.set(id, (m) => (m.error ? fail(new Error(`${method}: ${m.error.message}`)) : ok(m.result)));
+      cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) }).catch(fail);
+    });
+  cdp.on('Target.receivedMessageFromTarget', (e) => {
+    const m = JSON.parse(e.message);
+    if (m.id && waiting.has(m.id)) {
+      waiting.get(m.id)(m);
+      waiting.delete(m.id);
+    }
+  });
+  cdp.on('Target.attachedToTarget', async (e) => {
+    sessions.set(e.sessionId, e.targetInfo.title || e.targetInfo.url);
+    await inWorker(e.sessionId, 'Profiler.enable');
+    await inWorker(e.sessionId, 'Profiler.setSamplingInterval', { interval: 50 });
+    await inWorker(e.sessionId, 'Profiler.start');
+    await inWorker(e.sessionId, 'Runtime.runIfWaitingForDebugger');
+  });
+  await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false });
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 50 });
+  await cdp.send('Profiler.start');
+  await next.goto(`${server.base}/bench.html`);
+  const ms = await next.evaluate(async () => {
+    const { openStore } = await import('/index.js');
+    const store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'profile', persist: 'profile' });
+    const opened = performance.now();
+    await store.find('todos', { selector: { owner: 'user-00' }, sort: [{ createdAt: 'desc' }], limit: 20 });
+    const answered = performance.now();
+    window.store = store;
+    return { opened, answered };
+  });
+  const pageProfile = (await cdp.send('Profiler.stop')).profile;
+  await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
+  console.log(`reopen-page: the store opened ${ms.opened.toFixed(0)} ms and the first query answered ${ms.answered.toFixed(0)} ms after the page's start (with the profiler on); profiles in ${OUT}`);
+  for (const [sessionId, title] of sessions) {
+    const prof = (await inWorker(sessionId, 'Profiler.stop')).profile;
+    const file = `${title.replace(/[^a-z0-9-]+/gi, '_')}.cpuprofile`;
+    await writeFile(join(OUT, file), JSON.stringify(prof));
+    summarize(`worker ${title}`, prof, names, ['instantiate', 'runtime.schedinit', 'runtime.doInit', 'main.main', 'OpenJournal', 'LoadChanges', 'Dial', 'FindJSON', 'buildIndex', 'gcBgMarkWorker']);
+  }
+  summarize('the page', pageProfile, names, []);
+  await next.evaluate(() => window.store.close());
+}
+
 const built = await buildServer();
 const web = await mkdtemp(join(tmpdir(), 'hilodb-profile-web-'));
 const chromeProfile = await mkdtemp(join(tmpdir(), 'hilodb-profile-chromium-'));
@@ -195,7 +261,7 @@ try {
     if (!host) await new Promise((ok) => setTimeout(ok, 100));
   }
   if (!host) throw new Error(`no hilodb-host worker among ${JSON.stringify([...workers.values()])}`);
-  if (SCENARIO === 'reopen' || SCENARIO === 'find') {
+  if (SCENARIO.startsWith('reopen') || SCENARIO === 'find') {
     // Not profiled: the store's documents and its two indexes.
     await page.evaluate(async ([size]) => {
       const owner = (i) => `user-${String(i % 100).padStart(2, '0')}`;
@@ -203,59 +269,63 @@ try {
       await window.store.createIndex('todos', { name: 'owner-createdAt', fields: ['owner', 'createdAt'] });
       await window.store.createIndex('todos', { name: 'owner-status-createdAt', fields: ['owner', 'status', 'createdAt'] });
       for (let from = 0; from < size; from += 10000) await window.store.putMany('todos', Array.from({ length: Math.min(10000, size - from) }, (_, k) => doc(from + k)));
-    }, [SCENARIO === 'reopen' ? N : SIZE]);
+    }, [SCENARIO.startsWith('reopen') ? N : SIZE]);
   }
-  const scenario = async ([name, n, warm]) => {
-    const doc = (i) => ({ total: i, item: 'widget', qty: i % 7, note: 'a small order' });
-    const store = warm ? window.warmStore : window.store;
-    const query = (i) => ({ selector: { owner: `user-${String((i * 37) % 100).padStart(2, '0')}` }, sort: [{ createdAt: 'desc' }], limit: 20 });
-    const t0 = performance.now();
-    if (name === 'reopen') {
-      // The host worker stays; the store's files are read again.
-      await window.store.close();
-      const { openStore } = await import('/index.js');
-      window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'profile', persist: 'profile' });
-      await window.store.find('todos', query(0));
-      return (performance.now() - t0) * 1000;
+  if (SCENARIO === 'reopen-page') {
+    await reopenPage(page);
+  } else {
+    const scenario = async ([name, n, warm]) => {
+      const doc = (i) => ({ total: i, item: 'widget', qty: i % 7, note: 'a small order' });
+      const store = warm ? window.warmStore : window.store;
+      const query = (i) => ({ selector: { owner: `user-${String((i * 37) % 100).padStart(2, '0')}` }, sort: [{ createdAt: 'desc' }], limit: 20 });
+      const t0 = performance.now();
+      if (name === 'reopen') {
+        // The host worker stays; the store's files are read again.
+        await window.store.close();
+        const { openStore } = await import('/index.js');
+        window.store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'profile', persist: 'profile' });
+        await window.store.find('todos', query(0));
+        return (performance.now() - t0) * 1000;
+      }
+      if (name === 'find') {
+        for (let i = 0; i < n; i++) await store.find('todos', query(i));
+      } else if (name === 'bulk') {
+        const res = await store.putMany('orders', Array.from({ length: n }, (_, i) => doc(i)));
+        if (res.some((r) => r instanceof Error)) throw new Error('putMany failed');
+      } else {
+        for (let i = 0; i < n; i++) await store.put('orders', doc(i));
+      }
+      return ((performance.now() - t0) * 1000) / n;
+    };
+    if (WARM && SCENARIO === 'find') {
+      await page.evaluate(scenario, [SCENARIO, N, false]); // the same queries, not profiled
+    } else if (WARM && !SCENARIO.startsWith('reopen')) {
+      // The scenario once into another store first, not profiled: the
+      // worker's code is optimized by then, as in the bench's -warm figures.
+      await page.evaluate(async () => {
+        const { openStore } = await import('/index.js');
+        window.warmStore = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'warmup', persist: 'warmup' });
+      });
+      await page.evaluate(scenario, [SCENARIO, N, true]);
+      await page.evaluate(() => window.warmStore.close());
     }
-    if (name === 'find') {
-      for (let i = 0; i < n; i++) await store.find('todos', query(i));
-    } else if (name === 'bulk') {
-      const res = await store.putMany('orders', Array.from({ length: n }, (_, i) => doc(i)));
-      if (res.some((r) => r instanceof Error)) throw new Error('putMany failed');
-    } else {
-      for (let i = 0; i < n; i++) await store.put('orders', doc(i));
+    for (const send of [(m, p) => inWorker(host, m, p), (m, p) => cdp.send(m, p)]) {
+      await send('Profiler.enable');
+      await send('Profiler.setSamplingInterval', { interval: 50 });
+      await send('Profiler.start');
     }
-    return ((performance.now() - t0) * 1000) / n;
-  };
-  if (WARM && SCENARIO === 'find') {
-    await page.evaluate(scenario, [SCENARIO, N, false]); // the same queries, not profiled
-  } else if (WARM && SCENARIO !== 'reopen') {
-    // The scenario once into another store first, not profiled: the
-    // worker's code is optimized by then, as in the bench's -warm figures.
-    await page.evaluate(async () => {
-      const { openStore } = await import('/index.js');
-      window.warmStore = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'warmup', persist: 'warmup' });
-    });
-    await page.evaluate(scenario, [SCENARIO, N, true]);
-    await page.evaluate(() => window.warmStore.close());
+    const usPerDoc = await page.evaluate(scenario, [SCENARIO, N, false]);
+    const hostProfile = (await inWorker(host, 'Profiler.stop')).profile;
+    const pageProfile = (await cdp.send('Profiler.stop')).profile;
+    await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));
+    await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
+    await page.evaluate(() => window.store.close());
+    const what = { reopen: `${N} documents reopened and a first query answered in ${(usPerDoc / 1000).toFixed(0)} ms`, find: `${N} queries, ${usPerDoc.toFixed(1)} µs a query` }[SCENARIO] ?? `${N} documents, ${usPerDoc.toFixed(1)} µs a document`;
+    console.log(`${SCENARIO}: ${what} (with the profiler on); profiles in ${OUT}`);
+    const phases = ['putMany', 'SaveRanges', 'InsertMany', 'appendNow', 'Journal_.Commit', 'docsArg', 'quickPut', 'gcBgMarkWorker', 'reply', 'resolveIndexes', 'FindJSON', 'openStore', 'Replay'];
+    summarize('the store worker (hilodb-host)', hostProfile, names, phases);
+    summarize('the page', pageProfile, names, []);
   }
-  for (const send of [(m, p) => inWorker(host, m, p), (m, p) => cdp.send(m, p)]) {
-    await send('Profiler.enable');
-    await send('Profiler.setSamplingInterval', { interval: 50 });
-    await send('Profiler.start');
-  }
-  const usPerDoc = await page.evaluate(scenario, [SCENARIO, N, false]);
-  const hostProfile = (await inWorker(host, 'Profiler.stop')).profile;
-  const pageProfile = (await cdp.send('Profiler.stop')).profile;
-  await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));
-  await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
-  await page.evaluate(() => window.store.close());
-  const what = { reopen: `${N} documents reopened and a first query answered in ${(usPerDoc / 1000).toFixed(0)} ms`, find: `${N} queries, ${usPerDoc.toFixed(1)} µs a query` }[SCENARIO] ?? `${N} documents, ${usPerDoc.toFixed(1)} µs a document`;
-  console.log(`${SCENARIO}: ${what} (with the profiler on); profiles in ${OUT}`);
-  const phases = ['putMany', 'SaveRanges', 'InsertMany', 'appendNow', 'Journal_.Commit', 'docsArg', 'quickPut', 'gcBgMarkWorker', 'reply', 'resolveIndexes', 'FindJSON', 'openStore', 'Replay'];
-  summarize('the store worker (hilodb-host)', hostProfile, names, phases);
-  summarize('the page', pageProfile, names, []);
 } finally {
   await context.close();
   await server.stop();

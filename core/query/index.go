@@ -2,6 +2,8 @@ package query
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -38,8 +40,15 @@ func (ix *Index) Len() int { return ix.tree.Len() }
 
 // AppendKey appends the key of the document doc, whose id is id, to buf.
 func (ix *Index) AppendKey(buf []byte, doc, id string) []byte {
-	for _, f := range ix.fields {
-		buf = AppendKey(buf, f.GetString(doc))
+	var small [8]gjson.Result
+	vals := small[:0]
+	if len(ix.fields) > len(small) {
+		vals = make([]gjson.Result, len(ix.fields))
+	}
+	vals = vals[:len(ix.fields)]
+	GetFields(doc, ix.fields, vals)
+	for _, v := range vals {
+		buf = AppendKey(buf, v)
 	}
 	return append(buf, id...)
 }
@@ -96,7 +105,13 @@ type IndexBuilder struct {
 	spans []span
 }
 
-type span struct{ off, end, idLen int }
+// span is one key in the arena, with its first 16 bytes as two numbers
+// (zero-padded, big-endian), which order as the bytes do: the sort
+// compares them first, and the bytes only on a tie.
+type span struct {
+	p0, p1          uint64
+	off, end, idLen uint32
+}
 
 // Builder returns a builder of ix, which must be empty.
 func (ix *Index) Builder() *IndexBuilder { return &IndexBuilder{ix: ix} }
@@ -105,14 +120,35 @@ func (ix *Index) Builder() *IndexBuilder { return &IndexBuilder{ix: ix} }
 func (b *IndexBuilder) Add(doc, id string) {
 	off := len(b.arena)
 	b.arena = b.ix.AppendKey(b.arena, doc, id)
-	b.spans = append(b.spans, span{off, len(b.arena), len(id)})
+	k := b.arena[off:]
+	b.spans = append(b.spans, span{p0: prefix8(k), p1: prefix8(k[min(8, len(k)):]), off: uint32(off), end: uint32(len(b.arena)), idLen: uint32(len(id))})
+}
+
+// prefix8 is the first 8 bytes of k, big-endian, zero-padded.
+func prefix8(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var v uint64
+	for i, c := range k {
+		v |= uint64(c) << (56 - 8*i)
+	}
+	return v
 }
 
 // Finish loads what was added into the index.
 func (b *IndexBuilder) Finish() {
 	all := string(b.arena)
 	b.arena = nil
-	slices.SortFunc(b.spans, func(x, y span) int { return strings.Compare(all[x.off:x.end], all[y.off:y.end]) })
+	slices.SortFunc(b.spans, func(x, y span) int {
+		switch {
+		case x.p0 != y.p0:
+			return cmp.Compare(x.p0, y.p0)
+		case x.p1 != y.p1:
+			return cmp.Compare(x.p1, y.p1)
+		}
+		return strings.Compare(all[x.off:x.end], all[y.off:y.end])
+	})
 	for _, sp := range b.spans {
 		b.ix.tree.Load(Entry{Key: all[sp.off:sp.end], ID: all[sp.end-sp.idLen : sp.end]})
 	}

@@ -16,6 +16,8 @@ type Path struct {
 	raw  string   // as written
 	segs []string // the member names
 	gj   string   // the same path in gjson's syntax
+	// gjRest is the path after its first member, in gjson's syntax.
+	gjRest string
 }
 
 // ParsePath parses a field path. It fails with ErrBadQuery for an empty
@@ -55,7 +57,7 @@ func ParsePath(s string) (Path, error) {
 	for i, seg := range segs {
 		esc[i] = gjson.Escape(seg)
 	}
-	return Path{raw: s, segs: segs, gj: strings.Join(esc, ".")}, nil
+	return Path{raw: s, segs: segs, gj: strings.Join(esc, "."), gjRest: strings.Join(esc[1:], ".")}, nil
 }
 
 // MustPath is ParsePath for a path known to be valid; it panics otherwise.
