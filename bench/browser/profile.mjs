@@ -15,6 +15,8 @@
 //   reopen-page the same in a new page, as a reload does: the page and its
 //               host worker profiled from their first line (the module
 //               loaded, WebAssembly compiled, Go started, the store read)
+//   start       the same for a new, empty store: what openStore costs a
+//               page by itself
 //   find        N queries through an index (default 1000) of a store of
 //               SIZE documents (default 100000) with two indexes
 //
@@ -41,10 +43,10 @@ import { buildServer, repoRoot, startServer } from '../../js/test/server.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
 const SCENARIO = process.env.SCENARIO || 'bulk';
-const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, 'reopen-page': 100000, find: 1000 }[SCENARIO]);
+const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, 'reopen-page': 100000, start: 0, find: 1000 }[SCENARIO]);
 const SIZE = Number(process.env.SIZE || 100000);
 const WARM = Boolean(process.env.WARM);
-if (!['sequential', 'bulk', 'reopen', 'reopen-page', 'find'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen, reopen-page or find, not ${SCENARIO}`);
+if (!['sequential', 'bulk', 'reopen', 'reopen-page', 'start', 'find'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen, reopen-page, start or find, not ${SCENARIO}`);
 const OUT = process.env.OUT || (await mkdtemp(join(tmpdir(), 'hilodb-profile-')));
 await mkdir(OUT, { recursive: true });
 
@@ -145,10 +147,11 @@ function summarize(title, prof, names, phases) {
 }
 
 // reopenPage closes page's store and the page, then opens the store in a
-// new page with its first query, profiling the new page and its host
-// worker from their first line (each worker waits for the profiler
-// before it runs).
+// new page with its first query (start: a new store, no query),
+// profiling the new page and its host worker from their first line (each
+// worker waits for the profiler before it runs).
 async function reopenPage(page) {
+  const start = SCENARIO === 'start';
   await page.evaluate(async () => {
     await window.store.sync(); // nothing left to push at the reopen
     await window.store.close();
@@ -185,18 +188,18 @@ async function reopenPage(page) {
   await cdp.send('Profiler.setSamplingInterval', { interval: 50 });
   await cdp.send('Profiler.start');
   await next.goto(`${server.base}/bench.html`);
-  const ms = await next.evaluate(async () => {
+  const ms = await next.evaluate(async (name) => {
     const { openStore } = await import('/index.js');
-    const store = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'profile', persist: 'profile' });
+    const store = await openStore({ url: `ws://${location.host}/v1/sync`, database: name, persist: name });
     const opened = performance.now();
-    await store.find('todos', { selector: { owner: 'user-00' }, sort: [{ createdAt: 'desc' }], limit: 20 });
+    if (name === 'profile') await store.find('todos', { selector: { owner: 'user-00' }, sort: [{ createdAt: 'desc' }], limit: 20 });
     const answered = performance.now();
     window.store = store;
     return { opened, answered };
-  });
+  }, start ? `start${Date.now()}` : 'profile');
   const pageProfile = (await cdp.send('Profiler.stop')).profile;
   await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
-  console.log(`reopen-page: the store opened ${ms.opened.toFixed(0)} ms and the first query answered ${ms.answered.toFixed(0)} ms after the page's start (with the profiler on); profiles in ${OUT}`);
+  console.log(`${SCENARIO}: the store opened ${ms.opened.toFixed(0)} ms and the first query answered ${ms.answered.toFixed(0)} ms after the page's start (with the profiler on); profiles in ${OUT}`);
   for (const [sessionId, title] of sessions) {
     const prof = (await inWorker(sessionId, 'Profiler.stop')).profile;
     const file = `${title.replace(/[^a-z0-9-]+/gi, '_')}.cpuprofile`;
@@ -271,7 +274,7 @@ try {
       for (let from = 0; from < size; from += 10000) await window.store.putMany('todos', Array.from({ length: Math.min(10000, size - from) }, (_, k) => doc(from + k)));
     }, [SCENARIO.startsWith('reopen') ? N : SIZE]);
   }
-  if (SCENARIO === 'reopen-page') {
+  if (SCENARIO === 'reopen-page' || SCENARIO === 'start') {
     await reopenPage(page);
   } else {
     const scenario = async ([name, n, warm]) => {

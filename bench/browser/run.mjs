@@ -6,9 +6,11 @@
 // durable puts, and the puts made at once, default 1000), BULK (bulk write
 // and list, default 10000), BIG (the big store, default 100000), ROUNDS
 // (default 3). SCENARIOS picks some of
-// sequential,sequential-warm,concurrent,bulk,bulk-warm,list,big,pull
+// sequential,sequential-warm,concurrent,bulk,bulk-warm,list,big,pull,start
 // (default all; the -warm ones measure again after a warm-up of the same
-// size in the same page); SYSTEMS some of hilodb,pouch-idb,pouch-indexeddb
+// size in the same page; start opens a store in a page of a new browser
+// profile, the system's code loaded as part of it, then again after the
+// page's reload: a cold first load and a warm one, start.js); SYSTEMS some of hilodb,pouch-idb,pouch-indexeddb
 // (default all). CHROMIUM_ARGS adds command-line switches to Chromium's.
 // Each round starts with the next system, and each scenario waits for a
 // quiet machine first (settle below; SETTLE_MAX=0 turns that off).
@@ -34,7 +36,7 @@ const SEQ = Number(process.env.SEQ || 1000);
 const BULK = Number(process.env.BULK || 10000);
 const BIG = Number(process.env.BIG || 100000);
 const ROUNDS = Number(process.env.ROUNDS || 3);
-const SCENARIOS = (process.env.SCENARIOS || 'sequential,sequential-warm,concurrent,bulk,bulk-warm,list,big,pull').split(',');
+const SCENARIOS = (process.env.SCENARIOS || 'sequential,sequential-warm,concurrent,bulk,bulk-warm,list,big,pull,start').split(',');
 const BASE = process.env.BASE || '';
 const systems = (process.env.SYSTEMS || 'hilodb,pouch-idb,pouch-indexeddb').split(',');
 if (BASE) systems.splice(1, 0, 'hilodb-base');
@@ -44,15 +46,16 @@ const built = await buildServer();
 const web = await mkdtemp(join(tmpdir(), 'hilodb-bench-web-'));
 const profile = await mkdtemp(join(tmpdir(), 'hilodb-bench-profile-'));
 await run('bash', [join(repoRoot, 'js', 'build-web.sh'), web], { maxBuffer: 16 << 20 });
-for (const f of ['bench.html', 'bench.js']) await copyFile(join(here, f), join(web, f));
+for (const f of ['bench.html', 'bench.js', 'start.html', 'start.js']) await copyFile(join(here, f), join(web, f));
 if (BASE) await cp(BASE, join(web, 'base'), { recursive: true });
 for (const f of ['pouchdb.min.js', 'pouchdb.indexeddb.min.js']) await copyFile(join(here, 'node_modules', 'pouchdb', 'dist', f), join(web, f));
 const server = await startServer(built.bin, ['-static', web]);
-const context = await chromium.launchPersistentContext(profile, {
+const chromiumOptions = {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
   args: ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...(process.env.CHROMIUM_ARGS || '').split(' ').filter(Boolean)],
-});
+};
+const context = await chromium.launchPersistentContext(profile, chromiumOptions);
 
 // Each scenario waits for a quiet machine first (settle.mjs), SETTLE_MAX
 // ms (default 15,000) at most.
@@ -69,6 +72,29 @@ async function inPage(fn, ...args) {
     return await page.evaluate(fn, args);
   } finally {
     await page.close();
+  }
+}
+
+// startup opens store name of system in a page of a new browser profile
+// (empty cache, no store: a cold first load), then after reloading the
+// page (a warm one): ms from the call, each after a quiet machine.
+async function startup(system, name) {
+  const dir = await mkdtemp(join(tmpdir(), 'hilodb-bench-cold-'));
+  const cold = await chromium.launchPersistentContext(dir, chromiumOptions);
+  try {
+    const page = await cold.newPage();
+    const open = async (load) => {
+      if (SETTLE_MAX > 0) settled.push(await settle(SETTLE_MAX));
+      await load();
+      await page.waitForFunction(() => window.start);
+      return page.evaluate(([s, n]) => window.start(s, n), [system, name]);
+    };
+    const first = await open(() => page.goto(`${server.base}/start.html`));
+    const again = await open(() => page.reload());
+    return { startColdMs: first.ms, startWarmMs: again.ms };
+  } finally {
+    await cold.close();
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -89,6 +115,7 @@ try {
       if (want('bulk-warm')) r.bulkWarmDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.bulkWarm(s, n, c), system, name(), BULK))) * 1000;
       if (want('list')) r.listDocsPerSec = (BULK / (await inPage(([s, n, c]) => window.bench.list(s, n, c), system, name(), BULK))) * 1000;
       if (want('big')) Object.assign(r, await inPage(([s, n, c, k]) => window.bench.big(s, n, c, k), system, name(), BIG, 20));
+      if (want('start')) Object.assign(r, await startup(system, name()));
       if (want('pull') && system === 'hilodb') Object.assign(r, await inPage(([n, c]) => window.bench.pull(n, c), name(), BULK));
       rows.push(r);
       console.log(JSON.stringify(r));
@@ -106,7 +133,7 @@ if (settled.length > 0) console.log(`waited for a quiet machine before each scen
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const higher = ['sequentialDocsPerSec', 'sequentialWarmDocsPerSec', 'concurrentDocsPerSec', 'bulkDocsPerSec', 'bulkWarmDocsPerSec', 'listDocsPerSec'];
-const lower = ['fullPutMs', 'reopenMs'];
+const lower = ['fullPutMs', 'reopenMs', 'startColdMs', 'startWarmMs'];
 const measured = [...higher, ...lower].filter((m) => rows.some((r) => r[m] !== undefined));
 const per = (s, m) => median(rows.filter((r) => r.system === s).map((r) => r[m])).toFixed(1);
 // Per round: a ratio of system a's figure to system b's (>1: a better).
@@ -132,6 +159,11 @@ if (BASE) {
 const h = rows.filter((r) => r.system === 'hilodb');
 if (h.length > 0 && h[0].reopenMs !== undefined) {
   console.log(`hilodb: a put into ${BIG} documents costs ${median(h.map((r) => r.fullPutMs / r.emptyPutMs)).toFixed(2)}× one into an empty store; reopening ${BIG} takes ${median(h.map((r) => r.reopenMs)).toFixed(0)} ms`);
+}
+if (h.length > 0 && h[0].startColdMs !== undefined) {
+  const cold = median(h.map((r) => r.startColdMs));
+  const warm = median(h.map((r) => r.startWarmMs));
+  console.log(`hilodb: openStore on a cold first load ${cold.toFixed(0)} ms (goal at most 150: ${cold <= 150 ? 'met' : 'NOT met'}), on a warm reload ${warm.toFixed(0)} ms (goal at most 60: ${warm <= 60 ? 'met' : 'NOT met'})`);
 }
 if (h.length > 0 && h[0].longestTaskMs !== undefined) {
   console.log(`hilodb: the longest main-thread task while ${BULK} documents are pulled: ${median(h.map((r) => r.longestTaskMs)).toFixed(0)} ms`);
