@@ -26,6 +26,15 @@
 // second otherwise (pulled), or as the replica has it when the server
 // cannot be reached (stale).
 //
+// # Access
+//
+// The glue checks each request's token (auth.mjs: the static
+// HILODB_EDGE_TOKEN, or a signed token by the sync server's rules) and
+// hands handle the role it grants in the request's database; refuse
+// (roles.go) holds the request to it: read may read and query, write may
+// also write, admin may also see the status. A worker bound to no keys
+// gives every request admin.
+//
 // # Wasm
 //
 // worker.mjs starts the program once per Durable Object and calls its
