@@ -17,7 +17,7 @@ import (
 // Who may do what. A request's role rides on its context, set by the door
 // that authorized it (the websocket after hello, an HTTP door per
 // request); each capability is checked where the server exercises it
-// (writeDocs, pushes, ranges, identities, definitions), so every door is
+// (WriteDocs, pushes, ranges, identities, definitions), so every door is
 // held to the same rule. A context without a role is the server's own
 // (Admin).
 
@@ -34,8 +34,8 @@ func roleOf(ctx context.Context) auth.Role {
 	return auth.Admin
 }
 
-// needRole fails with forbidden when ctx's role is below need.
-func needRole(ctx context.Context, need auth.Role, what string) error {
+// NeedRole fails with forbidden when ctx's role is below need.
+func NeedRole(ctx context.Context, need auth.Role, what string) error {
 	if r := roleOf(ctx); r < need {
 		return &protoError{code: wire.CodeForbidden, num: wire.NumForbidden,
 			msg: what + " needs a " + need.String() + " role; this token's is " + r.String()}

@@ -62,11 +62,11 @@ func (c *conn) collectionDefine(ctx context.Context, id int64, data []byte) (any
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	def, err := parseCollectionDef(req.Name, req.KeyOptions)
+	def, err := ParseCollectionDef(req.Name, req.KeyOptions)
 	if err != nil {
 		return nil, err
 	}
-	got, created, err := c.srv.defineCollection(ctx, c.db, def)
+	got, created, err := c.srv.DefineCollection(ctx, c.db, def)
 	if err != nil {
 		return nil, err
 	}
@@ -74,16 +74,16 @@ func (c *conn) collectionDefine(ctx context.Context, id int64, data []byte) (any
 }
 
 func (c *conn) collectionList(ctx context.Context, id int64, data []byte) (any, error) {
-	defs, err := c.srv.collections(c.db)
+	defs, err := c.srv.Collections(c.db)
 	if err != nil {
 		return nil, err
 	}
 	return collectionListReply{ID: id, OK: true, Collections: defs}, nil
 }
 
-// parseCollectionDef validates a definition as core does (names: 1208,
+// ParseCollectionDef validates a definition as core does (names: 1208,
 // keyOptions: 1232), refusing members keyOptions does not have.
-func parseCollectionDef(name string, keyOptions json.RawMessage) (CollectionDef, error) {
+func ParseCollectionDef(name string, keyOptions json.RawMessage) (CollectionDef, error) {
 	def := CollectionDef{Name: name}
 	if err := core.ValidateCollectionName(name); err != nil {
 		return def, &protoError{code: errcode.IllegalName.Name, num: errcode.IllegalName.Num, msg: err.Error()}
@@ -106,10 +106,10 @@ func parseCollectionDef(name string, keyOptions json.RawMessage) (CollectionDef,
 	return def, nil
 }
 
-// defineCollection keeps def for db unless a definition of its name exists;
+// DefineCollection keeps def for db unless a definition of its name exists;
 // it returns the kept definition and whether this call made it.
-func (s *Server) defineCollection(ctx context.Context, db string, def CollectionDef) (CollectionDef, bool, error) {
-	if err := needRole(ctx, auth.Write, "defining collections"); err != nil {
+func (s *Server) DefineCollection(ctx context.Context, db string, def CollectionDef) (CollectionDef, bool, error) {
+	if err := NeedRole(ctx, auth.Write, "defining collections"); err != nil {
 		return def, false, err
 	}
 	b, err := json.Marshal(def)
@@ -132,7 +132,7 @@ func (s *Server) defineCollection(ctx context.Context, db string, def Collection
 			return n < maxCollections
 		})
 		if n >= maxCollections {
-			return badRequest("database %s has %d collection definitions, the most it keeps", quote(db), maxCollections)
+			return BadRequest("database %s has %d collection definitions, the most it keeps", quote(db), maxCollections)
 		}
 		created = true
 		_, _, err = tx.Set(colDefKey(db, def.Name), string(b), nil)
@@ -144,8 +144,8 @@ func (s *Server) defineCollection(ctx context.Context, db string, def Collection
 	return kept, created, nil
 }
 
-// collections returns db's definitions by name.
-func (s *Server) collections(db string) ([]CollectionDef, error) {
+// Collections returns db's definitions by name.
+func (s *Server) Collections(db string) ([]CollectionDef, error) {
 	defs := []CollectionDef{}
 	err := s.store.View(func(tx storage.Tx) error {
 		var derr error

@@ -548,7 +548,7 @@ func quote(s string) string {
 // decode unmarshals a request, turning type mismatches into bad_request.
 func decode(data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
-		return badRequest("malformed request: %v", err)
+		return BadRequest("malformed request: %v", err)
 	}
 	return nil
 }

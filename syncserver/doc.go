@@ -18,7 +18,7 @@
 // calling registerOp from its init function with an opHandler, which gets
 // the connection (its database and node tag after hello), the request id and
 // the raw frame, and returns the reply or an error. Handlers that take
-// batches check their size with Server.checkBatch; state that must end with
+// batches check their size with Server.CheckBatch; state that must end with
 // the connection is released through conn.onClose; goroutines are started
 // with Server.spawn so that Close waits for them; server-initiated messages
 // are written with conn.send, which is safe from any goroutine.

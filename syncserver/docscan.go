@@ -162,12 +162,12 @@ func memberString(v []byte) string {
 	return gjson.ParseBytes(v).String()
 }
 
-// repeatedMember returns a top-level member name that the JSON object doc
+// RepeatedMember returns a top-level member name that the JSON object doc
 // has more than once (names compared as a reader sees them, escapes
 // undone). Readers disagree on which copy counts, so the HTTP doors refuse
 // such a document as the websocket does. A doc that is not valid JSON has
 // none: the caller's decoder says what is wrong with it.
-func repeatedMember(doc []byte) (string, bool) {
+func RepeatedMember(doc []byte) (string, bool) {
 	if !gjson.ValidBytes(doc) {
 		return "", false
 	}

@@ -21,40 +21,40 @@ import (
 // update merges into what is there), so no other write can come between
 // the read and the write.
 
-// docWrite is one write of a batch.
-type docWrite struct {
+// DocWrite is one write of a batch.
+type DocWrite struct {
 	ID string
 	// Err, when set, refuses the write before it reaches the store.
-	Err *docError
+	Err *DocError
 	// Make returns the new document (an object; _id and _rev are set), nil
 	// with del set to delete it, or nil alone to leave it as it is. cur is the stored document, nil when
-	// there is none (or a tombstone). It may fail with a *docError.
-	Make func(cur *storedDoc) (doc json.RawMessage, del bool, err error)
+	// there is none (or a tombstone). It may fail with a *DocError.
+	Make func(cur *StoredDoc) (doc json.RawMessage, del bool, err error)
 	// Mint, when set ("prefix|" or "prefix/", checked by mintable), has
 	// the server make the id inside the write's transaction; Build then
 	// returns Make for it.
 	Mint  string
-	Build func(id string) func(cur *storedDoc) (json.RawMessage, bool, error)
+	Build func(id string) func(cur *StoredDoc) (json.RawMessage, bool, error)
 }
 
-// storedDoc is a live document as a write sees it.
-type storedDoc struct {
+// StoredDoc is a live document as a write sees it.
+type StoredDoc struct {
 	Rev string
 	Doc json.RawMessage
 }
 
-// docError is a write refused for one document.
-type docError struct {
-	code errcode.Code
-	msg  string
-	rev  string // the stored _rev, for conflicts
-	id   string // the document's id, for a failed precondition
+// DocError is a write refused for one document.
+type DocError struct {
+	Code errcode.Code
+	Msg  string
+	Rev  string // the stored _rev, for conflicts
+	ID   string // the document's id, for a failed precondition
 }
 
-func (e *docError) Error() string { return e.msg }
+func (e *DocError) Error() string { return e.Msg }
 
-// docResult is what became of one docWrite.
-type docResult struct {
+// DocResult is what became of one DocWrite.
+type DocResult struct {
 	ID      string
 	Rev     string          // the new _rev ("" when nothing was written)
 	OldRev  string          // the _rev before ("" when there was none)
@@ -64,24 +64,24 @@ type docResult struct {
 	// Unchanged is set when Make left the document as it was: Rev and New
 	// are the stored ones.
 	Unchanged bool
-	Err       *docError
+	Err       *DocError
 }
 
-// writeDocs applies ws in one transaction and one fsync. With atomic, a
+// WriteDocs applies ws in one transaction and one fsync. With atomic, a
 // refused write refuses them all and nothing is written (RavenDB's batches);
 // otherwise each stands alone (ArangoDB's multi-document calls).
-func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic bool) ([]docResult, error) {
-	if err := needRole(ctx, auth.Write, "writing documents"); err != nil {
+func (s *Server) WriteDocs(ctx context.Context, db string, ws []DocWrite, atomic bool) ([]DocResult, error) {
+	if err := NeedRole(ctx, auth.Write, "writing documents"); err != nil {
 		return nil, err
 	}
-	if err := s.checkBatch(len(ws)); err != nil {
+	if err := s.CheckBatch(len(ws)); err != nil {
 		return nil, err
 	}
-	var out []docResult
+	var out []DocResult
 	wrote := false
 	now := s.now().UnixMilli()
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		out = make([]docResult, len(ws))
+		out = make([]DocResult, len(ws))
 		wrote = false
 		batch := map[string]*storage.Record{} // what this batch has made so far
 		recs := make([]*storage.Record, len(ws))
@@ -96,7 +96,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 			}
 			if w.Mint != "" {
 				id, err := mint.mint(w.Mint)
-				var de *docError
+				var de *DocError
 				switch {
 				case errors.As(err, &de):
 					res.Err = de
@@ -108,7 +108,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 			}
 			ids[i] = w.ID
 			if !validDocID(w.ID) {
-				res.Err = &docError{code: errcode.IllegalKey, msg: "illegal document id " + quote(truncate(w.ID, 100))}
+				res.Err = &DocError{Code: errcode.IllegalKey, Msg: "illegal document id " + quote(truncate(w.ID, 100))}
 				continue
 			}
 			cur, seen := batch[w.ID]
@@ -121,22 +121,22 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 					cur = &rec
 				}
 			}
-			var live *storedDoc
+			var live *StoredDoc
 			if cur != nil && !cur.Deleted {
-				live = &storedDoc{Rev: cur.Rev, Doc: cur.Doc}
+				live = &StoredDoc{Rev: cur.Rev, Doc: cur.Doc}
 				res.OldRev, res.Old = cur.Rev, cur.Doc
 			}
 			doc, del, err := w.Make(live)
 			if err != nil {
-				var de *docError
+				var de *DocError
 				if !errors.As(err, &de) {
-					de = &docError{code: errcode.BadDocument, msg: err.Error()}
+					de = &DocError{Code: errcode.BadDocument, Msg: err.Error()}
 				}
 				res.Err = de
 				continue
 			}
 			if del && live == nil {
-				res.Err = &docError{code: errcode.NotFound, msg: "document not found: " + quote(truncate(w.ID, 100))}
+				res.Err = &DocError{Code: errcode.NotFound, Msg: "document not found: " + quote(truncate(w.ID, 100))}
 				continue
 			}
 			if doc == nil && !del {
@@ -158,7 +158,7 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 			} else {
 				d, err := normalizeDoc(doc, w.ID, rev)
 				if err != nil {
-					res.Err = &docError{code: errcode.BadDocument, msg: err.Error()}
+					res.Err = &DocError{Code: errcode.BadDocument, Msg: err.Error()}
 					continue
 				}
 				rec.Doc = d
@@ -254,10 +254,10 @@ func (s *Server) writeDocs(ctx context.Context, db string, ws []docWrite, atomic
 	return out, nil
 }
 
-// readDocs returns the live documents of ids (nil for each one missing or
+// ReadDocs returns the live documents of ids (nil for each one missing or
 // deleted) with their _rev.
-func (s *Server) readDocs(db string, ids []string) ([]*storedDoc, error) {
-	out := make([]*storedDoc, len(ids))
+func (s *Server) ReadDocs(db string, ids []string) ([]*StoredDoc, error) {
+	out := make([]*StoredDoc, len(ids))
 	err := s.store.View(func(tx storage.Tx) error {
 		for i, id := range ids {
 			rec, found, err := storage.GetRecord(tx, db, id)
@@ -265,7 +265,7 @@ func (s *Server) readDocs(db string, ids []string) ([]*storedDoc, error) {
 				return err
 			}
 			if found && !rec.Deleted {
-				out[i] = &storedDoc{Rev: rec.Rev, Doc: rec.Doc}
+				out[i] = &StoredDoc{Rev: rec.Rev, Doc: rec.Doc}
 			}
 		}
 		return nil

@@ -6,23 +6,23 @@ import (
 	"github.com/hilodb/hilodb/internal/wire"
 )
 
-// distinctIDs refuses a read that names one document more than once: each
+// DistinctIDs refuses a read that names one document more than once: each
 // copy would be rendered, and a small request could ask for one large
 // document thousands of times. The websocket's get refuses the same.
-func distinctIDs(ids []string) error {
+func DistinctIDs(ids []string) error {
 	seen := make(map[string]struct{}, len(ids))
 	for _, id := range ids {
 		if _, dup := seen[id]; dup {
-			return badRequest("ids lists %s more than once; ask for each document once", quote(truncate(id, 100)))
+			return BadRequest("ids lists %s more than once; ask for each document once", quote(truncate(id, 100)))
 		}
 		seen[id] = struct{}{}
 	}
 	return nil
 }
 
-// storedSize is what docs take in a reply, measured on the stored bytes
+// StoredSize is what docs take in a reply, measured on the stored bytes
 // before any is rendered: each document, its id and a member's framing.
-func storedSize(ids []string, docs []*storedDoc) int {
+func StoredSize(ids []string, docs []*StoredDoc) int {
 	n := 0
 	for i, d := range docs {
 		n += len(ids[i]) + 64
@@ -33,9 +33,9 @@ func storedSize(ids []string, docs []*storedDoc) int {
 	return n
 }
 
-// checkReply refuses a reply of size bytes holding n documents past the
+// CheckReply refuses a reply of size bytes holding n documents past the
 // reply bound (one document may pass it alone).
-func (s *Server) checkReply(size, n int) error {
+func (s *Server) CheckReply(size, n int) error {
 	if budget := s.replyBudget(); size > budget && n > 1 {
 		return &protoError{code: wire.CodeReplyTooBig, num: wire.NumReplyTooBig,
 			msg: fmt.Sprintf("the documents asked for pass the reply bound of %d bytes; ask for fewer at a time", budget)}

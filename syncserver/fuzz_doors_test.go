@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/syncserver"
 )
 
@@ -44,7 +45,7 @@ func FuzzHTTPDoors(f *testing.F) {
 	f.Add([]byte{7, 0, 3, 7, 0, 1, 0, 0, 0, 1, 0, 0, 4, 0, 7, 8, 0, 5, 6, 1, 2})
 	f.Add([]byte{3, 0, 255, 2, 0, 0, 4, 2, 3, 5, 0, 6, 9, 0, 0, 0, 1, 200, 2})
 	srv, err := syncserver.New(syncserver.Config{DataDir: f.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		MaxBatch: 8, MaxMessageBytes: 64 << 10})
+		MaxBatch: 8, MaxMessageBytes: 64 << 10, Doors: servertest.Doors})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package syncserver
 
 import (
+	"sync"
+
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/syncserver/storage"
 
@@ -61,12 +63,12 @@ type lastLease struct {
 // only reports numbers it was given, and a higher one would use up the tag.
 // The range holds at least last.want numbers, up to maxRange.
 func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastLease) (leasedRange, error) {
-	if err := needRole(ctx, auth.Write, "leasing ids"); err != nil {
+	if err := NeedRole(ctx, auth.Write, "leasing ids"); err != nil {
 		return leasedRange{}, err
 	}
 	lastSize, lastMax, lastRangeAt := last.size, last.max, last.at
 	if lastSize < 0 || lastMax < 0 || lastMax > storage.MaxSafeNumber || last.want < 0 {
-		return leasedRange{}, badRequest("lastSize and lastMax must be between 0 and %d", int64(storage.MaxSafeNumber))
+		return leasedRange{}, BadRequest("lastSize and lastMax must be between 0 and %d", int64(storage.MaxSafeNumber))
 	}
 	var out leasedRange
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
@@ -75,7 +77,7 @@ func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastL
 			return err
 		}
 		if lastMax > doc.Highest() {
-			return badRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, quote(tag), doc.Highest())
+			return BadRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, quote(tag), doc.Highest())
 		}
 		now := s.now().UTC()
 		size := max(capacity(lastSize, lastRangeAt, now), min(last.want, maxRange))
@@ -100,11 +102,11 @@ func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastL
 // caller checks that its connection leased the range (node tags can be
 // claimed by anyone who knows them).
 func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, last int64) (bool, error) {
-	if err := needRole(ctx, auth.Write, "returning ids"); err != nil {
+	if err := NeedRole(ctx, auth.Write, "returning ids"); err != nil {
 		return false, err
 	}
 	if end < 1 || last < 0 || last > end {
-		return false, badRequest("need 0 <= last <= end and end >= 1")
+		return false, BadRequest("need 0 <= last <= end and end >= 1")
 	}
 	accepted := false
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
@@ -124,4 +126,47 @@ func (s *Server) returnRange(ctx context.Context, db, tag, node string, end, las
 		return storage.SetJSON(tx, storage.HiloKey(db, tag), storage.HiloDoc{Max: last, Low: last + 1, Top: doc.Highest(), Node: node, Meta: doc.Meta})
 	})
 	return accepted, err
+}
+
+// serverNumbers hands out HiLo numbers the server leases for itself, for
+// the keys it makes; unused ones are skipped after a restart.
+type serverNumbers struct {
+	mu     sync.Mutex
+	ranges map[string]*serverRange // db/tag → range at hand
+}
+
+type serverRange struct {
+	next, high, size int64
+	at               time.Time
+}
+
+const serverLeaseNode = "@server"
+
+// NextNumber returns the next number of db's HiLo tag for the server. want
+// is how many numbers the caller may still take (the rest of a batch): a
+// lease it needs holds at least that many, so a batch leases once instead
+// of growing the range a lease and an fsync at a time.
+func (s *Server) NextNumber(ctx context.Context, db, tag string, want int) (int64, error) {
+	s.numbers.mu.Lock()
+	defer s.numbers.mu.Unlock()
+	if s.numbers.ranges == nil {
+		s.numbers.ranges = map[string]*serverRange{}
+	}
+	r := s.numbers.ranges[db+"/"+tag]
+	if r == nil || r.next > r.high {
+		var lastSize int64
+		var at time.Time
+		if r != nil {
+			lastSize, at = r.size, r.at
+		}
+		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastLease{size: lastSize, at: at, want: int64(want)})
+		if err != nil {
+			return 0, err
+		}
+		r = &serverRange{next: got.Low, high: got.High, size: got.Size, at: got.At}
+		s.numbers.ranges[db+"/"+tag] = r
+	}
+	n := r.next
+	r.next++
+	return n, nil
 }

@@ -17,28 +17,37 @@ import (
 // connection), the message size and JSON depth limits, the buffered-bytes
 // budget, and the request and error metrics.
 
-// doorRequest is a request that passed the guards.
-type doorRequest struct {
+// Door adds an HTTP door's routes to mux (Config.Doors).
+type Door func(s *Server, mux *http.ServeMux)
+
+// Request is a request that passed the guards.
+type Request struct {
 	*http.Request
-	db   string
-	body []byte // the whole body, checked: UTF-8, within size and depth
-	// touch records db as existing, as the token allows (the door does it
+	DB   string
+	Data []byte // the whole body, checked: UTF-8, within size and depth
+	// Touch records db as existing, as the token allows (the door does it
 	// for every method but GET and HEAD; a GET that changes state calls it).
-	touch func() error
+	Touch func() error
 }
 
-// doorErrors writes a door's error bodies in its own shape.
-type doorErrors func(w http.ResponseWriter, c errcode.Code, msg string)
+// DoorErrors writes a door's error bodies in its own shape.
+type DoorErrors func(w http.ResponseWriter, c errcode.Code, msg string)
 
 // door wraps h with the guards. dbOf names the database of a request ("" is
 // the door's default); door is the metrics label.
-func (s *Server) door(name string, dbOf func(r *http.Request) string, fail doorErrors, h func(w http.ResponseWriter, r *doorRequest)) http.HandlerFunc {
-	return s.guard(name, dbOf, fail, true, h)
+func (s *Server) door(name string, dbOf func(r *http.Request) string, fail DoorErrors, h func(w http.ResponseWriter, r *Request)) http.HandlerFunc {
+	return s.Guard(name, dbOf, fail, true, h)
 }
 
-// guard is door; without readsBody the body is neither read nor checked
-// (an answer that does not depend on it, such as an unknown path's).
-func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail doorErrors, readsBody bool, h func(w http.ResponseWriter, r *doorRequest)) http.HandlerFunc {
+// Guard wraps h with the guards every door passes: the Host and Origin
+// rules, the database name, its token or client certificate and role,
+// the connection and rate limits, the body's size, budget, time, UTF-8
+// and JSON depth, and the request and error metrics. dbOf names the
+// database of a request; name is the door's metrics label; fail writes a
+// refusal in the door's own shape. Without readsBody the body is neither
+// read nor checked (an answer that does not depend on it, such as an
+// unknown path's).
+func (s *Server) Guard(name string, dbOf func(r *http.Request) string, fail DoorErrors, readsBody bool, h func(w http.ResponseWriter, r *Request)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.requests.Add(1)
 		s.metrics.countDoor(name)
@@ -74,7 +83,7 @@ func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail door
 		}
 		r = r.WithContext(withRole(r.Context(), acc.role))
 		if !readsBody {
-			h(w, &doorRequest{Request: r, db: db})
+			h(w, &Request{Request: r, DB: db})
 			return
 		}
 		body, held, c, msg := s.readBody(w, r, db)
@@ -101,7 +110,7 @@ func (s *Server) guard(name string, dbOf func(r *http.Request) string, fail door
 			}
 		}
 		touch := func() error { return s.touchDBFor(r.Context(), db, acc) }
-		h(w, &doorRequest{Request: r, db: db, body: body, touch: touch})
+		h(w, &Request{Request: r, DB: db, Data: body, Touch: touch})
 	}
 }
 
@@ -155,3 +164,14 @@ func codeOf(name string) errcode.Code {
 	}
 	return errcode.Internal
 }
+
+// ErrorOf is the stable code and message a door answers err with, as the
+// websocket answers it: an internal failure is logged and gets a generic
+// text.
+func (s *Server) ErrorOf(err error) (errcode.Code, string) {
+	pe := s.asProtoError(err)
+	return codeOf(pe.code), pe.msg
+}
+
+// CountError counts a refusal under its code's name in /metrics.
+func (s *Server) CountError(name string) { s.metrics.countError(name) }

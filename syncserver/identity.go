@@ -24,7 +24,7 @@ func (s *Server) nextIdentity(ctx context.Context, db, name string) (int64, erro
 // name given several times gets successive values. Either every value is
 // allocated and durable, or none is.
 func (s *Server) nextIdentities(ctx context.Context, db string, names []string) ([]int64, error) {
-	if err := needRole(ctx, auth.Write, "taking identities"); err != nil {
+	if err := NeedRole(ctx, auth.Write, "taking identities"); err != nil {
 		return nil, err
 	}
 	out := make([]int64, len(names))
@@ -73,11 +73,11 @@ const maxSeed = (storage.MaxSafeNumber + 1) / 2
 // exactly, which can make later ids repeat earlier ones, so a forced lowering
 // is refused (forbidden) unless Config.AllowIdentityLowering is set.
 func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64, force bool) (int64, error) {
-	if err := needRole(ctx, auth.Admin, "seeding identities"); err != nil {
+	if err := NeedRole(ctx, auth.Admin, "seeding identities"); err != nil {
 		return 0, err
 	}
 	if value < 0 || value > maxSeed {
-		return 0, badRequest("identity value must be between 0 and %d: a seed leaves at least as many values after it", int64(maxSeed))
+		return 0, BadRequest("identity value must be between 0 and %d: a seed leaves at least as many values after it", int64(maxSeed))
 	}
 	var v int64
 	err := s.store.Update(ctx, func(tx storage.Tx) error {

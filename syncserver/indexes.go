@@ -67,9 +67,9 @@ func badQuery(msg string) error {
 	return &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num, msg: msg}
 }
 
-// checkIndexReq validates a collection name and an index definition as
+// CheckIndexDef validates a collection name and an index definition as
 // core does.
-func checkIndexReq(coll string, def *core.IndexDef) error {
+func CheckIndexDef(coll string, def *core.IndexDef) error {
 	if err := core.ValidateCollectionName(coll); err != nil {
 		return &protoError{code: errcode.IllegalName.Name, num: errcode.IllegalName.Num, msg: err.Error()}
 	}
@@ -84,10 +84,10 @@ func (c *conn) indexDefine(ctx context.Context, id int64, data []byte) (any, err
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if err := checkIndexReq(req.Collection, &req.Index); err != nil {
+	if err := CheckIndexDef(req.Collection, &req.Index); err != nil {
 		return nil, err
 	}
-	got, created, err := c.srv.defineIndex(ctx, c.db, req.Collection, req.Index)
+	got, created, err := c.srv.DefineIndex(ctx, c.db, req.Collection, req.Index)
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +100,13 @@ func (c *conn) indexDrop(ctx context.Context, id int64, data []byte) (any, error
 		return nil, err
 	}
 	def := core.IndexDef{Name: req.Name, Fields: []string{"_id"}}
-	if err := checkIndexReq(req.Collection, &def); err != nil || req.Name == "" {
+	if err := CheckIndexDef(req.Collection, &def); err != nil || req.Name == "" {
 		if err == nil {
 			err = badQuery("index.drop needs the index's name")
 		}
 		return nil, err
 	}
-	if err := needRole(ctx, auth.Write, "dropping indexes"); err != nil {
+	if err := NeedRole(ctx, auth.Write, "dropping indexes"); err != nil {
 		return nil, err
 	}
 	dropped := false
@@ -122,18 +122,18 @@ func (c *conn) indexDrop(ctx context.Context, id int64, data []byte) (any, error
 }
 
 func (c *conn) indexList(ctx context.Context, id int64, data []byte) (any, error) {
-	list, err := c.srv.indexes(c.db)
+	list, err := c.srv.Indexes(c.db)
 	if err != nil {
 		return nil, err
 	}
 	return indexListReply{ID: id, OK: true, Indexes: list}, nil
 }
 
-// defineIndex keeps def for db's collection coll unless an index of its
+// DefineIndex keeps def for db's collection coll unless an index of its
 // name or of its fields exists; it returns the kept definition and whether
 // this call made it.
-func (s *Server) defineIndex(ctx context.Context, db, coll string, def core.IndexDef) (core.IndexDef, bool, error) {
-	if err := needRole(ctx, auth.Write, "defining indexes"); err != nil {
+func (s *Server) DefineIndex(ctx context.Context, db, coll string, def core.IndexDef) (core.IndexDef, bool, error) {
+	if err := NeedRole(ctx, auth.Write, "defining indexes"); err != nil {
 		return def, false, err
 	}
 	b, err := json.Marshal(def)
@@ -193,8 +193,8 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// indexes returns db's index definitions by collection, then name.
-func (s *Server) indexes(db string) ([]core.CollectionIndexes, error) {
+// Indexes returns db's index definitions by collection, then name.
+func (s *Server) Indexes(db string) ([]core.CollectionIndexes, error) {
 	out := []core.CollectionIndexes{}
 	err := s.store.View(func(tx storage.Tx) error {
 		var derr error

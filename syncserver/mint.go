@@ -32,11 +32,11 @@ func mintable(id string) (bool, error) {
 	case strings.HasSuffix(id, "/"):
 		prefix := strings.TrimSuffix(id, "/")
 		if !utf8.ValidString(prefix) {
-			return true, badRequest("id prefix %s is not UTF-8", quote(truncate(prefix, 100)))
+			return true, BadRequest("id prefix %s is not UTF-8", quote(truncate(prefix, 100)))
 		}
 		for _, seg := range strings.Split(prefix, "/") {
 			if seg == "" || strings.ContainsFunc(seg, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '|' }) {
-				return true, &docError{code: errcode.IllegalKey, msg: "illegal id prefix " + quote(truncate(id, 100)) + ": its segments must be non-empty, without '|' or control characters"}
+				return true, &DocError{Code: errcode.IllegalKey, Msg: "illegal id prefix " + quote(truncate(id, 100)) + ": its segments must be non-empty, without '|' or control characters"}
 			}
 		}
 		return true, nil
@@ -56,7 +56,7 @@ type minter struct {
 	used   int              // identity values used
 }
 
-func newMinter(s *Server, tx storage.Tx, db string, ws []docWrite) *minter {
+func newMinter(s *Server, tx storage.Tx, db string, ws []DocWrite) *minter {
 	m := &minter{s: s, tx: tx, db: db, taken: map[string]bool{}, idents: map[string]int64{}, seq: -1}
 	for _, w := range ws {
 		if w.Mint == "" {
@@ -67,7 +67,7 @@ func newMinter(s *Server, tx storage.Tx, db string, ws []docWrite) *minter {
 }
 
 // mint makes the id that req ("prefix|" or "prefix/") asks for. A
-// *docError fails the item; any other error the transaction.
+// *DocError fails the item; any other error the transaction.
 func (m *minter) mint(req string) (string, error) {
 	for skip := 0; skip < maxMintSkip; skip++ {
 		id, err := m.next(req)
@@ -85,7 +85,7 @@ func (m *minter) mint(req string) (string, error) {
 		m.taken[id] = true
 		return id, nil
 	}
-	return "", &docError{code: errcode.UniqueConstraint, msg: "the next " + strconv.Itoa(maxMintSkip) + " ids of " + quote(truncate(req, 100)) + " are all taken; seed its counter past them"}
+	return "", &DocError{Code: errcode.UniqueConstraint, Msg: "the next " + strconv.Itoa(maxMintSkip) + " ids of " + quote(truncate(req, 100)) + " are all taken; seed its counter past them"}
 }
 
 // next advances req's counter by one and returns the id it makes.
@@ -99,7 +99,7 @@ func (m *minter) next(req string) (string, error) {
 			}
 		}
 		if v >= storage.MaxSafeNumber {
-			return "", &docError{code: errcode.OutOfKeys, msg: "identity " + quote(name) + " has no values left"}
+			return "", &DocError{Code: errcode.OutOfKeys, Msg: "identity " + quote(name) + " has no values left"}
 		}
 		m.idents[name] = v + 1
 		m.used++
@@ -113,7 +113,7 @@ func (m *minter) next(req string) (string, error) {
 		m.seq = v
 	}
 	if m.seq >= storage.MaxSafeNumber {
-		return "", &docError{code: errcode.OutOfKeys, msg: "the server's id sequence has no values left"}
+		return "", &DocError{Code: errcode.OutOfKeys, Msg: "the server's id sequence has no values left"}
 	}
 	m.seq++
 	return core.FormatNodeSeqID(req, uint64(m.seq), m.s.cfg.ServerTag), nil

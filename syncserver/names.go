@@ -6,7 +6,7 @@ import "github.com/hilodb/hilodb/syncserver/storage"
 // refusing any other as a bad request.
 func validTag(s string) error {
 	if err := storage.CheckTag(s); err != nil {
-		return badRequest("%s", err.Error())
+		return BadRequest("%s", err.Error())
 	}
 	return nil
 }

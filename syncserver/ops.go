@@ -23,7 +23,7 @@ func init() {
 
 func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 	if c.db != "" {
-		return nil, badRequest("hello was already sent on this connection")
+		return nil, BadRequest("hello was already sent on this connection")
 	}
 	var req wire.Hello
 	if err := decode(data, &req); err != nil {
@@ -76,12 +76,12 @@ func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error)
 	if req.LastRangeAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.LastRangeAt)
 		if err != nil {
-			return nil, badRequest("lastRangeAt: want RFC 3339 time, got %s", quote(truncate(req.LastRangeAt, 64)))
+			return nil, BadRequest("lastRangeAt: want RFC 3339 time, got %s", quote(truncate(req.LastRangeAt, 64)))
 		}
 		at = t
 	}
 	if req.Want < 0 || req.Want > storage.MaxSafeNumber {
-		return nil, badRequest("want must be between 0 and %d", int64(storage.MaxSafeNumber))
+		return nil, BadRequest("want must be between 0 and %d", int64(storage.MaxSafeNumber))
 	}
 	r, err := c.srv.nextRange(ctx, c.db, req.Tag, c.node, lastLease{size: req.LastSize, max: req.LastMax, at: at, want: req.Want})
 	if err != nil {
@@ -103,7 +103,7 @@ func (c *conn) hiloReturn(ctx context.Context, id int64, data []byte) (any, erro
 		return nil, err
 	}
 	if req.End < 1 || req.Last < 0 || req.Last > req.End {
-		return nil, badRequest("need 0 <= last <= end and end >= 1")
+		return nil, BadRequest("need 0 <= last <= end and end >= 1")
 	}
 	// Only the connection that leased the range gives it back: another
 	// client (even one claiming the same node tag) could be handing out
@@ -160,9 +160,9 @@ func (c *conn) identityNextBatch(ctx context.Context, id int64, data []byte) (an
 		return nil, err
 	}
 	if len(req.Names) == 0 {
-		return nil, badRequest("names must hold at least one identity name")
+		return nil, BadRequest("names must hold at least one identity name")
 	}
-	if err := c.srv.checkBatch(len(req.Names)); err != nil {
+	if err := c.srv.CheckBatch(len(req.Names)); err != nil {
 		return nil, err
 	}
 	for _, name := range req.Names {
@@ -192,8 +192,8 @@ func (c *conn) identitySeed(ctx context.Context, id int64, data []byte) (any, er
 	return wire.IdentityReply{ID: id, OK: true, Value: v}, nil
 }
 
-// checkBatch refuses a request carrying more than Config.MaxBatch items.
-func (s *Server) checkBatch(n int) error {
+// CheckBatch refuses a request carrying more than Config.MaxBatch items.
+func (s *Server) CheckBatch(n int) error {
 	if n > s.cfg.MaxBatch {
 		return &protoError{code: wire.CodeBatchTooBig, num: wire.NumBatchTooBig,
 			msg: "a request may carry at most " + strconv.Itoa(s.cfg.MaxBatch) + " items; got " + strconv.Itoa(n)}

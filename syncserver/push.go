@@ -24,10 +24,10 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.srv.checkBatch(len(changes)); err != nil {
+	if err := c.srv.CheckBatch(len(changes)); err != nil {
 		return nil, err
 	}
-	if err := needRole(ctx, auth.Write, "pushing"); err != nil {
+	if err := NeedRole(ctx, auth.Write, "pushing"); err != nil {
 		// Refused item by item, nothing stored: the writes stay pending
 		// on the client until a token that may write comes.
 		pe := err.(*protoError)
@@ -43,7 +43,7 @@ func (c *conn) pushOp(ctx context.Context, id int64, data []byte) (any, error) {
 	since := int64(-1) // the client's checkpoint, when it tells it
 	if v := gjson.GetBytes(data, "since"); v.Exists() {
 		if v.Type != gjson.Number || v.Int() < 0 || float64(v.Int()) != v.Num {
-			return nil, badRequest("since must be an integer >= 0")
+			return nil, BadRequest("since must be an integer >= 0")
 		}
 		since = v.Int()
 	}
@@ -80,7 +80,7 @@ func boolMember(v gjson.Result, name string) (bool, error) {
 	case gjson.False, gjson.Null:
 		return false, nil
 	}
-	return false, badRequest("%s must be true or false", name)
+	return false, BadRequest("%s must be true or false", name)
 }
 
 // consecutiveFrom returns the sequence of the first accepted result when
@@ -148,7 +148,7 @@ func (c *conn) pushReply(id int64, brief, seqsFrom bool, out pushOutcome) any {
 func decodePush(data []byte) ([]wire.PushItem, error) {
 	items, err := wire.DecodePush(data)
 	if err != nil {
-		return nil, badRequest("malformed request: %v", err)
+		return nil, BadRequest("malformed request: %v", err)
 	}
 	return items, nil
 }

@@ -120,3 +120,43 @@ func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (Find
 	}
 	return res, nil
 }
+
+// CountDocs counts db's live documents under idPrefix that sel matches
+// (all, for nil), a scan as FindDocs's, holding no document.
+func (s *Server) CountDocs(db, idPrefix string, sel *query.Selector) (int, error) {
+	if sel == nil {
+		sel = &query.Selector{}
+	}
+	pager, err := (&query.Query{Selector: sel}).NewPager(query.PagerOptions{CountOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	lo := storage.DocKey(db, idPrefix)
+	err = s.store.View(func(tx storage.Tx) error {
+		var stop error
+		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
+			if pager.Examined >= serverScanLimit {
+				stop = errScanLimit
+				return false
+			}
+			rec, err := storage.DecodeStored(k, v)
+			if err != nil {
+				stop = err
+				return false
+			}
+			if !rec.Deleted && len(rec.Doc) > 0 {
+				pager.Add(string(rec.Doc))
+			}
+			return true
+		})
+		if err == nil {
+			err = stop
+		}
+		return err
+	})
+	if errors.Is(err, errScanLimit) {
+		return 0, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num,
+			msg: fmt.Sprintf("the count read %d documents, the most one query may; narrow it", serverScanLimit)}
+	}
+	return pager.Matched, err
+}

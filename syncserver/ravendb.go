@@ -21,13 +21,13 @@ import (
 func (s *Server) registerRavenDB(mux *http.ServeMux) {
 	byName := func(r *http.Request) string { return r.URL.Query().Get("name") }
 	byPath := func(r *http.Request) string { return r.PathValue("db") }
-	h := func(dbOf func(*http.Request) string, fn func(http.ResponseWriter, *doorRequest)) http.HandlerFunc {
+	h := func(dbOf func(*http.Request) string, fn func(http.ResponseWriter, *Request)) http.HandlerFunc {
 		return s.door("ravendb", dbOf, ravenError, fn)
 	}
 	mux.HandleFunc("GET /topology", h(byName, s.ravenTopology))
 	mux.HandleFunc("GET /cluster/topology", h(func(*http.Request) string { return "default" }, s.ravenClusterTopology))
-	mux.HandleFunc("GET /databases/{db}/configuration/client", h(byPath, func(w http.ResponseWriter, r *doorRequest) {
-		writeJSON(w, http.StatusOK, map[string]any{"Etag": 0, "Configuration": nil})
+	mux.HandleFunc("GET /databases/{db}/configuration/client", h(byPath, func(w http.ResponseWriter, r *Request) {
+		WriteJSON(w, http.StatusOK, map[string]any{"Etag": 0, "Configuration": nil})
 	}))
 	mux.HandleFunc("GET /databases/{db}/hilo/next", h(byPath, s.ravenHiloNext))
 	mux.HandleFunc("PUT /databases/{db}/hilo/return", h(byPath, s.ravenHiloReturn))
@@ -39,7 +39,7 @@ func (s *Server) registerRavenDB(mux *http.ServeMux) {
 	mux.HandleFunc("PUT /databases/{db}/docs", h(byPath, s.ravenPutDoc))
 	mux.HandleFunc("DELETE /databases/{db}/docs", h(byPath, s.ravenDeleteDoc))
 	s.registerRavenQueries(mux, h)
-	mux.HandleFunc("/databases/{db}/", h(byPath, func(w http.ResponseWriter, r *doorRequest) {
+	mux.HandleFunc("/databases/{db}/", h(byPath, func(w http.ResponseWriter, r *Request) {
 		ravenError(w, errcode.UnknownPath, r.Method+" "+r.URL.Path+" is not served by hilodb's RavenDB API (see docs/http.md)")
 	}))
 }
@@ -74,10 +74,11 @@ func ravenError(w http.ResponseWriter, c errcode.Code, msg string) {
 		// answer, so it is 501, which the clients raise with this message.
 		status = http.StatusNotImplemented
 	}
-	writeJSON(w, status, map[string]any{"Type": typ, "Message": msg, "Error": msg, "Code": c.Name, "Num": c.Num})
+	WriteJSON(w, status, map[string]any{"Type": typ, "Message": msg, "Error": msg, "Code": c.Name, "Num": c.Num})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON writes v as a JSON body with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"Message":"internal error"}`)
@@ -89,10 +90,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // ravenFail writes err, giving internal failures a generic text.
 func (s *Server) ravenFail(w http.ResponseWriter, err error) {
-	var de *docError
+	var de *DocError
 	if errors.As(err, &de) {
-		s.metrics.countError(de.code.Name)
-		ravenError(w, de.code, de.msg)
+		s.metrics.countError(de.Code.Name)
+		ravenError(w, de.Code, de.Msg)
 		return
 	}
 	pe := s.asProtoError(err)
@@ -108,19 +109,19 @@ func (s *Server) nodeURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-func (s *Server) ravenTopology(w http.ResponseWriter, r *doorRequest) {
-	writeJSON(w, http.StatusOK, map[string]any{
+func (s *Server) ravenTopology(w http.ResponseWriter, r *Request) {
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"Etag": 1,
 		"Nodes": []map[string]any{{
-			"Url": s.nodeURL(r.Request), "ClusterTag": s.cfg.ServerTag, "Database": r.db, "ServerRole": "Member",
+			"Url": s.nodeURL(r.Request), "ClusterTag": s.cfg.ServerTag, "Database": r.DB, "ServerRole": "Member",
 		}},
 	})
 }
 
-func (s *Server) ravenClusterTopology(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenClusterTopology(w http.ResponseWriter, r *Request) {
 	url, tag := s.nodeURL(r.Request), s.cfg.ServerTag
 	nodes := map[string]string{tag: url}
-	writeJSON(w, http.StatusOK, map[string]any{
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"Topology": map[string]any{
 			"TopologyId": "hilodb-" + tag, "AllNodes": nodes, "Members": nodes,
 			"Promotables": map[string]string{}, "Watchers": map[string]string{}, "LastNodeId": tag, "Etag": 1,
@@ -145,7 +146,7 @@ const ravenLeaseNode = "http"
 // is served only with it.
 const ravenClientHeader = "Raven-Client-Version"
 
-func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenHiloNext(w http.ResponseWriter, r *Request) {
 	if r.Header.Get(ravenClientHeader) == "" {
 		s.ravenFail(w, &protoError{code: errcode.Forbidden.Name, num: errcode.Forbidden.Num,
 			msg: "hilo/next leases numbers, so it needs the " + ravenClientHeader + " header (RavenDB's clients send it; a cross-site request cannot)"})
@@ -162,10 +163,10 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
 		sep = "/"
 	}
 	if len(sep) != 1 || sep[0] < 0x21 || sep[0] > 0x7e || sep == "|" {
-		s.ravenFail(w, badRequest("identityPartsSeparator must be one printable ASCII character other than | and space"))
+		s.ravenFail(w, BadRequest("identityPartsSeparator must be one printable ASCII character other than | and space"))
 		return
 	}
-	if err := r.touch(); err != nil {
+	if err := r.Touch(); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
@@ -173,21 +174,21 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *doorRequest) {
 	lastMax, err2 := queryInt(q.Get("lastMax"))
 	at, err3 := ravenTime(q.Get("lastRangeAt"))
 	if err := errors.Join(err1, err2, err3); err != nil {
-		s.ravenFail(w, badRequest("hilo/next: %v", err))
+		s.ravenFail(w, BadRequest("hilo/next: %v", err))
 		return
 	}
-	rg, err := s.nextRange(r.Context(), r.db, tag, ravenLeaseNode, lastLease{size: lastSize, max: lastMax, at: at})
+	rg, err := s.nextRange(r.Context(), r.DB, tag, ravenLeaseNode, lastLease{size: lastSize, max: lastMax, at: at})
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"Prefix": tag + sep, "Low": rg.Low, "High": rg.High, "LastSize": rg.Size,
 		"ServerTag": s.cfg.ServerTag, "LastRangeAt": rg.At.Format("2006-01-02T15:04:05.0000000Z"),
 	})
 }
 
-func (s *Server) ravenHiloReturn(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenHiloReturn(w http.ResponseWriter, r *Request) {
 	q := r.URL.Query()
 	tag := q.Get("tag")
 	if err := validTag(tag); err != nil {
@@ -197,11 +198,11 @@ func (s *Server) ravenHiloReturn(w http.ResponseWriter, r *doorRequest) {
 	end, err1 := queryInt(q.Get("end"))
 	last, err2 := queryInt(q.Get("last"))
 	if err := errors.Join(err1, err2); err != nil {
-		s.ravenFail(w, badRequest("hilo/return: %v", err))
+		s.ravenFail(w, BadRequest("hilo/return: %v", err))
 		return
 	}
 	if end < 1 || last < 0 || last > end {
-		s.ravenFail(w, badRequest("hilo/return: need 0 <= last <= end and end >= 1"))
+		s.ravenFail(w, BadRequest("hilo/return: need 0 <= last <= end and end >= 1"))
 		return
 	}
 	// Checked, answered as RavenDB does, and ignored: see ravenLeaseNode.
@@ -209,21 +210,21 @@ func (s *Server) ravenHiloReturn(w http.ResponseWriter, r *doorRequest) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) ravenIdentityNext(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenIdentityNext(w http.ResponseWriter, r *Request) {
 	name := strings.TrimSuffix(r.URL.Query().Get("name"), "|")
 	if err := validTag(name); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	v, err := s.nextIdentity(r.Context(), r.db, name)
+	v, err := s.nextIdentity(r.Context(), r.DB, name)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"NewIdentityValue": v})
+	WriteJSON(w, http.StatusOK, map[string]any{"NewIdentityValue": v})
 }
 
-func (s *Server) ravenIdentitySeed(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenIdentitySeed(w http.ResponseWriter, r *Request) {
 	q := r.URL.Query()
 	name := strings.TrimSuffix(q.Get("name"), "|")
 	if err := validTag(name); err != nil {
@@ -232,15 +233,15 @@ func (s *Server) ravenIdentitySeed(w http.ResponseWriter, r *doorRequest) {
 	}
 	value, err := queryInt(q.Get("value"))
 	if err != nil {
-		s.ravenFail(w, badRequest("identity/seed: %v", err))
+		s.ravenFail(w, BadRequest("identity/seed: %v", err))
 		return
 	}
-	v, err := s.seedIdentity(r.Context(), r.db, name, value, q.Get("force") == "true")
+	v, err := s.seedIdentity(r.Context(), r.DB, name, value, q.Get("force") == "true")
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"NewSeedValue": v})
+	WriteJSON(w, http.StatusOK, map[string]any{"NewSeedValue": v})
 }
 
 func queryInt(v string) (int64, error) {

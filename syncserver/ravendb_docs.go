@@ -25,23 +25,23 @@ type ravenCommand struct {
 	Document     json.RawMessage `json:"Document"`
 }
 
-func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
 	var req struct {
 		Commands        []ravenCommand `json:"Commands"`
 		TransactionMode string         `json:"TransactionMode"`
 	}
 	// The size first, counted on the text before anything is decoded: no
 	// work, and no number used, for a batch that will be refused.
-	if err := s.checkBatch(int(gjson.GetBytes(r.body, "Commands.#").Int())); err != nil {
+	if err := s.CheckBatch(int(gjson.GetBytes(r.Data, "Commands.#").Int())); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	if err := json.Unmarshal(r.body, &req); err != nil {
-		s.ravenFail(w, badRequest("bulk_docs: malformed body: %v", err))
+	if err := json.Unmarshal(r.Data, &req); err != nil {
+		s.ravenFail(w, BadRequest("bulk_docs: malformed body: %v", err))
 		return
 	}
 	if req.TransactionMode != "" && req.TransactionMode != "SingleNode" {
-		s.ravenFail(w, badRequest("bulk_docs: TransactionMode %s is not served (cluster-wide transactions are not; SingleNode is)", quote(truncate(req.TransactionMode, 40))))
+		s.ravenFail(w, BadRequest("bulk_docs: TransactionMode %s is not served (cluster-wide transactions are not; SingleNode is)", quote(truncate(req.TransactionMode, 40))))
 		return
 	}
 	if err := onlyParams(r.Request, "bulk_docs"); err != nil {
@@ -57,16 +57,16 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	if len(req.Commands) == 0 {
-		writeJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
+		WriteJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
 		return
 	}
 	// The size first: nothing is looked at, no number used, for a batch
 	// that will be refused.
-	if err := s.checkBatch(len(req.Commands)); err != nil {
+	if err := s.CheckBatch(len(req.Commands)); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	ws := make([]docWrite, len(req.Commands))
+	ws := make([]DocWrite, len(req.Commands))
 	for i, c := range req.Commands {
 		id := ""
 		if c.ID != nil {
@@ -75,7 +75,7 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 		switch c.Type {
 		case "PUT":
 			if len(c.Document) == 0 || c.Document[0] != '{' {
-				s.ravenFail(w, badRequest("bulk_docs: command %d: PUT needs a Document object", i))
+				s.ravenFail(w, BadRequest("bulk_docs: command %d: PUT needs a Document object", i))
 				return
 			}
 			wr, err := ravenPutWrite(id, c.ChangeVector, c.Document)
@@ -85,13 +85,13 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 			}
 			ws[i] = wr
 		case "DELETE":
-			ws[i] = docWrite{ID: id, Make: ravenDelete(id, c.ChangeVector)}
+			ws[i] = DocWrite{ID: id, Make: ravenDelete(id, c.ChangeVector)}
 		default:
-			s.ravenFail(w, badRequest("bulk_docs: command %d: type %s is not served (PUT and DELETE are)", i, quote(truncate(c.Type, 40))))
+			s.ravenFail(w, BadRequest("bulk_docs: command %d: type %s is not served (PUT and DELETE are)", i, quote(truncate(c.Type, 40))))
 			return
 		}
 	}
-	res, err := s.writeDocs(r.Context(), r.db, ws, true)
+	res, err := s.WriteDocs(r.Context(), r.DB, ws, true)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -114,31 +114,31 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *doorRequest) {
 		}
 		out[i] = m
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"Results": out})
+	WriteJSON(w, http.StatusCreated, map[string]any{"Results": out})
 }
 
 // ravenPutWrite is a PUT of doc as id; an id the server makes ("" → a
 // UUID, "prefix|" and "prefix/", see mint.go) is made in the write.
-func ravenPutWrite(id string, cv *string, doc json.RawMessage) (docWrite, error) {
+func ravenPutWrite(id string, cv *string, doc json.RawMessage) (DocWrite, error) {
 	if id == "" {
 		id = core.NewUUID()
 	}
 	mint, err := mintable(id)
 	if err != nil {
-		return docWrite{}, err
+		return DocWrite{}, err
 	}
 	if mint {
-		return docWrite{ID: id, Mint: id, Build: func(full string) func(*storedDoc) (json.RawMessage, bool, error) {
+		return DocWrite{ID: id, Mint: id, Build: func(full string) func(*StoredDoc) (json.RawMessage, bool, error) {
 			return ravenPut(full, cv, doc)
 		}}, nil
 	}
-	return docWrite{ID: id, Make: ravenPut(id, cv, doc)}, nil
+	return DocWrite{ID: id, Make: ravenPut(id, cv, doc)}, nil
 }
 
 // ravenPut makes a PUT of doc as id: a non-null change vector is a
 // precondition ("" = the document must not exist).
-func ravenPut(id string, cv *string, doc json.RawMessage) func(*storedDoc) (json.RawMessage, bool, error) {
-	return func(cur *storedDoc) (json.RawMessage, bool, error) {
+func ravenPut(id string, cv *string, doc json.RawMessage) func(*StoredDoc) (json.RawMessage, bool, error) {
+	return func(cur *StoredDoc) (json.RawMessage, bool, error) {
 		if err := ravenPrecondition(id, cv, cur); err != nil {
 			return nil, false, err
 		}
@@ -149,11 +149,11 @@ func ravenPut(id string, cv *string, doc json.RawMessage) func(*storedDoc) (json
 // ravenDelete deletes a document; as in RavenDB, deleting one that does not
 // exist is no error (the result says Deleted: false) unless a change vector
 // expected it.
-func ravenDelete(id string, cv *string) func(*storedDoc) (json.RawMessage, bool, error) {
-	return func(cur *storedDoc) (json.RawMessage, bool, error) {
+func ravenDelete(id string, cv *string) func(*StoredDoc) (json.RawMessage, bool, error) {
+	return func(cur *StoredDoc) (json.RawMessage, bool, error) {
 		if cur == nil {
 			if cv != nil && *cv != "" {
-				return nil, false, &docError{code: errcode.Conflict, msg: "conflict: the document does not exist"}
+				return nil, false, &DocError{Code: errcode.Conflict, Msg: "conflict: the document does not exist"}
 			}
 			return nil, false, nil // nothing to delete
 		}
@@ -164,16 +164,16 @@ func ravenDelete(id string, cv *string) func(*storedDoc) (json.RawMessage, bool,
 	}
 }
 
-func ravenPrecondition(id string, cv *string, cur *storedDoc) error {
+func ravenPrecondition(id string, cv *string, cur *StoredDoc) error {
 	switch {
 	case cv == nil:
 		return nil
 	case *cv == "" && cur != nil:
-		return &docError{code: errcode.Conflict, msg: "conflict: document " + quote(id) + " exists, and the write expected none", rev: cur.Rev}
+		return &DocError{Code: errcode.Conflict, Msg: "conflict: document " + quote(id) + " exists, and the write expected none", Rev: cur.Rev}
 	case *cv != "" && cur == nil:
-		return &docError{code: errcode.Conflict, msg: "conflict: document " + quote(id) + " does not exist; expected change vector " + quote(*cv)}
+		return &DocError{Code: errcode.Conflict, Msg: "conflict: document " + quote(id) + " does not exist; expected change vector " + quote(*cv)}
 	case *cv != "" && cur.Rev != *cv:
-		return &docError{code: errcode.Conflict, msg: "conflict: document " + quote(id) + " has change vector " + quote(cur.Rev) + ", the write expected " + quote(*cv), rev: cur.Rev}
+		return &DocError{Code: errcode.Conflict, Msg: "conflict: document " + quote(id) + " has change vector " + quote(cur.Rev) + ", the write expected " + quote(*cv), Rev: cur.Rev}
 	}
 	return nil
 }
@@ -181,14 +181,14 @@ func ravenPrecondition(id string, cv *string, cur *storedDoc) error {
 // ravenStored turns a RavenDB document into the stored form: its members,
 // _key from the id, and @metadata without the members the server makes.
 func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) {
-	if name, ok := repeatedMember(doc); ok {
-		return nil, false, &docError{code: errcode.BadDocument, msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
+	if name, ok := RepeatedMember(doc); ok {
+		return nil, false, &DocError{Code: errcode.BadDocument, Msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
 	}
 	var m map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
-		return nil, false, &docError{code: errcode.BadDocument, msg: "document must be a JSON object: " + err.Error()}
+		return nil, false, &DocError{Code: errcode.BadDocument, Msg: "document must be a JSON object: " + err.Error()}
 	}
 	if meta, ok := m["@metadata"]; ok {
 		var md map[string]json.RawMessage
@@ -209,7 +209,7 @@ func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) 
 // ravenDoc renders a stored document for RavenDB's clients: _id, _key and
 // _rev move into @metadata as @id and @change-vector. With metaOnly, only
 // @metadata is left.
-func ravenDoc(id string, d *storedDoc, metaOnly bool) json.RawMessage {
+func ravenDoc(id string, d *StoredDoc, metaOnly bool) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(d.Doc, &m); err != nil {
 		return nil
@@ -243,7 +243,7 @@ func metadataField(doc json.RawMessage, name string) string {
 	return v
 }
 
-func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenGetDocs(w http.ResponseWriter, r *Request) {
 	if r.URL.Query().Has("startsWith") {
 		s.ravenStartsWith(w, r)
 		return
@@ -258,25 +258,25 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 		var body struct {
 			Ids []string `json:"Ids"`
 		}
-		if err := json.Unmarshal(r.body, &body); err != nil {
-			s.ravenFail(w, badRequest("docs: malformed body: %v", err))
+		if err := json.Unmarshal(r.Data, &body); err != nil {
+			s.ravenFail(w, BadRequest("docs: malformed body: %v", err))
 			return
 		}
 		ids = append(ids, body.Ids...)
 	}
 	if len(ids) == 0 {
-		s.ravenFail(w, badRequest("docs: listing documents without ids is not served; pass id="))
+		s.ravenFail(w, BadRequest("docs: listing documents without ids is not served; pass id="))
 		return
 	}
-	if err := s.checkBatch(len(ids)); err != nil {
+	if err := s.CheckBatch(len(ids)); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	if err := distinctIDs(ids); err != nil {
+	if err := DistinctIDs(ids); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	docs, err := s.ravenReadDocs(r.db, ids)
+	docs, err := s.ravenReadDocs(r.DB, ids)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -302,13 +302,13 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 			return
 		}
 	}
-	incIDs, incDocs, err := s.ravenIncludes(r.db, docs, q["include"], ids)
+	incIDs, incDocs, err := s.ravenIncludes(r.DB, docs, q["include"], ids)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
 	// Measured before anything is rendered, as the websocket's get does.
-	if err := s.checkReply(storedSize(ids, docs)+storedSize(incIDs, incDocs), len(ids)+len(incIDs)); err != nil {
+	if err := s.CheckReply(StoredSize(ids, docs)+StoredSize(incIDs, incDocs), len(ids)+len(incIDs)); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
@@ -327,14 +327,14 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *doorRequest) {
 			includes[incIDs[i]] = ravenDoc(incIDs[i], d, false)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": includes})
+	WriteJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": includes})
 }
 
 // ravenIncludes reads the documents that paths (RavenDB's include paths:
 // members, dotted for nested ones, holding an id or an array of ids) of
 // docs name, other than those asked for, each once. A missing one is nil,
 // answered null as RavenDB does.
-func (s *Server) ravenIncludes(db string, docs []*storedDoc, paths, asked []string) ([]string, []*storedDoc, error) {
+func (s *Server) ravenIncludes(db string, docs []*StoredDoc, paths, asked []string) ([]string, []*StoredDoc, error) {
 	if len(paths) == 0 {
 		return nil, nil, nil
 	}
@@ -356,10 +356,10 @@ func (s *Server) ravenIncludes(db string, docs []*storedDoc, paths, asked []stri
 			}
 		}
 	}
-	if err := s.checkBatch(len(want)); err != nil {
+	if err := s.CheckBatch(len(want)); err != nil {
 		return nil, nil, err
 	}
-	found, err := s.readDocs(db, want)
+	found, err := s.ReadDocs(db, want)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -411,20 +411,20 @@ func onlyParams(r *http.Request, route string, known ...string) error {
 			}
 		}
 		if !ok {
-			return badRequest("%s: the parameter %s is not served (see docs/http.md)", route, quote(truncate(k, 40)))
+			return BadRequest("%s: the parameter %s is not served (see docs/http.md)", route, quote(truncate(k, 40)))
 		}
 	}
 	return nil
 }
 
-func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenPutDoc(w http.ResponseWriter, r *Request) {
 	if err := onlyParams(r.Request, "docs", "id"); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
 	id := r.URL.Query().Get("id")
-	if len(r.body) == 0 || r.body[0] != '{' {
-		s.ravenFail(w, badRequest("docs: PUT needs a JSON object"))
+	if len(r.Data) == 0 || r.Data[0] != '{' {
+		s.ravenFail(w, BadRequest("docs: PUT needs a JSON object"))
 		return
 	}
 	var cv *string
@@ -436,12 +436,12 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
 		s.ravenHiloPut(w, r, id, tag)
 		return
 	}
-	wr, err := ravenPutWrite(id, cv, r.body)
+	wr, err := ravenPutWrite(id, cv, r.Data)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	res, err := s.writeDocs(r.Context(), r.db, []docWrite{wr}, true)
+	res, err := s.WriteDocs(r.Context(), r.DB, []DocWrite{wr}, true)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -450,10 +450,10 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, res[0].Err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"Id": res[0].ID, "ChangeVector": res[0].Rev})
+	WriteJSON(w, http.StatusCreated, map[string]any{"Id": res[0].ID, "ChangeVector": res[0].Rev})
 }
 
-func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *Request) {
 	if err := onlyParams(r.Request, "docs", "id"); err != nil {
 		s.ravenFail(w, err)
 		return
@@ -464,12 +464,12 @@ func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *doorRequest) {
 		v = strings.Trim(v, `"`)
 		cv = &v
 	}
-	res, err := s.writeDocs(r.Context(), r.db, []docWrite{{ID: id, Make: ravenDelete(id, cv)}}, true)
+	res, err := s.WriteDocs(r.Context(), r.DB, []DocWrite{{ID: id, Make: ravenDelete(id, cv)}}, true)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	if e := res[0].Err; e != nil && e.code != errcode.NotFound {
+	if e := res[0].Err; e != nil && e.Code != errcode.NotFound {
 		s.ravenFail(w, e)
 		return
 	}

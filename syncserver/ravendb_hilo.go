@@ -37,10 +37,10 @@ func ravenHiloTag(id string) (string, bool) {
 // ravenHiloChangeVector names a state by its Max.
 func ravenHiloChangeVector(max int64) string { return "HILO:" + strconv.FormatInt(max, 10) }
 
-// ravenReadDocs is readDocs with the Raven/Hilo documents rendered from
+// ravenReadDocs is ReadDocs with the Raven/Hilo documents rendered from
 // the HiLo state (nil for a tag that never leased).
-func (s *Server) ravenReadDocs(db string, ids []string) ([]*storedDoc, error) {
-	docs, err := s.readDocs(db, ids)
+func (s *Server) ravenReadDocs(db string, ids []string) ([]*StoredDoc, error) {
+	docs, err := s.ReadDocs(db, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Server) ravenReadDocs(db string, ids []string) ([]*storedDoc, error) {
 				meta = st.Meta
 			}
 			b, _ := json.Marshal(map[string]any{"Max": st.Max, "@metadata": meta})
-			docs[i] = &storedDoc{Rev: ravenHiloChangeVector(st.Max), Doc: b}
+			docs[i] = &StoredDoc{Rev: ravenHiloChangeVector(st.Max), Doc: b}
 		}
 	}
 	return docs, nil
@@ -93,7 +93,7 @@ func ravenHiloWrites(cmds []ravenCommand) (hilo []ravenHiloCommand, ok bool, err
 			continue
 		}
 		if len(hilo) != i {
-			return nil, false, badRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
+			return nil, false, BadRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
 		}
 		hc, err := parseHiloCommand(*c.ID, tag, c.Type, c.Document)
 		if err != nil {
@@ -105,7 +105,7 @@ func ravenHiloWrites(cmds []ravenCommand) (hilo []ravenHiloCommand, ok bool, err
 		return nil, false, nil
 	}
 	if len(hilo) != len(cmds) {
-		return nil, false, badRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
+		return nil, false, BadRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
 	}
 	return hilo, true, nil
 }
@@ -121,16 +121,16 @@ func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloComman
 		return hc, nil
 	case "PUT":
 	default:
-		return hc, badRequest("bulk_docs: type %s is not served (PUT and DELETE are)", quote(truncate(typ, 40)))
+		return hc, BadRequest("bulk_docs: type %s is not served (PUT and DELETE are)", quote(truncate(typ, 40)))
 	}
 	m := gjson.GetBytes(doc, "Max")
 	if !gjson.ValidBytes(doc) || m.Type != gjson.Number || m.Num < 0 || m.Num > storage.MaxSafeNumber || m.Num != float64(int64(m.Num)) {
-		return hc, badRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", quote(truncate(id, 100)), int64(storage.MaxSafeNumber))
+		return hc, BadRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", quote(truncate(id, 100)), int64(storage.MaxSafeNumber))
 	}
 	hc.max = int64(m.Num)
 	if md := gjson.GetBytes(doc, `\@metadata`); md.IsObject() {
 		if len(md.Raw) > 4096 {
-			return hc, badRequest("%s: @metadata of a HiLo document is at most 4096 bytes", quote(truncate(id, 100)))
+			return hc, BadRequest("%s: @metadata of a HiLo document is at most 4096 bytes", quote(truncate(id, 100)))
 		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal([]byte(md.Raw), &m) == nil {
@@ -148,7 +148,7 @@ func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloComman
 // so no return reaches below it.
 func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64, meta json.RawMessage) (int64, error) {
 	// Like a seed, a raise can use a tag's numbers up: an admin's act.
-	if err := needRole(ctx, auth.Admin, "storing a HiLo state (Raven/Hilo)"); err != nil {
+	if err := NeedRole(ctx, auth.Admin, "storing a HiLo state (Raven/Hilo)"); err != nil {
 		return 0, err
 	}
 	var out int64
@@ -171,14 +171,14 @@ func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64, meta
 }
 
 // ravenHiloBatch runs a batch of Raven/Hilo writes.
-func (s *Server) ravenHiloBatch(w http.ResponseWriter, r *doorRequest, cmds []ravenHiloCommand) {
+func (s *Server) ravenHiloBatch(w http.ResponseWriter, r *Request, cmds []ravenHiloCommand) {
 	out := make([]map[string]any, len(cmds))
 	for i, c := range cmds {
 		if c.delete {
-			s.ravenFail(w, badRequest("%s cannot be deleted: it is the HiLo state of %s, and ids must never repeat", quote(truncate(c.id, 100)), quote(c.tag)))
+			s.ravenFail(w, BadRequest("%s cannot be deleted: it is the HiLo state of %s, and ids must never repeat", quote(truncate(c.id, 100)), quote(c.tag)))
 			return
 		}
-		got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max, c.meta)
+		got, err := s.raiseHilo(r.Context(), r.DB, c.tag, c.max, c.meta)
 		if err != nil {
 			s.ravenFail(w, err)
 			return
@@ -186,20 +186,20 @@ func (s *Server) ravenHiloBatch(w http.ResponseWriter, r *doorRequest, cmds []ra
 		out[i] = map[string]any{"Type": "PUT", "@id": c.id, "@change-vector": ravenHiloChangeVector(got),
 			"@collection": "@hilo", "@last-modified": time.Now().UTC().Format(time.RFC3339Nano)}
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"Results": out})
+	WriteJSON(w, http.StatusCreated, map[string]any{"Results": out})
 }
 
 // ravenHiloPut is PUT /docs?id=Raven/Hilo/{tag}.
-func (s *Server) ravenHiloPut(w http.ResponseWriter, r *doorRequest, id, tag string) {
-	c, err := parseHiloCommand(id, tag, "PUT", r.body)
+func (s *Server) ravenHiloPut(w http.ResponseWriter, r *Request, id, tag string) {
+	c, err := parseHiloCommand(id, tag, "PUT", r.Data)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	got, err := s.raiseHilo(r.Context(), r.db, c.tag, c.max, c.meta)
+	got, err := s.raiseHilo(r.Context(), r.DB, c.tag, c.max, c.meta)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"Id": id, "ChangeVector": ravenHiloChangeVector(got)})
+	WriteJSON(w, http.StatusCreated, map[string]any{"Id": id, "ChangeVector": ravenHiloChangeVector(got)})
 }

@@ -58,7 +58,7 @@ type ravenQueryBody struct {
 	ProjectionBehavior            string                     `json:"ProjectionBehavior"`
 }
 
-func (s *Server) ravenQueries(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenQueries(w http.ResponseWriter, r *Request) {
 	if err := onlyParams(r.Request, "queries", "queryHash", "metadataOnly", "addTimeSeriesNames", "query", "parameters", "addSpatialProperties", "includeServerSideQuery", "diagnostics", "ignoreLimit"); err != nil {
 		s.ravenFail(w, err)
 		return
@@ -66,7 +66,7 @@ func (s *Server) ravenQueries(w http.ResponseWriter, r *doorRequest) {
 	q := r.URL.Query()
 	var body ravenQueryBody
 	if r.Method == http.MethodPost {
-		if err := json.Unmarshal(r.body, &body); err != nil {
+		if err := json.Unmarshal(r.Data, &body); err != nil {
 			s.ravenFail(w, badQueryErr("queries: malformed body: "+err.Error()))
 			return
 		}
@@ -83,12 +83,12 @@ func (s *Server) ravenQueries(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, notServedErr("query debug output"))
 		return
 	}
-	res, err := s.ravenRunQuery(r.db, body, q.Get("metadataOnly") == "true")
+	res, err := s.ravenRunQuery(r.DB, body, q.Get("metadataOnly") == "true")
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	WriteJSON(w, http.StatusOK, res)
 }
 
 func badQueryErr(msg string) error {
@@ -153,7 +153,7 @@ func (s *Server) ravenRunQuery(db string, body ravenQueryBody, metadataOnly bool
 			results = append(results, ravenProjection(d, id, rq.Select))
 			continue
 		}
-		results = append(results, ravenDoc(id, &storedDoc{Rev: rev, Doc: d}, metadataOnly))
+		results = append(results, ravenDoc(id, &StoredDoc{Rev: rev, Doc: d}, metadataOnly))
 	}
 	includes := map[string]json.RawMessage{}
 	if len(rq.Include) > 0 {
@@ -251,14 +251,14 @@ func (s *Server) ravenQueryIncludes(db string, docs [][]byte, paths []string) (m
 			add(gjson.GetBytes(d, gjsonPath(p)))
 		}
 	}
-	if err := s.checkBatch(len(want)); err != nil {
+	if err := s.CheckBatch(len(want)); err != nil {
 		return nil, err
 	}
-	found, err := s.readDocs(db, want)
+	found, err := s.ReadDocs(db, want)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkReply(storedSize(want, found), len(want)); err != nil {
+	if err := s.CheckReply(StoredSize(want, found), len(want)); err != nil {
 		return nil, err
 	}
 	out := make(map[string]json.RawMessage, len(want))

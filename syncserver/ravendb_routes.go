@@ -17,7 +17,7 @@ import (
 // answer in RavenDB's error shape, never with a plain-text 404.
 
 // registerRavenQueries adds the routes of this file to mux.
-func (s *Server) registerRavenQueries(mux *http.ServeMux, h func(func(*http.Request) string, func(http.ResponseWriter, *doorRequest)) http.HandlerFunc) {
+func (s *Server) registerRavenQueries(mux *http.ServeMux, h func(func(*http.Request) string, func(http.ResponseWriter, *Request)) http.HandlerFunc) {
 	byPath := func(r *http.Request) string { return r.PathValue("db") }
 	mux.HandleFunc("POST /databases/{db}/queries", h(byPath, s.ravenQueries))
 	mux.HandleFunc("GET /databases/{db}/queries", h(byPath, s.ravenQueries))
@@ -26,7 +26,7 @@ func (s *Server) registerRavenQueries(mux *http.ServeMux, h func(func(*http.Requ
 	mux.HandleFunc("GET /databases/{db}/collections/stats", h(byPath, s.ravenCollectionStats))
 	for _, p := range ravenNotServed {
 		msg := p.what + " is not served by hilodb's RavenDB API (dynamic collection queries and documents are; see docs/http.md)"
-		mux.HandleFunc("/databases/{db}/"+p.route, h(byPath, func(w http.ResponseWriter, r *doorRequest) {
+		mux.HandleFunc("/databases/{db}/"+p.route, h(byPath, func(w http.ResponseWriter, r *Request) {
 			ravenError(w, errcode.UnknownPath, msg)
 		}))
 	}
@@ -68,9 +68,9 @@ var ravenNotServed = []struct{ route, what string }{
 
 // ravenIdentities answers GetIdentitiesOperation: each identity of the
 // database with its value, named as RavenDB names them ("users|").
-func (s *Server) ravenIdentities(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenIdentities(w http.ResponseWriter, r *Request) {
 	out := map[string]int64{}
-	prefix := storage.IdentPrefix + r.db + "/"
+	prefix := storage.IdentPrefix + r.DB + "/"
 	err := s.store.View(func(tx storage.Tx) error {
 		return tx.AscendRange("", prefix, prefix+"\xff", func(key, val string) bool {
 			v, _ := storage.CounterValue(key, val)
@@ -82,16 +82,16 @@ func (s *Server) ravenIdentities(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // ravenCollectionStats answers GetCollectionStatisticsOperation: the live
 // documents of each collection, by the rule queries use
 // (ravenCollectionOf). It reads every document of the database.
-func (s *Server) ravenCollectionStats(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenCollectionStats(w http.ResponseWriter, r *Request) {
 	counts := map[string]int{}
 	total := 0
-	prefix := storage.DocKey(r.db, "")
+	prefix := storage.DocKey(r.DB, "")
 	err := s.store.View(func(tx storage.Tx) error {
 		var bad error
 		err := tx.AscendRange("", prefix, prefix+"\xff", func(k, v string) bool {
@@ -116,7 +116,7 @@ func (s *Server) ravenCollectionStats(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"CountOfDocuments": total, "CountOfConflicts": 0, "Collections": counts})
+	WriteJSON(w, http.StatusOK, map[string]any{"CountOfDocuments": total, "CountOfConflicts": 0, "Collections": counts})
 }
 
 // maxMultiGet bounds the requests of one multi_get.
@@ -125,7 +125,7 @@ const maxMultiGet = 256
 // ravenMultiGet answers a session's lazy operations: each request is run
 // as its own route of this database (documents, queries, startsWith), and
 // the answers come back together, bounded as one reply.
-func (s *Server) ravenMultiGet(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenMultiGet(w http.ResponseWriter, r *Request) {
 	var req struct {
 		Requests []struct {
 			URL     string            `json:"Url"`
@@ -135,15 +135,15 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *doorRequest) {
 			Content json.RawMessage   `json:"Content"`
 		} `json:"Requests"`
 	}
-	if err := json.Unmarshal(r.body, &req); err != nil {
-		s.ravenFail(w, badRequest("multi_get: malformed body: %v", err))
+	if err := json.Unmarshal(r.Data, &req); err != nil {
+		s.ravenFail(w, BadRequest("multi_get: malformed body: %v", err))
 		return
 	}
 	if len(req.Requests) > maxMultiGet {
-		s.ravenFail(w, badRequest("multi_get: at most %d requests, got %d", maxMultiGet, len(req.Requests)))
+		s.ravenFail(w, BadRequest("multi_get: at most %d requests, got %d", maxMultiGet, len(req.Requests)))
 		return
 	}
-	base := "/databases/" + r.db
+	base := "/databases/" + r.DB
 	type result struct {
 		Result     json.RawMessage   `json:"Result"`
 		StatusCode int               `json:"StatusCode"`
@@ -157,14 +157,14 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *doorRequest) {
 		if method == "" {
 			method = http.MethodGet
 		}
-		var fn func(http.ResponseWriter, *doorRequest)
+		var fn func(http.ResponseWriter, *Request)
 		switch {
 		case ok && route == "/docs" && method == http.MethodGet:
 			fn = s.ravenGetDocs
 		case ok && route == "/queries" && (method == http.MethodPost || method == http.MethodGet):
 			fn = s.ravenQueries
 		default:
-			s.ravenFail(w, badRequest("multi_get: request %d: %s %s is not served in a multi_get (documents and queries of this database are)", i, quote(truncate(method, 10)), quote(truncate(g.URL, 100))))
+			s.ravenFail(w, BadRequest("multi_get: request %d: %s %s is not served in a multi_get (documents and queries of this database are)", i, quote(truncate(method, 10)), quote(truncate(g.URL, 100))))
 			return
 		}
 		body := []byte(g.Content)
@@ -177,12 +177,12 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *doorRequest) {
 		}
 		u, err := url.Parse(g.URL + g.Query)
 		if err != nil {
-			s.ravenFail(w, badRequest("multi_get: request %d: bad Url or Query", i))
+			s.ravenFail(w, BadRequest("multi_get: request %d: bad Url or Query", i))
 			return
 		}
 		sub, err := http.NewRequestWithContext(r.Context(), method, u.String(), bytes.NewReader(body))
 		if err != nil {
-			s.ravenFail(w, badRequest("multi_get: request %d: %v", i, err))
+			s.ravenFail(w, BadRequest("multi_get: request %d: %v", i, err))
 			return
 		}
 		for k, v := range g.Headers {
@@ -190,7 +190,7 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *doorRequest) {
 		}
 		sub.Header.Set(ravenClientHeader, r.Header.Get(ravenClientHeader))
 		rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
-		fn(rec, &doorRequest{Request: sub, db: r.db, body: body})
+		fn(rec, &Request{Request: sub, DB: r.DB, Data: body})
 		if route == "/docs" && rec.status == http.StatusNotFound && rec.body.Len() == 0 {
 			// A lazy load of one missing document: the client reads a
 			// body in any case, and null is its answer.
@@ -215,7 +215,7 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *doorRequest) {
 		}
 		out[i] = res
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"Results": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"Results": out})
 }
 
 // bufferedResponse holds a sub-request's answer in memory.

@@ -15,7 +15,7 @@ import (
 // filtered by matches and exclude (RavenDB's wildcards, '*' and '?', on
 // the rest of the id after the prefix, several separated by '|', without
 // case), after startAfter, paged by start and pageSize (25 when absent).
-func (s *Server) ravenStartsWith(w http.ResponseWriter, r *doorRequest) {
+func (s *Server) ravenStartsWith(w http.ResponseWriter, r *Request) {
 	if err := onlyParams(r.Request, "docs", "startsWith", "matches", "exclude", "start", "pageSize", "startAfter", "metadataOnly"); err != nil {
 		s.ravenFail(w, err)
 		return
@@ -25,7 +25,7 @@ func (s *Server) ravenStartsWith(w http.ResponseWriter, r *doorRequest) {
 	start, err1 := pageParam(q.Get("start"), 0, query.MaxSkip)
 	size, err2 := pageParam(q.Get("pageSize"), 25, 1<<31-1)
 	if err1 != nil || err2 != nil {
-		s.ravenFail(w, badRequest("docs: start and pageSize take whole numbers"))
+		s.ravenFail(w, BadRequest("docs: start and pageSize take whole numbers"))
 		return
 	}
 	var conds []any
@@ -48,7 +48,7 @@ func (s *Server) ravenStartsWith(w http.ResponseWriter, r *doorRequest) {
 		s.ravenFail(w, badQueryErr("docs: "+err.Error()))
 		return
 	}
-	found, err := s.FindDocs(r.db, prefix, &query.Query{Selector: ps, Skip: start, Limit: size}, false)
+	found, err := s.FindDocs(r.DB, prefix, &query.Query{Selector: ps, Skip: start, Limit: size}, false)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -61,9 +61,9 @@ func (s *Server) ravenStartsWith(w http.ResponseWriter, r *doorRequest) {
 			Rev string `json:"_rev"`
 		}
 		_ = json.Unmarshal(d, &rec)
-		out[i] = ravenDoc(rec.ID, &storedDoc{Rev: rec.Rev, Doc: d}, metaOnly)
+		out[i] = ravenDoc(rec.ID, &StoredDoc{Rev: rec.Rev, Doc: d}, metaOnly)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": map[string]any{}})
+	WriteJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": map[string]any{}})
 }
 
 func pageParam(v string, def, max int) (int, error) {

@@ -27,13 +27,13 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if err := c.srv.checkBatch(len(req.IDs)); err != nil {
+	if err := c.srv.CheckBatch(len(req.IDs)); err != nil {
 		return nil, err
 	}
 	seen := make(map[string]struct{}, len(req.IDs))
 	for _, docID := range req.IDs {
 		if _, dup := seen[docID]; dup {
-			return nil, badRequest("ids lists %s more than once; ask for each document once", quote(truncate(docID, 100)))
+			return nil, BadRequest("ids lists %s more than once; ask for each document once", quote(truncate(docID, 100)))
 		}
 		seen[docID] = struct{}{}
 	}
@@ -87,7 +87,7 @@ func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
 	if req.Collections && !reply.More {
 		// The definitions a collection.list after the last page would
 		// fetch, in this reply instead.
-		defs, err := c.srv.collections(c.db)
+		defs, err := c.srv.Collections(c.db)
 		if err != nil {
 			return nil, fmt.Errorf("list collections: %w", err)
 		}
@@ -96,7 +96,7 @@ func (c *conn) pullOp(ctx context.Context, id int64, data []byte) (any, error) {
 		}
 	}
 	if req.Indexes && !reply.More {
-		list, err := c.srv.indexes(c.db)
+		list, err := c.srv.Indexes(c.db)
 		if err != nil {
 			return nil, fmt.Errorf("list indexes: %w", err)
 		}
@@ -121,7 +121,7 @@ func (c *conn) subscribeOp(ctx context.Context, id int64, data []byte) (any, err
 		return nil, err
 	}
 	if c.subscribed {
-		return nil, badRequest("this connection is subscribed already")
+		return nil, BadRequest("this connection is subscribed already")
 	}
 	c.subscribed = true
 	db := c.db
@@ -151,7 +151,7 @@ func (c *conn) subscribeOp(ctx context.Context, id int64, data []byte) (any, err
 // never was.
 func (s *Server) checkSince(db string, since int64) error {
 	if since < 0 {
-		return badRequest("since must be >= 0")
+		return BadRequest("since must be >= 0")
 	}
 	var last int64
 	var err error
@@ -168,7 +168,7 @@ func (s *Server) checkSince(db string, since int64) error {
 		return fmt.Errorf("read sequence: %w", err)
 	}
 	if since > last {
-		return badRequest("since %d is past the last sequence of database %s (%d); a checkpoint comes from a reply of this server", since, db, last)
+		return BadRequest("since %d is past the last sequence of database %s (%d); a checkpoint comes from a reply of this server", since, db, last)
 	}
 	return nil
 }
@@ -252,7 +252,7 @@ const (
 // early once maxBytes of documents are collected (but always at least one).
 func (s *Server) pull(db string, since int64, limit, maxBytes int) (wire.PullReply, error) {
 	if since < 0 {
-		return wire.PullReply{}, badRequest("since must be >= 0")
+		return wire.PullReply{}, BadRequest("since must be >= 0")
 	}
 	if limit <= 0 {
 		limit = defaultPullLimit

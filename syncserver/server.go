@@ -139,6 +139,11 @@ type Config struct {
 	EtcdPrefix string
 	// Static, if set, serves files (the demo app) at "/".
 	Static http.Handler
+	// Doors are the HTTP APIs served beside the websocket protocol (the
+	// ArangoDB and RavenDB doors, packages arangodoor and ravendoor):
+	// each adds its routes, every one wrapped in Server.Guard. Whoever
+	// builds the server chooses them; none is served by default.
+	Doors []Door
 	// Logger receives structured logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -186,8 +191,6 @@ type Server struct {
 	clock *core.Clock
 	// numbers are the HiLo numbers the server leases for the keys it makes.
 	numbers serverNumbers
-	// arango is the ArangoDB door's state: its open cursors.
-	arango arangoState
 
 	connsMu  sync.Mutex
 	conns    map[*conn]struct{}
@@ -306,7 +309,9 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /dashboard.json", s.admin(s.serveDashboardJSON))
 	s.mux.HandleFunc("GET /admin/backup", s.admin(s.serveBackup))
 	s.registerRavenDB(s.mux)
-	s.registerArango(s.mux)
+	for _, d := range cfg.Doors {
+		d(s, s.mux)
+	}
 	if cfg.Static != nil {
 		s.mux.Handle("/", cfg.Static)
 	}
@@ -560,7 +565,9 @@ type protoError struct {
 
 func (e *protoError) Error() string { return e.msg }
 
-func badRequest(format string, args ...any) error {
+// BadRequest is a request refused as malformed (bad_request, 400), its
+// message made as fmt.Sprintf makes it.
+func BadRequest(format string, args ...any) error {
 	return &protoError{code: wire.CodeBadRequest, num: wire.NumBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 

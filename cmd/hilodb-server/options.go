@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver/arangodoor"
 
 	"bytes"
 	"encoding/json"
@@ -112,7 +113,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 			return nil, err
 		}
 	}
-	cfg := syncserver.Config{DataDir: *data, ServerTag: *tag, Etcd: splitList(*etcd), EtcdPrefix: *etcdPrefix}
+	cfg := syncserver.Config{DataDir: *data, ServerTag: *tag, Etcd: splitList(*etcd), EtcdPrefix: *etcdPrefix,
+		Doors: []syncserver.Door{arangodoor.Register}}
 
 	// Tokens: flag, else env, else file.
 	switch {

@@ -14,10 +14,15 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/syncserver"
+	"github.com/hilodb/hilodb/syncserver/arangodoor"
 )
 
+// Doors are the HTTP doors a test server serves when its Config names
+// none: all of them, as hilodb-server serves them.
+var Doors = []syncserver.Door{arangodoor.Register}
+
 // Serve runs a sync server over cfg (its DataDir is required; Logger
-// defaults to discarding) on addr ("127.0.0.1:0" for any port, or an
+// defaults to discarding; Doors defaults to Doors) on addr ("127.0.0.1:0" for any port, or an
 // address a stopped server had, retried briefly while it is released). It
 // returns the address and a function that stops the server; the test's
 // cleanup stops it too.
@@ -33,6 +38,9 @@ func Start(t testing.TB, cfg syncserver.Config, addr string) (*syncserver.Server
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Doors == nil {
+		cfg.Doors = Doors
 	}
 	srv, err := syncserver.New(cfg)
 	if err != nil {

@@ -325,7 +325,7 @@ func (tx *etcdTx) remember(key string, kv *mvccpb.KeyValue) *string {
 	return c.v
 }
 
-// prefetch reads keys in a few round trips (read-only Txns of up to
+// Prefetch reads keys in a few round trips (read-only Txns of up to
 // etcdPrefetch Gets each, at the transaction's revision), so the Gets that
 // follow need none.
 func (tx *etcdTx) Prefetch(keys []string) error {

@@ -1,4 +1,4 @@
-package syncserver
+package arangodoor
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // ArangoDB's POST /_api/import: documents as JSON lines (type=documents),
@@ -24,7 +25,7 @@ func arangoImportRows(body []byte, typ string) (rows []json.RawMessage, errs []s
 	if typ == "list" || typ == "array" || typ == "auto" && len(t) > 0 && t[0] == '[' && json.Valid(t) && !bytes.Contains(t, []byte("\n")) {
 		var arr []json.RawMessage
 		if json.Unmarshal(t, &arr) != nil {
-			return nil, nil, badRequest("import: type %s expects one JSON array of documents", typ)
+			return nil, nil, syncserver.BadRequest("import: type %s expects one JSON array of documents", typ)
 		}
 		return arr, nil, nil
 	}
@@ -51,7 +52,7 @@ func arangoImportRows(body []byte, typ string) (rows []json.RawMessage, errs []s
 			for _, v := range vals {
 				var name string
 				if json.Unmarshal(v, &name) != nil || name == "" {
-					return nil, nil, badRequest("import: the first line names the attributes as strings")
+					return nil, nil, syncserver.BadRequest("import: the first line names the attributes as strings")
 				}
 				header = append(header, name)
 			}
@@ -75,7 +76,7 @@ func arangoImportRows(body []byte, typ string) (rows []json.RawMessage, errs []s
 	return rows, errs, nil
 }
 
-func (s *Server) arangoImport(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoImport(w http.ResponseWriter, r *syncserver.Request) {
 	if err := arangoParams(r, "collection", "type", "onDuplicate", "complete", "details", "overwrite", "waitForSync", "fromPrefix", "toPrefix", "overwriteCollectionPrefix", "ignoreMissing"); err != nil {
 		s.arangoFail(w, err)
 		return
@@ -85,15 +86,15 @@ func (s *Server) arangoImport(w http.ResponseWriter, r *doorRequest) {
 	switch typ {
 	case "", "documents", "list", "array", "auto":
 	default:
-		s.arangoFail(w, badRequest("import: type must be documents, list, array or auto"))
+		s.arangoFail(w, syncserver.BadRequest("import: type must be documents, list, array or auto"))
 		return
 	}
 	mode := map[string]string{"": "conflict", "error": "conflict", "update": "update", "replace": "replace", "ignore": "ignore"}[q.Get("onDuplicate")]
 	if mode == "" {
-		s.arangoFail(w, badRequest("import: onDuplicate must be error, update, replace or ignore"))
+		s.arangoFail(w, syncserver.BadRequest("import: onDuplicate must be error, update, replace or ignore"))
 		return
 	}
-	if err := needRole(r.Context(), auth.Write, "importing documents"); err != nil {
+	if err := syncserver.NeedRole(r.Context(), auth.Write, "importing documents"); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
@@ -101,37 +102,37 @@ func (s *Server) arangoImport(w http.ResponseWriter, r *doorRequest) {
 	if !ok {
 		return
 	}
-	rows, lineErrs, err := arangoImportRows(r.body, typ)
+	rows, lineErrs, err := arangoImportRows(r.Data, typ)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	if err := s.checkBatch(len(rows)); err != nil {
+	if err := s.CheckBatch(len(rows)); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
 	complete := q.Get("complete") == "true"
 	if complete && len(lineErrs) > 0 {
-		s.arangoFail(w, badRequest("import: %s; with complete=true nothing was imported", lineErrs[0]))
+		s.arangoFail(w, syncserver.BadRequest("import: %s; with complete=true nothing was imported", lineErrs[0]))
 		return
 	}
 	if q.Get("overwrite") == "true" {
-		if _, err := s.removeDocs(r.Context(), r.db, def.Name+"/"); err != nil {
+		if _, err := s.RemoveDocs(r.Context(), r.DB, def.Name+"/"); err != nil {
 			s.arangoFail(w, err)
 			return
 		}
 	}
 	o := arangoOpts{keepNull: true, mergeObjects: true, ignoreRevs: true, overwriteMode: mode}
 	empty := 0
-	var ws []docWrite
+	var ws []syncserver.DocWrite
 	for i, row := range rows {
 		if row == nil {
 			empty++
 			continue
 		}
-		ws = append(ws, s.arangoInsert(r.Context(), r.db, def.Name, def, row, o, len(rows)-i))
+		ws = append(ws, s.arangoInsert(r.Context(), r.DB, def.Name, def, row, o, len(rows)-i))
 	}
-	res, err := s.writeDocs(r.Context(), r.db, ws, complete)
+	res, err := s.WriteDocs(r.Context(), r.DB, ws, complete)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -142,7 +143,7 @@ func (s *Server) arangoImport(w http.ResponseWriter, r *doorRequest) {
 		switch {
 		case x.Err != nil:
 			out["errors"] = out["errors"].(int) + 1
-			details = append(details, "at position "+strconv.Itoa(i)+": "+x.Err.msg)
+			details = append(details, "at position "+strconv.Itoa(i)+": "+x.Err.Msg)
 		case x.Unchanged:
 			out["ignored"] = out["ignored"].(int) + 1
 		case x.OldRev != "":
@@ -158,5 +159,5 @@ func (s *Server) arangoImport(w http.ResponseWriter, r *doorRequest) {
 	if q.Get("details") == "true" {
 		out["details"] = details
 	}
-	writeJSON(w, http.StatusCreated, out)
+	syncserver.WriteJSON(w, http.StatusCreated, out)
 }

@@ -1,4 +1,4 @@
-package syncserver
+package arangodoor
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/hilodb/hilodb/syncserver/storage"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // ArangoDB's /_api/index over hilodb's index definitions (the ones
@@ -33,8 +33,8 @@ func arangoPrimary(coll string) map[string]any {
 }
 
 // arangoIndexDefs returns coll's hilodb index definitions.
-func (s *Server) arangoIndexDefs(db, coll string) ([]core.IndexDef, error) {
-	all, err := s.indexes(db)
+func (s *door) arangoIndexDefs(db, coll string) ([]core.IndexDef, error) {
+	all, err := s.Indexes(db)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (s *Server) arangoIndexDefs(db, coll string) ([]core.IndexDef, error) {
 	return nil, nil
 }
 
-func (s *Server) arangoListIndexes(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoListIndexes(w http.ResponseWriter, r *syncserver.Request) {
 	if err := arangoParams(r, "collection", "withStats", "withHidden"); err != nil {
 		s.arangoFail(w, err)
 		return
@@ -55,7 +55,7 @@ func (s *Server) arangoListIndexes(w http.ResponseWriter, r *doorRequest) {
 	if !ok {
 		return
 	}
-	defs, err := s.arangoIndexDefs(r.db, def.Name)
+	defs, err := s.arangoIndexDefs(r.DB, def.Name)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -67,7 +67,7 @@ func (s *Server) arangoListIndexes(w http.ResponseWriter, r *doorRequest) {
 		list = append(list, x)
 		ids[x["id"].(string)] = x
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "indexes": list, "identifiers": ids})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "indexes": list, "identifiers": ids})
 }
 
 // arangoIndexFields are the members of an index's creation body served;
@@ -77,7 +77,7 @@ var arangoIndexFields = map[string]bool{
 	"estimates": true, "inBackground": true, "cacheEnabled": true, "parallelism": true,
 }
 
-func (s *Server) arangoCreateIndex(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoCreateIndex(w http.ResponseWriter, r *syncserver.Request) {
 	if err := arangoParams(r, "collection"); err != nil {
 		s.arangoFail(w, err)
 		return
@@ -87,8 +87,8 @@ func (s *Server) arangoCreateIndex(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		s.arangoFail(w, badRequest("index: malformed body: %v", err))
+	if err := json.Unmarshal(r.Data, &m); err != nil {
+		s.arangoFail(w, syncserver.BadRequest("index: malformed body: %v", err))
 		return
 	}
 	var req struct {
@@ -98,8 +98,8 @@ func (s *Server) arangoCreateIndex(w http.ResponseWriter, r *doorRequest) {
 		Unique bool     `json:"unique"`
 		Sparse bool     `json:"sparse"`
 	}
-	if err := json.Unmarshal(r.body, &req); err != nil {
-		s.arangoFail(w, badRequest("index: malformed body: %v", err))
+	if err := json.Unmarshal(r.Data, &req); err != nil {
+		s.arangoFail(w, syncserver.BadRequest("index: malformed body: %v", err))
 		return
 	}
 	switch req.Type {
@@ -119,15 +119,15 @@ func (s *Server) arangoCreateIndex(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	ix := core.IndexDef{Name: req.Name, Fields: req.Fields}
-	if err := checkIndexReq(def.Name, &ix); err != nil {
+	if err := syncserver.CheckIndexDef(def.Name, &ix); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	if err := needRole(r.Context(), auth.Write, "defining indexes"); err != nil {
+	if err := syncserver.NeedRole(r.Context(), auth.Write, "defining indexes"); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	got, created, err := s.defineIndex(r.Context(), r.db, def.Name, ix)
+	got, created, err := s.DefineIndex(r.Context(), r.DB, def.Name, ix)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -143,12 +143,12 @@ func (s *Server) arangoCreateIndex(w http.ResponseWriter, r *doorRequest) {
 	if created {
 		status, out["code"] = http.StatusCreated, http.StatusCreated
 	}
-	writeJSON(w, status, out)
+	syncserver.WriteJSON(w, status, out)
 }
 
 // arangoIndexOf finds the index {coll}/{name} of the path; ok is false
 // once it has answered 404.
-func (s *Server) arangoIndexOf(w http.ResponseWriter, r *doorRequest) (coll string, ix map[string]any, ok bool) {
+func (s *door) arangoIndexOf(w http.ResponseWriter, r *syncserver.Request) (coll string, ix map[string]any, ok bool) {
 	def, ok := s.arangoDefined(w, r, r.PathValue("coll"))
 	if !ok {
 		return "", nil, false
@@ -157,7 +157,7 @@ func (s *Server) arangoIndexOf(w http.ResponseWriter, r *doorRequest) (coll stri
 	if name == "0" || name == "primary" {
 		return def.Name, arangoPrimary(def.Name), true
 	}
-	defs, err := s.arangoIndexDefs(r.db, def.Name)
+	defs, err := s.arangoIndexDefs(r.DB, def.Name)
 	if err != nil {
 		s.arangoFail(w, err)
 		return "", nil, false
@@ -171,14 +171,14 @@ func (s *Server) arangoIndexOf(w http.ResponseWriter, r *doorRequest) (coll stri
 	return "", nil, false
 }
 
-func (s *Server) arangoGetIndex(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoGetIndex(w http.ResponseWriter, r *syncserver.Request) {
 	if _, ix, ok := s.arangoIndexOf(w, r); ok {
 		ix["error"], ix["code"] = false, 200
-		writeJSON(w, http.StatusOK, ix)
+		syncserver.WriteJSON(w, http.StatusOK, ix)
 	}
 }
 
-func (s *Server) arangoDropIndex(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoDropIndex(w http.ResponseWriter, r *syncserver.Request) {
 	coll, ix, ok := s.arangoIndexOf(w, r)
 	if !ok {
 		return
@@ -187,17 +187,13 @@ func (s *Server) arangoDropIndex(w http.ResponseWriter, r *doorRequest) {
 		arangoError(w, errcode.Forbidden, "the primary index cannot be dropped")
 		return
 	}
-	if err := needRole(r.Context(), auth.Write, "dropping indexes"); err != nil {
+	if err := syncserver.NeedRole(r.Context(), auth.Write, "dropping indexes"); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	err := s.store.Update(r.Context(), func(tx storage.Tx) error {
-		_, _ = tx.Delete(ixDefKey(r.db, coll, ix["name"].(string)))
-		return nil
-	})
-	if err != nil {
+	if err := s.DropIndex(r.Context(), r.DB, coll, ix["name"].(string)); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "id": ix["id"]})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "id": ix["id"]})
 }

@@ -1,4 +1,4 @@
-package syncserver
+package arangodoor
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/hilodb/hilodb/syncserver/storage"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // arangoRoute is one route of the ArangoDB door: a pattern with %s where
@@ -14,13 +14,13 @@ import (
 // depend on the body, which is neither read nor checked.
 type arangoRoute struct {
 	pattern string
-	fn      func(http.ResponseWriter, *doorRequest)
+	fn      func(http.ResponseWriter, *syncserver.Request)
 	noBody  bool
 }
 
 // arangoMoreRoutes are the routes beyond documents: server, queries,
 // indexes, collection and database management, import.
-func (s *Server) arangoMoreRoutes() []arangoRoute {
+func (s *door) arangoMoreRoutes() []arangoRoute {
 	return []arangoRoute{
 		{pattern: "GET %s/_admin/server/role", fn: s.arangoServerRole},
 		{pattern: "POST %s/_api/cursor", fn: s.arangoQuery},
@@ -55,13 +55,13 @@ var arangoVersionDetails = map[string]any{
 }
 
 // arangoServerRole answers as a single server does.
-func (s *Server) arangoServerRole(w http.ResponseWriter, r *doorRequest) {
-	writeJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "role": "SINGLE", "mode": "default"})
+func (s *door) arangoServerRole(w http.ResponseWriter, r *syncserver.Request) {
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "role": "SINGLE", "mode": "default"})
 }
 
 // withDefaultKeyType adds ArangoDB's default key generator, traditional,
 // to keyOptions that name none. Malformed keyOptions are left for
-// parseCollectionDef to refuse.
+// syncserver.ParseCollectionDef to refuse.
 func withDefaultKeyType(ko json.RawMessage) json.RawMessage {
 	m := map[string]json.RawMessage{}
 	if len(ko) > 0 && string(ko) != "null" {
@@ -77,32 +77,8 @@ func withDefaultKeyType(ko json.RawMessage) json.RawMessage {
 	return b
 }
 
-// arangoCollectionDef returns coll's definition in db, and whether the
-// collection exists: defined, or holding documents that hilodb's own API
-// wrote (an implicit collection, with hilodb's default keys).
-func (s *Server) arangoCollectionDef(db, coll string) (CollectionDef, bool, error) {
-	defs, err := s.collections(db)
-	if err != nil {
-		return CollectionDef{}, false, err
-	}
-	for _, d := range defs {
-		if d.Name == coll {
-			return d, true, nil
-		}
-	}
-	found := false
-	lo := storage.DocKey(db, coll+"/")
-	err = s.store.View(func(tx storage.Tx) error {
-		return tx.AscendRange("", lo, lo+"\xff", func(_, _ string) bool {
-			found = true
-			return false
-		})
-	})
-	return CollectionDef{Name: coll}, found, err
-}
-
 // arangoUnknown answers a path the door does not serve: 404, errorNum
 // 1911, which arangojs raises as an ArangoError.
-func arangoUnknown(w http.ResponseWriter, r *doorRequest) {
+func arangoUnknown(w http.ResponseWriter, r *syncserver.Request) {
 	arangoError(w, errcode.UnknownPath, "unknown path "+quote(truncate(r.URL.Path, 200))+" (hilodb serves ArangoDB's document, collection, query and index API; see docs/http.md)")
 }

@@ -1,16 +1,15 @@
-package syncserver
+package arangodoor
 
 import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/core/query/aql"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/aqlcursor"
-	"github.com/hilodb/hilodb/syncserver/storage"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // ArangoDB's queries: POST /_api/cursor runs an AQL query of the subset
@@ -19,20 +18,15 @@ import (
 // cursor, fetched with PUT or POST /_api/cursor/{id} and dropped with
 // DELETE, within the bounds of aqlcursor.DefaultLimits.
 
-// arangoState is the ArangoDB door's state on the server.
-type arangoState struct {
-	once    sync.Once
-	cursors *aqlcursor.Table
-}
-
-func (s *Server) arangoCursors() *aqlcursor.Table {
-	s.arango.once.Do(func() { s.arango.cursors = aqlcursor.NewTable(aqlcursor.DefaultLimits, nil) })
-	return s.arango.cursors
+// arangoCursors is the door's table of open cursors, made on first use.
+func (s *door) arangoCursors() *aqlcursor.Table {
+	s.cursorsOnce.Do(func() { s.cursors = aqlcursor.NewTable(aqlcursor.DefaultLimits, nil) })
+	return s.cursors
 }
 
 // arangoSource is one database's documents, as arangojs sees them.
 type arangoSource struct {
-	s  *Server
+	s  *door
 	db string
 }
 
@@ -42,7 +36,7 @@ func (a arangoSource) Exists(coll string) (bool, error) {
 	if validCollection(coll) != nil {
 		return false, nil
 	}
-	_, ok, err := a.s.arangoCollectionDef(a.db, coll)
+	_, ok, err := a.s.CollectionOf(a.db, coll)
 	return ok, err
 }
 
@@ -58,11 +52,11 @@ func (a arangoSource) Find(coll string, q *query.Query, total bool) ([][]byte, i
 }
 
 func (a arangoSource) Count(coll string, sel *query.Selector) (int, error) {
-	return a.s.countDocs(a.db, coll+"/", sel)
+	return a.s.CountDocs(a.db, coll+"/", sel)
 }
 
 func (a arangoSource) Get(ids []string) ([][]byte, error) {
-	docs, err := a.s.readDocs(a.db, ids)
+	docs, err := a.s.ReadDocs(a.db, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -75,52 +69,12 @@ func (a arangoSource) Get(ids []string) ([][]byte, error) {
 	return out, nil
 }
 
-// countDocs counts db's live documents under idPrefix that sel matches
-// (all, for nil), a scan as FindDocs's, holding no document.
-func (s *Server) countDocs(db, idPrefix string, sel *query.Selector) (int, error) {
-	if sel == nil {
-		sel = &query.Selector{}
-	}
-	pager, err := (&query.Query{Selector: sel}).NewPager(query.PagerOptions{CountOnly: true})
-	if err != nil {
-		return 0, err
-	}
-	lo := storage.DocKey(db, idPrefix)
-	err = s.store.View(func(tx storage.Tx) error {
-		var stop error
-		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-			if pager.Examined >= serverScanLimit {
-				stop = errScanLimit
-				return false
-			}
-			rec, err := storage.DecodeStored(k, v)
-			if err != nil {
-				stop = err
-				return false
-			}
-			if !rec.Deleted && len(rec.Doc) > 0 {
-				pager.Add(string(rec.Doc))
-			}
-			return true
-		})
-		if err == nil {
-			err = stop
-		}
-		return err
-	})
-	if errors.Is(err, errScanLimit) {
-		return 0, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num,
-			msg: fmt.Sprintf("the count read %d documents, the most one query may; narrow it", serverScanLimit)}
-	}
-	return pager.Matched, err
-}
-
-func (s *Server) arangoQuery(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoQuery(w http.ResponseWriter, r *syncserver.Request) {
 	if err := arangoParams(r); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	req, err := aqlcursor.ParseRequest(r.body)
+	req, err := aqlcursor.ParseRequest(r.Data)
 	if err != nil {
 		s.arangoCursorFail(w, err)
 		return
@@ -130,12 +84,12 @@ func (s *Server) arangoQuery(w http.ResponseWriter, r *doorRequest) {
 		s.arangoCursorFail(w, err)
 		return
 	}
-	res, err := aqlcursor.Run(arangoSource{s: s, db: r.db}, plan, req.FullCount)
+	res, err := aqlcursor.Run(arangoSource{s: s, db: r.DB}, plan, req.FullCount)
 	if err != nil {
 		s.arangoCursorFail(w, err)
 		return
 	}
-	body, err := s.arangoCursors().Open(r.db, req, res)
+	body, err := s.arangoCursors().Open(r.DB, req, res)
 	if err != nil {
 		s.arangoCursorFail(w, err)
 		return
@@ -143,12 +97,12 @@ func (s *Server) arangoQuery(w http.ResponseWriter, r *doorRequest) {
 	writeRawJSON(w, http.StatusCreated, body)
 }
 
-func (s *Server) arangoCursorNext(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoCursorNext(w http.ResponseWriter, r *syncserver.Request) {
 	if err := arangoParams(r); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	body, err := s.arangoCursors().Next(r.db, r.PathValue("id"))
+	body, err := s.arangoCursors().Next(r.DB, r.PathValue("id"))
 	if err != nil {
 		s.arangoCursorFail(w, err)
 		return
@@ -156,28 +110,28 @@ func (s *Server) arangoCursorNext(w http.ResponseWriter, r *doorRequest) {
 	writeRawJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) arangoCursorDrop(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoCursorDrop(w http.ResponseWriter, r *syncserver.Request) {
 	if err := arangoParams(r); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
 	id := r.PathValue("id")
-	if err := s.arangoCursors().Drop(r.db, id); err != nil {
+	if err := s.arangoCursors().Drop(r.DB, id); err != nil {
 		s.arangoCursorFail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "error": false, "code": 202})
+	syncserver.WriteJSON(w, http.StatusAccepted, map[string]any{"id": id, "error": false, "code": 202})
 }
 
 // arangoCursorFail answers a query's failure with ArangoDB's numbers.
-func (s *Server) arangoCursorFail(w http.ResponseWriter, err error) {
+func (s *door) arangoCursorFail(w http.ResponseWriter, err error) {
 	var (
 		se *aql.SyntaxError
 		be *aql.BindError
 		ce *aqlcursor.CollectionNotFoundError
 	)
 	fail := func(c errcode.Code, msg string) {
-		s.metrics.countError(c.Name)
+		s.CountError(c.Name)
 		arangoError(w, c, msg)
 	}
 	switch {

@@ -1,4 +1,4 @@
-package syncserver
+package arangodoor
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/hilodb/hilodb/auth"
-
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // ArangoDB's HTTP API, the document and collection subset arangojs needs
@@ -20,8 +20,8 @@ import (
 
 const arangoDefaultDB = "default"
 
-// registerArango adds the ArangoDB routes to mux.
-func (s *Server) registerArango(mux *http.ServeMux) {
+// register adds the door's routes to mux.
+func (s *door) register(mux *http.ServeMux) {
 	byPath := func(r *http.Request) string {
 		db := r.PathValue("db")
 		if db == "_system" {
@@ -54,7 +54,7 @@ func (s *Server) registerArango(mux *http.ServeMux) {
 			prefix string
 			dbOf   func(*http.Request) string
 		}{{"/_db/{db}", byPath}, {"", byDefault}} {
-			h := s.guard("arango", at.dbOf, arangoError, !rt.noBody, rt.fn)
+			h := s.Guard("arango", at.dbOf, arangoError, !rt.noBody, rt.fn)
 			mux.HandleFunc(strings.Replace(rt.pattern, "%s", at.prefix, 1), func(w http.ResponseWriter, r *http.Request) {
 				// Requests are served as they come: none waits in a queue.
 				w.Header().Set("X-Arango-Queue-Time-Seconds", "0")
@@ -78,40 +78,40 @@ func arangoStatus(c errcode.Code) int {
 // arangoError writes ArangoDB's error body.
 func arangoError(w http.ResponseWriter, c errcode.Code, msg string) {
 	status := arangoStatus(c)
-	writeJSON(w, status, map[string]any{"error": true, "code": status, "errorNum": c.Num, "errorMessage": msg})
+	syncserver.WriteJSON(w, status, map[string]any{"error": true, "code": status, "errorNum": c.Num, "errorMessage": msg})
 }
 
-func (s *Server) arangoFail(w http.ResponseWriter, err error) {
-	var de *docError
+func (s *door) arangoFail(w http.ResponseWriter, err error) {
+	var de *syncserver.DocError
 	if errors.As(err, &de) {
-		s.metrics.countError(de.code.Name)
-		status := arangoStatus(de.code)
-		body := map[string]any{"error": true, "code": status, "errorNum": de.code.Num, "errorMessage": de.msg}
-		if de.rev != "" {
-			body["_rev"] = de.rev
+		s.CountError(de.Code.Name)
+		status := arangoStatus(de.Code)
+		body := map[string]any{"error": true, "code": status, "errorNum": de.Code.Num, "errorMessage": de.Msg}
+		if de.Rev != "" {
+			body["_rev"] = de.Rev
 		}
-		if de.id != "" {
-			_, key, _ := strings.Cut(de.id, "/")
-			body["_id"], body["_key"] = de.id, key
+		if de.ID != "" {
+			_, key, _ := strings.Cut(de.ID, "/")
+			body["_id"], body["_key"] = de.ID, key
 		}
-		writeJSON(w, status, body)
+		syncserver.WriteJSON(w, status, body)
 		return
 	}
-	pe := s.asProtoError(err)
-	s.metrics.countError(pe.code)
-	arangoError(w, codeOf(pe.code), pe.msg)
+	c, msg := s.ErrorOf(err)
+	s.CountError(c.Name)
+	arangoError(w, c, msg)
 }
 
-func (s *Server) arangoVersion(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoVersion(w http.ResponseWriter, r *syncserver.Request) {
 	v := map[string]any{"server": "arango", "version": "3.12.0", "license": "community", "hilodb": true}
 	if r.URL.Query().Get("details") == "true" {
 		v["details"] = arangoVersionDetails
 	}
-	writeJSON(w, http.StatusOK, v)
+	syncserver.WriteJSON(w, http.StatusOK, v)
 }
 
 // arangoCollection is a collection's description as ArangoDB gives it.
-func arangoCollection(def CollectionDef) map[string]any {
+func arangoCollection(def syncserver.CollectionDef) map[string]any {
 	ko := map[string]any{"type": "traditional", "allowUserKeys": true}
 	if def.KeyOptions.Type != "" {
 		ko["type"] = def.KeyOptions.Type
@@ -141,7 +141,7 @@ var arangoCollectionFields = map[string]bool{
 	"shardKeys": true, "shardingStrategy": true,
 }
 
-func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoCreateCollection(w http.ResponseWriter, r *syncserver.Request) {
 	var req struct {
 		Name       string          `json:"name"`
 		KeyOptions json.RawMessage `json:"keyOptions"`
@@ -149,13 +149,13 @@ func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 		IsSystem   bool            `json:"isSystem"`
 	}
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(r.body, &fields); err != nil {
-		s.arangoFail(w, badRequest("collection: malformed body: %v", err))
+	if err := json.Unmarshal(r.Data, &fields); err != nil {
+		s.arangoFail(w, syncserver.BadRequest("collection: malformed body: %v", err))
 		return
 	}
 	for k := range fields {
 		if !arangoCollectionFields[k] {
-			s.arangoFail(w, badRequest("collection: the property %s is not served (see docs/http.md)", quote(truncate(k, 40))))
+			s.arangoFail(w, syncserver.BadRequest("collection: the property %s is not served (see docs/http.md)", quote(truncate(k, 40))))
 			return
 		}
 	}
@@ -163,16 +163,16 @@ func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 		s.arangoFail(w, err)
 		return
 	}
-	if err := json.Unmarshal(r.body, &req); err != nil {
-		s.arangoFail(w, badRequest("collection: malformed body: %v", err))
+	if err := json.Unmarshal(r.Data, &req); err != nil {
+		s.arangoFail(w, syncserver.BadRequest("collection: malformed body: %v", err))
 		return
 	}
 	if req.IsSystem {
-		s.arangoFail(w, badRequest("collection: system collections are not served"))
+		s.arangoFail(w, syncserver.BadRequest("collection: system collections are not served"))
 		return
 	}
 	if req.Type != nil && *req.Type != 2 {
-		s.arangoFail(w, badRequest("collection: only document collections (type 2) are served"))
+		s.arangoFail(w, syncserver.BadRequest("collection: only document collections (type 2) are served"))
 		return
 	}
 	ko := req.KeyOptions
@@ -180,7 +180,7 @@ func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 		// ArangoDB's keyOptions carry members hilodb's have no use for.
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(ko, &m); err != nil {
-			s.arangoFail(w, &docError{code: errcode.InvalidKeyGenerator, msg: "keyOptions must be an object"})
+			s.arangoFail(w, &syncserver.DocError{Code: errcode.InvalidKeyGenerator, Msg: "keyOptions must be an object"})
 			return
 		}
 		delete(m, "lastValue")
@@ -189,12 +189,12 @@ func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 	// ArangoDB's keys are traditional unless keyOptions say otherwise
 	// (hilodb's own API keeps its HiLo default).
 	ko = withDefaultKeyType(ko)
-	def, err := parseCollectionDef(req.Name, ko)
+	def, err := syncserver.ParseCollectionDef(req.Name, ko)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	got, created, err := s.defineCollection(r.Context(), r.db, def)
+	got, created, err := s.DefineCollection(r.Context(), r.DB, def)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -203,11 +203,11 @@ func (s *Server) arangoCreateCollection(w http.ResponseWriter, r *doorRequest) {
 		arangoError(w, errcode.DuplicateName, "duplicate name: collection "+quote(req.Name)+" exists")
 		return
 	}
-	writeJSON(w, http.StatusOK, arangoCollection(got))
+	syncserver.WriteJSON(w, http.StatusOK, arangoCollection(got))
 }
 
-func (s *Server) arangoListCollections(w http.ResponseWriter, r *doorRequest) {
-	defs, err := s.collections(r.db)
+func (s *door) arangoListCollections(w http.ResponseWriter, r *syncserver.Request) {
+	defs, err := s.Collections(r.DB)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -216,7 +216,7 @@ func (s *Server) arangoListCollections(w http.ResponseWriter, r *doorRequest) {
 	for i, d := range defs {
 		out[i] = arangoCollection(d)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "result": out})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "result": out})
 }
 
 // arangoDocParams are the query parameters of ArangoDB's document calls
@@ -232,14 +232,14 @@ var arangoDocParams = map[string][]string{
 }
 
 // arangoParams refuses a query parameter other than known.
-func arangoParams(r *doorRequest, known ...string) error {
+func arangoParams(r *syncserver.Request, known ...string) error {
 	for k := range r.URL.Query() {
 		ok := false
 		for _, n := range known {
 			ok = ok || k == n
 		}
 		if !ok {
-			return badRequest("the parameter %s is not served on %s %s (see docs/http.md)", quote(truncate(k, 40)), r.Method, truncate(r.URL.Path, 100))
+			return syncserver.BadRequest("the parameter %s is not served on %s %s (see docs/http.md)", quote(truncate(k, 40)), r.Method, truncate(r.URL.Path, 100))
 		}
 	}
 	return nil
@@ -247,7 +247,7 @@ func arangoParams(r *doorRequest, known ...string) error {
 
 // arangoOptions reads a document call's options (of kind: insert,
 // replace, update or remove) from the query and headers.
-func arangoOptions(r *doorRequest, kind string) (arangoOpts, error) {
+func arangoOptions(r *syncserver.Request, kind string) (arangoOpts, error) {
 	if err := arangoParams(r, arangoDocParams[kind]...); err != nil {
 		return arangoOpts{}, err
 	}
@@ -263,7 +263,7 @@ func arangoOptions(r *doorRequest, kind string) (arangoOpts, error) {
 		case "false":
 			*dst = false
 		default:
-			return badRequest("%s must be true or false", name)
+			return syncserver.BadRequest("%s must be true or false", name)
 		}
 		return nil
 	}
@@ -282,7 +282,7 @@ func arangoOptions(r *doorRequest, kind string) (arangoOpts, error) {
 			o.overwriteMode = m
 		}
 	default:
-		return o, badRequest("overwriteMode must be ignore, replace, update or conflict")
+		return o, syncserver.BadRequest("overwriteMode must be ignore, replace, update or conflict")
 	}
 	o.ifMatch = strings.Trim(r.Header.Get("If-Match"), `"`)
 	return o, nil
@@ -292,14 +292,14 @@ func arangoOptions(r *doorRequest, kind string) (arangoOpts, error) {
 func arangoItems(body []byte) (items []json.RawMessage, many bool, err error) {
 	if len(body) > 0 && body[0] == '[' {
 		if err := json.Unmarshal(body, &items); err != nil {
-			return nil, true, badRequest("malformed body: %v", err)
+			return nil, true, syncserver.BadRequest("malformed body: %v", err)
 		}
 		return items, true, nil
 	}
 	return []json.RawMessage{body}, false, nil
 }
 
-func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoCreate(w http.ResponseWriter, r *syncserver.Request) {
 	o, err := arangoOptions(r, "insert")
 	if err != nil {
 		s.arangoFail(w, err)
@@ -310,24 +310,24 @@ func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
 		s.arangoFail(w, err)
 		return
 	}
-	items, many, err := arangoItems(r.body)
-	if err == nil && !many && !json.Valid(r.body) {
-		err = badRequest("malformed body: not JSON")
+	items, many, err := arangoItems(r.Data)
+	if err == nil && !many && !json.Valid(r.Data) {
+		err = syncserver.BadRequest("malformed body: not JSON")
 	}
 	if err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	if err := s.checkBatch(len(items)); err != nil {
+	if err := s.CheckBatch(len(items)); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
 	// Who may write is judged before whether the collection exists.
-	if err := needRole(r.Context(), auth.Write, "writing documents"); err != nil {
+	if err := syncserver.NeedRole(r.Context(), auth.Write, "writing documents"); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	def, ok, err := s.arangoCollectionDef(r.db, coll)
+	def, ok, err := s.CollectionOf(r.DB, coll)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -336,14 +336,14 @@ func (s *Server) arangoCreate(w http.ResponseWriter, r *doorRequest) {
 		arangoError(w, errcode.CollectionNotFound, "collection or view not found: "+coll)
 		return
 	}
-	ws := make([]docWrite, len(items))
+	ws := make([]syncserver.DocWrite, len(items))
 	for i, it := range items {
-		ws[i] = s.arangoInsert(r.Context(), r.db, coll, def, it, o, len(items)-i)
+		ws[i] = s.arangoInsert(r.Context(), r.DB, coll, def, it, o, len(items)-i)
 	}
 	s.arangoWrite(w, r, ws, many, o, http.StatusCreated)
 }
 
-func (s *Server) arangoOne(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoOne(w http.ResponseWriter, r *syncserver.Request) {
 	o, err := arangoOptions(r, arangoKind(r.Method))
 	if err != nil {
 		s.arangoFail(w, err)
@@ -356,7 +356,7 @@ func (s *Server) arangoOne(w http.ResponseWriter, r *doorRequest) {
 	}
 	var body json.RawMessage
 	if r.Method != http.MethodDelete {
-		body = r.body
+		body = r.Data
 	}
 	w2 := arangoModify(arangoKind(r.Method), coll, key, body, o)
 	status := http.StatusCreated
@@ -368,7 +368,7 @@ func (s *Server) arangoOne(w http.ResponseWriter, r *doorRequest) {
 			status = http.StatusOK
 		}
 	}
-	s.arangoWrite(w, r, []docWrite{w2}, false, o, status)
+	s.arangoWrite(w, r, []syncserver.DocWrite{w2}, false, o, status)
 }
 
 func arangoKind(method string) string {
@@ -383,22 +383,22 @@ func arangoKind(method string) string {
 
 // arangoMany is PUT/PATCH/DELETE on a collection: replaceAll, updateAll,
 // removeAll, and documents() (PUT with onlyget=true).
-func (s *Server) arangoMany(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoMany(w http.ResponseWriter, r *syncserver.Request) {
 	coll := r.PathValue("coll")
 	if err := validCollection(coll); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	items, many, err := arangoItems(r.body)
+	items, many, err := arangoItems(r.Data)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
 	}
 	if !many {
-		s.arangoFail(w, badRequest("expecting an array of documents"))
+		s.arangoFail(w, syncserver.BadRequest("expecting an array of documents"))
 		return
 	}
-	if err := s.checkBatch(len(items)); err != nil {
+	if err := s.CheckBatch(len(items)); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
@@ -416,11 +416,11 @@ func (s *Server) arangoMany(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	kind := arangoKind(r.Method)
-	ws := make([]docWrite, len(items))
+	ws := make([]syncserver.DocWrite, len(items))
 	for i, it := range items {
 		key, ok := selectorKey(it, coll)
 		if !ok {
-			ws[i] = failedWrite(&docError{code: errcode.IllegalKey, msg: "each document needs a _key or _id of this collection"})
+			ws[i] = failedWrite(&syncserver.DocError{Code: errcode.IllegalKey, Msg: "each document needs a _key or _id of this collection"})
 			continue
 		}
 		var body json.RawMessage
@@ -459,8 +459,8 @@ func selectorKey(item json.RawMessage, coll string) (string, bool) {
 }
 
 // arangoWrite runs ws (each alone) and answers as ArangoDB does.
-func (s *Server) arangoWrite(w http.ResponseWriter, r *doorRequest, ws []docWrite, many bool, o arangoOpts, status int) {
-	res, err := s.writeDocs(r.Context(), r.db, ws, false)
+func (s *door) arangoWrite(w http.ResponseWriter, r *syncserver.Request, ws []syncserver.DocWrite, many bool, o arangoOpts, status int) {
+	res, err := s.WriteDocs(r.Context(), r.DB, ws, false)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -471,16 +471,16 @@ func (s *Server) arangoWrite(w http.ResponseWriter, r *doorRequest, ws []docWrit
 			s.arangoFail(w, x.Err)
 			return
 		}
-		writeJSON(w, status, arangoResult(x, o))
+		syncserver.WriteJSON(w, status, arangoResult(x, o))
 		return
 	}
 	out := make([]any, len(res))
 	codes := map[string]int{}
 	for i, x := range res {
 		if x.Err != nil {
-			codes[strconv.Itoa(x.Err.code.Num)]++
-			s.metrics.countError(x.Err.code.Name)
-			out[i] = map[string]any{"error": true, "errorNum": x.Err.code.Num, "errorMessage": x.Err.msg}
+			codes[strconv.Itoa(x.Err.Code.Num)]++
+			s.CountError(x.Err.Code.Name)
+			out[i] = map[string]any{"error": true, "errorNum": x.Err.Code.Num, "errorMessage": x.Err.Msg}
 			continue
 		}
 		out[i] = arangoResult(x, o)
@@ -489,12 +489,12 @@ func (s *Server) arangoWrite(w http.ResponseWriter, r *doorRequest, ws []docWrit
 		b, _ := json.Marshal(codes)
 		w.Header().Set("X-Arango-Error-Codes", string(b))
 	}
-	writeJSON(w, http.StatusAccepted, out)
+	syncserver.WriteJSON(w, http.StatusAccepted, out)
 }
 
 // arangoResult is one written document's answer: _id, _key, _rev, _oldRev,
 // new and old as asked; {} when silent.
-func arangoResult(x docResult, o arangoOpts) map[string]any {
+func arangoResult(x syncserver.DocResult, o arangoOpts) map[string]any {
 	if o.silent {
 		return map[string]any{}
 	}
@@ -515,13 +515,13 @@ func arangoResult(x docResult, o arangoOpts) map[string]any {
 	return m
 }
 
-func (s *Server) arangoRead(w http.ResponseWriter, r *doorRequest) {
+func (s *door) arangoRead(w http.ResponseWriter, r *syncserver.Request) {
 	if err := arangoParams(r); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
 	coll, key := r.PathValue("coll"), r.PathValue("key")
-	docs, err := s.readDocs(r.db, []string{coll + "/" + key})
+	docs, err := s.ReadDocs(r.DB, []string{coll + "/" + key})
 	if err != nil {
 		s.arangoFail(w, err)
 		return
@@ -532,7 +532,7 @@ func (s *Server) arangoRead(w http.ResponseWriter, r *doorRequest) {
 		return
 	}
 	if m := strings.Trim(r.Header.Get("If-Match"), `"`); m != "" && m != d.Rev {
-		s.arangoFail(w, &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: d.Rev, id: coll + "/" + key})
+		s.arangoFail(w, &syncserver.DocError{Code: errcode.Conflict, Msg: "conflict, _rev values do not match", Rev: d.Rev, ID: coll + "/" + key})
 		return
 	}
 	if m := strings.Trim(r.Header.Get("If-None-Match"), `"`); m != "" && m == d.Rev {
@@ -550,7 +550,7 @@ func (s *Server) arangoRead(w http.ResponseWriter, r *doorRequest) {
 	_, _ = w.Write(arangoView(d.Doc))
 }
 
-func (s *Server) arangoGetMany(w http.ResponseWriter, r *doorRequest, coll string, items []json.RawMessage) {
+func (s *door) arangoGetMany(w http.ResponseWriter, r *syncserver.Request, coll string, items []json.RawMessage) {
 	ids := make([]string, len(items))
 	named := make([]string, 0, len(items))
 	for i, it := range items {
@@ -559,16 +559,16 @@ func (s *Server) arangoGetMany(w http.ResponseWriter, r *doorRequest, coll strin
 			named = append(named, ids[i])
 		}
 	}
-	if err := distinctIDs(named); err != nil {
+	if err := syncserver.DistinctIDs(named); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	docs, err := s.readDocs(r.db, ids)
+	docs, err := s.ReadDocs(r.DB, ids)
 	if err != nil {
 		s.arangoFail(w, err)
 		return
 	}
-	if err := s.checkReply(storedSize(ids, docs), len(ids)); err != nil {
+	if err := s.CheckReply(syncserver.StoredSize(ids, docs), len(ids)); err != nil {
 		s.arangoFail(w, err)
 		return
 	}
@@ -594,7 +594,7 @@ func (s *Server) arangoGetMany(w http.ResponseWriter, r *doorRequest, coll strin
 
 // validCollection checks a collection name from a path.
 func validCollection(name string) error {
-	if _, err := parseCollectionDef(name, nil); err != nil {
+	if _, err := syncserver.ParseCollectionDef(name, nil); err != nil {
 		return err
 	}
 	return nil

@@ -1,15 +1,14 @@
-package syncserver
+package arangodoor
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // ArangoDB's document semantics over the server's documents: keys made by
@@ -27,57 +26,14 @@ type arangoOpts struct {
 	ifMatch                      string // If-Match: a precondition on the stored _rev
 }
 
-// serverNumbers hands out HiLo numbers the server leases for itself, for
-// the keys it makes; unused ones are skipped after a restart.
-type serverNumbers struct {
-	mu     sync.Mutex
-	ranges map[string]*serverRange // db/tag → range at hand
-}
-
-type serverRange struct {
-	next, high, size int64
-	at               time.Time
-}
-
-const serverLeaseNode = "@server"
-
-// nextNumber returns the next number of db's HiLo tag for the server. want
-// is how many numbers the caller may still take (the rest of a batch): a
-// lease it needs holds at least that many, so a batch leases once instead
-// of growing the range a lease and an fsync at a time.
-func (s *Server) nextNumber(ctx context.Context, db, tag string, want int) (int64, error) {
-	s.numbers.mu.Lock()
-	defer s.numbers.mu.Unlock()
-	if s.numbers.ranges == nil {
-		s.numbers.ranges = map[string]*serverRange{}
-	}
-	r := s.numbers.ranges[db+"/"+tag]
-	if r == nil || r.next > r.high {
-		var lastSize int64
-		var at time.Time
-		if r != nil {
-			lastSize, at = r.size, r.at
-		}
-		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastLease{size: lastSize, at: at, want: int64(want)})
-		if err != nil {
-			return 0, err
-		}
-		r = &serverRange{next: got.Low, high: got.High, size: got.Size, at: got.At}
-		s.numbers.ranges[db+"/"+tag] = r
-	}
-	n := r.next
-	r.next++
-	return n, nil
-}
-
 // arangoKey makes a key for a new document of coll by its definition;
 // want is how many keys the batch may still need, this one included.
-func (s *Server) arangoKey(ctx context.Context, db, coll string, def CollectionDef, want int) (string, error) {
+func (s *door) arangoKey(ctx context.Context, db, coll string, def syncserver.CollectionDef, want int) (string, error) {
 	ko := def.KeyOptions
 	if ko.Type == core.KeyGenUUID {
 		return core.NewUUID(), nil
 	}
-	n, err := s.nextNumber(ctx, db, coll, want)
+	n, err := s.NextNumber(ctx, db, coll, want)
 	if err != nil {
 		return "", err
 	}
@@ -96,11 +52,11 @@ func (s *Server) arangoKey(ctx context.Context, db, coll string, def CollectionD
 		}
 		v, ok := core.AutoincrementKey(n, off, inc)
 		if !ok {
-			return "", &docError{code: errcode.OutOfKeys, msg: "collection " + quote(coll) + " has no keys left"}
+			return "", &syncserver.DocError{Code: errcode.OutOfKeys, Msg: "collection " + quote(coll) + " has no keys left"}
 		}
 		return strconv.FormatUint(v, 10), nil
 	}
-	return strconv.FormatInt(n, 10) + "-" + s.cfg.ServerTag, nil
+	return strconv.FormatInt(n, 10) + "-" + s.Tag(), nil
 }
 
 // arangoBody is a document a caller sent: its members and its _key or
@@ -110,7 +66,7 @@ type arangoBody struct {
 	key  string
 	rev  string
 	raw  json.RawMessage
-	bad  *docError
+	bad  *syncserver.DocError
 	keyd bool // _key was given
 }
 
@@ -118,22 +74,22 @@ func parseArangoBody(raw json.RawMessage) arangoBody {
 	b := arangoBody{raw: raw}
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
-		b.bad = &docError{code: errcode.BadDocument, msg: "document must be a JSON object"}
+		b.bad = &syncserver.DocError{Code: errcode.BadDocument, Msg: "document must be a JSON object"}
 		return b
 	}
-	if name, ok := repeatedMember(t); ok {
-		b.bad = &docError{code: errcode.BadDocument, msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
+	if name, ok := syncserver.RepeatedMember(t); ok {
+		b.bad = &syncserver.DocError{Code: errcode.BadDocument, Msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
 		return b
 	}
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.UseNumber()
 	if err := dec.Decode(&b.m); err != nil {
-		b.bad = &docError{code: errcode.BadDocument, msg: "document must be a JSON object: " + err.Error()}
+		b.bad = &syncserver.DocError{Code: errcode.BadDocument, Msg: "document must be a JSON object: " + err.Error()}
 		return b
 	}
 	if v, ok := b.m["_key"]; ok {
 		if json.Unmarshal(v, &b.key) != nil {
-			b.bad = &docError{code: errcode.IllegalKey, msg: "illegal document key: _key must be a string"}
+			b.bad = &syncserver.DocError{Code: errcode.IllegalKey, Msg: "illegal document key: _key must be a string"}
 			return b
 		}
 		b.keyd = true
@@ -171,16 +127,16 @@ func storedForm(body map[string]json.RawMessage, coll, key string, old json.RawM
 
 // checkRev applies a precondition on the document id: want is an If-Match
 // value or a _rev the caller holds ("" for none).
-func checkRev(want, id string, cur *storedDoc) error {
+func checkRev(want, id string, cur *syncserver.StoredDoc) error {
 	if want != "" && cur != nil && cur.Rev != want {
-		return &docError{code: errcode.Conflict, msg: "conflict, _rev values do not match", rev: cur.Rev, id: id}
+		return &syncserver.DocError{Code: errcode.Conflict, Msg: "conflict, _rev values do not match", Rev: cur.Rev, ID: id}
 	}
 	return nil
 }
 
 // arangoInsert is a create of body in coll; left is how many documents
 // of the batch are left, this one included (the most keys it may need).
-func (s *Server) arangoInsert(ctx context.Context, db, coll string, def CollectionDef, raw json.RawMessage, o arangoOpts, left int) docWrite {
+func (s *door) arangoInsert(ctx context.Context, db, coll string, def syncserver.CollectionDef, raw json.RawMessage, o arangoOpts, left int) syncserver.DocWrite {
 	b := parseArangoBody(raw)
 	if b.bad != nil {
 		return failedWrite(b.bad)
@@ -188,18 +144,19 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 	key := b.key
 	if b.keyd {
 		if err := core.ValidateKey(key); err != nil {
-			return failedWrite(&docError{code: errcode.IllegalKey, msg: err.Error()})
+			return failedWrite(&syncserver.DocError{Code: errcode.IllegalKey, Msg: err.Error()})
 		}
 		if def.KeyOptions.AllowUserKeys != nil && !*def.KeyOptions.AllowUserKeys {
-			return failedWrite(&docError{code: errcode.UnexpectedKey, msg: "must not specify _key for this collection"})
+			return failedWrite(&syncserver.DocError{Code: errcode.UnexpectedKey, Msg: "must not specify _key for this collection"})
 		}
 	} else {
 		k, err := s.arangoKey(ctx, db, coll, def, left)
 		if err != nil {
-			if de, ok := err.(*docError); ok {
+			if de, ok := err.(*syncserver.DocError); ok {
 				return failedWrite(de)
 			}
-			return failedWrite(&docError{code: codeOf(s.asProtoError(err).code), msg: s.asProtoError(err).msg})
+			c, msg := s.ErrorOf(err)
+			return failedWrite(&syncserver.DocError{Code: c, Msg: msg})
 		}
 		key = k
 	}
@@ -210,7 +167,7 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 		want = b.rev
 	}
 	made := !b.keyd
-	return docWrite{ID: coll + "/" + key, Make: func(cur *storedDoc) (json.RawMessage, bool, error) {
+	return syncserver.DocWrite{ID: coll + "/" + key, Make: func(cur *syncserver.StoredDoc) (json.RawMessage, bool, error) {
 		if cur == nil {
 			d, err := storedForm(b.m, coll, key, nil)
 			return d, false, err
@@ -218,7 +175,7 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 		if made {
 			// A key the server made names a new document, whatever the
 			// overwrite mode: someone wrote this one with that key.
-			return nil, false, &docError{code: errcode.UniqueConstraint, msg: "unique constraint violated - the key the server made, " + key + ", is taken; insert again for the next", rev: cur.Rev}
+			return nil, false, &syncserver.DocError{Code: errcode.UniqueConstraint, Msg: "unique constraint violated - the key the server made, " + key + ", is taken; insert again for the next", Rev: cur.Rev}
 		}
 		switch o.overwriteMode {
 		case "ignore":
@@ -235,14 +192,14 @@ func (s *Server) arangoInsert(ctx context.Context, db, coll string, def Collecti
 			}
 			return mergeInto(cur, b.raw, coll, key, o)
 		}
-		return nil, false, &docError{code: errcode.UniqueConstraint, msg: "unique constraint violated - in index primary of type primary over '_key'; conflicting key: " + key, rev: cur.Rev}
+		return nil, false, &syncserver.DocError{Code: errcode.UniqueConstraint, Msg: "unique constraint violated - in index primary of type primary over '_key'; conflicting key: " + key, Rev: cur.Rev}
 	}}
 }
 
-func mergeInto(cur *storedDoc, patch json.RawMessage, coll, key string, o arangoOpts) (json.RawMessage, bool, error) {
+func mergeInto(cur *syncserver.StoredDoc, patch json.RawMessage, coll, key string, o arangoOpts) (json.RawMessage, bool, error) {
 	merged, err := core.MergePatch(cur.Doc, patch, o.keepNull, o.mergeObjects)
 	if err != nil {
-		return nil, false, &docError{code: errcode.BadDocument, msg: err.Error()}
+		return nil, false, &syncserver.DocError{Code: errcode.BadDocument, Msg: err.Error()}
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(merged, &m); err != nil {
@@ -254,7 +211,7 @@ func mergeInto(cur *storedDoc, patch json.RawMessage, coll, key string, o arango
 
 // arangoModify is a replace, update or remove of the document key of coll;
 // body is nil for a remove.
-func arangoModify(kind, coll, key string, body json.RawMessage, o arangoOpts) docWrite {
+func arangoModify(kind, coll, key string, body json.RawMessage, o arangoOpts) syncserver.DocWrite {
 	var b arangoBody
 	if kind != "remove" {
 		b = parseArangoBody(body)
@@ -263,15 +220,15 @@ func arangoModify(kind, coll, key string, body json.RawMessage, o arangoOpts) do
 		}
 	}
 	if err := core.ValidateKey(key); err != nil {
-		return failedWrite(&docError{code: errcode.IllegalKey, msg: err.Error()})
+		return failedWrite(&syncserver.DocError{Code: errcode.IllegalKey, Msg: err.Error()})
 	}
 	want := o.ifMatch
 	if want == "" && !o.ignoreRevs {
 		want = b.rev
 	}
-	return docWrite{ID: coll + "/" + key, Make: func(cur *storedDoc) (json.RawMessage, bool, error) {
+	return syncserver.DocWrite{ID: coll + "/" + key, Make: func(cur *syncserver.StoredDoc) (json.RawMessage, bool, error) {
 		if cur == nil {
-			return nil, false, &docError{code: errcode.NotFound, msg: "document not found"}
+			return nil, false, &syncserver.DocError{Code: errcode.NotFound, Msg: "document not found"}
 		}
 		if err := checkRev(want, coll+"/"+key, cur); err != nil {
 			return nil, false, err
@@ -288,8 +245,8 @@ func arangoModify(kind, coll, key string, body json.RawMessage, o arangoOpts) do
 }
 
 // failedWrite is a write refused before it reaches the store.
-func failedWrite(e *docError) docWrite {
-	return docWrite{Err: e}
+func failedWrite(e *syncserver.DocError) syncserver.DocWrite {
+	return syncserver.DocWrite{Err: e}
 }
 
 // arangoView renders a stored document for ArangoDB's clients: without
