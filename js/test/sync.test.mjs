@@ -146,7 +146,8 @@ describe('sync', () => {
       // The losing version stays readable, and the loser was told.
       const lost = await second.conflicts(id);
       assert.deepEqual(lost, [{ id, rev: mine[secondName]._rev, doc: mine[secondName], deleted: false }]);
-      assert.deepEqual(await first.conflicts(id), []);
+      // The winner hears of it too: the losing write, won over.
+      assert.deepEqual(await first.conflicts(id), [{ id, rev: mine[secondName]._rev, doc: mine[secondName], deleted: false, won: true }]);
       await waitFor(() => second.seen.conflict.length === 1, 2000, 'a conflict event');
       const ev = second.seen.conflict[0];
       assert.equal(ev.id, id);
@@ -154,7 +155,11 @@ describe('sync', () => {
       assert.equal(ev.local.rev, mine[secondName]._rev);
       assert.equal(ev.local.doc.v, `from ${secondName}`);
       assert.equal(ev.remote.rev, mine[firstName]._rev);
-      assert.deepEqual(first.seen.conflict, []);
+      await waitFor(() => first.seen.conflict.length === 1, 2000, "the winner's conflict event");
+      assert.equal(ev.won, false);
+      assert.equal(first.seen.conflict[0].won, true);
+      assert.equal(first.seen.conflict[0].kept, 'local');
+      assert.equal(first.seen.conflict[0].remote.rev, mine[secondName]._rev);
       // The loser's document changed under it: that is a change.
       await waitFor(() => second.seen.change.some((e) => e.changes.some((c) => c.id === id && c.rev === kept._rev)), 2000, 'a change event');
 
