@@ -24,7 +24,7 @@ export HILODB_SERVER_BIN := $(CURDIR)/$(SERVER)
 export HILODB_TESTCLUSTER_BIN := $(CURDIR)/$(TESTCLUSTER)
 
 .PHONY: run test build server testcluster wasm web edge deps deps-apt deps-npm \
-        test-go test-wasm test-js test-edge test-browser test-compat test-ravendb-official test-cluster bench bench-go bench-bridge bench-browser bench-query profile-browser bench-sync \
+        test-go test-wasm test-js test-edge test-browser test-compat test-ravendb-official test-cluster bench bench-go bench-bridge bench-browser bench-query profile-browser bench-sync wasm-size \
         bench-edge bench-cluster load fuzz lint clean
 
 ## run: build everything and start the sync server with the demo app (ARGS='…' adds server flags; ORIGINS sets the allowed dev-server origins)
@@ -125,6 +125,12 @@ bench-query: deps-apt server web
 ## profile-browser: CPU profiles of the store's worker and the page during a scenario (SCENARIO=bulk|sequential, N, WARM=1 after a warm-up), Go names included
 profile-browser: deps-apt server web
 	cd bench/browser && npm ci --no-audit --no-fund && node profile.mjs
+
+## wasm-size: the browser build's size (raw, brotli) and its code by Go package
+wasm-size: wasm
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -o build/hilodb-named.wasm ./wasm
+	GOOS=js GOARCH=wasm $(GO) list -deps ./wasm > build/wasm-deps.txt
+	node bench/wasmsize.mjs build/hilodb-named.wasm build/wasm-deps.txt js/dist/hilodb.wasm 30
 
 ## bench-edge: the edge worker (local read, HiLo write) beside a plain JS worker in one workerd; cold start
 bench-edge: server edge

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"crypto/rand"
 	"strconv"
 	"strings"
 )
@@ -101,7 +100,7 @@ func FormatNodeSeqID(prefix string, n uint64, node string) string {
 // form, e.g. "bc151542-8fa7-45ac-bc04-509b343a8720".
 func NewUUID() string {
 	var u [16]byte
-	_, _ = rand.Read(u[:])
+	randomBytes(u[:])
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return UUID(u).String()

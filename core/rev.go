@@ -1,7 +1,6 @@
 package core
 
 import (
-	"crypto/rand"
 	"sync/atomic"
 	"time"
 )
@@ -195,7 +194,7 @@ func badRev(rev string) *Error {
 func randomLocalTag() string {
 	const alpha = "abcdefghijklmnopqrstuvwxyz0123456789"
 	var b [8]byte
-	_, _ = rand.Read(b[:])
+	randomBytes(b[:])
 	b[0] = 'l'
 	for i := 1; i < len(b); i++ {
 		b[i] = alpha[int(b[i])%len(alpha)]

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"crypto/rand"
 	"sync"
 	"time"
 )
@@ -27,7 +26,7 @@ var v7 struct {
 // It is safe for concurrent use.
 func NewUUIDv7() string {
 	var u [16]byte
-	_, _ = rand.Read(u[:])
+	randomBytes(u[:])
 	v7.mu.Lock()
 	ms := time.Now().UnixMilli()
 	if ms <= v7.ms {
