@@ -59,9 +59,9 @@ type app struct {
 	db    *database.DB
 	store *core.Store
 
-	following atomic.Bool  // the live feed is followed
-	known     sync.Map     // collection name → true once its definition was looked for on the server
-	lastPull  atomic.Int64 // unix nanos of the last failed pull a read made
+	following atomic.Bool     // the live feed is followed
+	looks     collectionLooks // what the server was asked of collections this replica had no definition of
+	lastPull  atomic.Int64    // unix nanos of the last failed pull a read made
 
 	ackMu sync.Mutex
 	acked chan struct{} // closed (and replaced) whenever the server acknowledges writes
@@ -150,26 +150,6 @@ func (a *app) freshen(ctx context.Context) string {
 	}
 	a.lastPull.Store(0)
 	return "pulled"
-}
-
-// learnCollection makes sure the replica has the server's definition of
-// coll, if there is one, before it makes a key for it: the live feed
-// carries documents, not definitions, so the first write to a collection
-// the replica does not know pulls (at most pullWait), adopting the
-// server's definitions on the way.
-func (a *app) learnCollection(ctx context.Context, coll string) {
-	if _, ok := a.known.Load(coll); ok {
-		return
-	}
-	if _, ok := a.store.CollectionInfo(coll); !ok {
-		pctx, cancel := context.WithTimeout(ctx, pullWait)
-		_, err := a.db.Replicator().Pull(pctx)
-		cancel()
-		if err != nil {
-			return // offline: the collection's keys are made as defined here; look again next time
-		}
-	}
-	a.known.Store(coll, true)
 }
 
 // waitSynced pushes now (rather than after pushDelay) and waits, at most

@@ -106,7 +106,14 @@ func (a *app) arango(ctx context.Context, r *request, rt route) *response {
 		post = r.method == "POST"
 	)
 	if post {
-		a.learnCollection(ctx, rt.coll)
+		// As on the sync server's door, documents are inserted only into
+		// a collection that exists: one with a definition.
+		switch defined, reached := a.lookForCollection(ctx, rt.coll); {
+		case !defined && !reached:
+			return errorResponse(errcode.NeedsServer, "collection "+strconv.Quote(truncate(rt.coll, 200))+" is not known here and the sync server cannot be reached to look for it")
+		case !defined:
+			return errorResponse(errcode.CollectionNotFound, "collection or view not found: "+truncate(rt.coll, 200))
+		}
 	}
 	switch {
 	case post && rt.key == "" && many:

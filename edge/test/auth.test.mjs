@@ -58,6 +58,12 @@ before(
     // every database, as HILODB_TOKEN would be set at deploy.
     const replicaToken = token({ db: { "*": "admin" }, sub: "edge", exp: now() + 3600 });
     const common = { HILODB_URL: server.ws, HILODB_DB: "user-alice", HILODB_TOKEN: replicaToken, HILODB_JWT_ISSUER: ISS, HILODB_JWT_AUDIENCE: AUD };
+    // The ArangoDB door inserts only into collections that exist, at the
+    // edge as on the server: each database's notes is defined first.
+    for (const db of ["user-alice", "user-bob", "shared", "user-uk-ed", "user-uk-es", "user-uk-rs"]) {
+      const made = await call(server.http, "POST", `/_db/${db}/_api/collection`, { bearer: admin(), body: { name: "notes", keyOptions: { type: "hilo" } } });
+      assert.equal(made.status, 200, `notes in ${db}: ${JSON.stringify(made.json)}`);
+    }
     await mkdir(join(tmp, "r1"));
     edge = await startWorker({
       replicas: join(tmp, "r1"),

@@ -204,6 +204,24 @@ test("ArangoDB's document API: create, read, replace, update, remove, arrays, If
   await eventually(async () => (await onServer("GET", `/_api/document/orders/${key}`)).status === 404, 5_000, "the removal on the server");
 });
 
+test("an insert into a collection that does not exist is refused at the edge as on the server (404, 1203), until the server defines it", async () => {
+  const one = await call("POST", "/_api/document/notyet", { a: 1 });
+  const there = await onServer("POST", "/_api/document/notyet", { a: 1 });
+  arangoError(one, 404, 1203);
+  arangoError(there, 404, 1203);
+  assert.equal(one.json.errorMessage, there.json.errorMessage);
+  arangoError(await call("POST", "/_api/document/notyet", [{ a: 1 }, { a: 2 }]), 404, 1203);
+  const cursor = await call("POST", "/_api/cursor", { query: "FOR d IN notyet RETURN d" });
+  arangoError(cursor, 404, 1203);
+  // Defined on the server (ArangoDB's default keys, traditional): the
+  // edge learns of it at its next insert.
+  assert.equal((await onServer("POST", "/_api/collection", { name: "notyet" })).status, 200);
+  const made = await call("POST", "/_api/document/notyet?waitForSync=true", { a: 3 });
+  assert.equal(made.status, 201, JSON.stringify(made.json));
+  assert.match(made.json._key, /^\d+$/);
+  assert.equal((await onServer("GET", `/_api/document/notyet/${made.json._key}`)).json.a, 3);
+});
+
 test("AQL at the edge: /_api/cursor answers from the replica as the sync server answers", async () => {
   assert.equal((await onServer("POST", "/_api/collection", { name: "people" })).status, 200);
   const people = [];
@@ -263,6 +281,7 @@ test("the doors' rules hold at the edge as on the server: repeated members, lone
     return { status: res.status, json: await res.json() };
   };
   const big = "x".repeat(64 << 10);
+  assert.equal((await onServer("POST", "/_api/collection", { name: "guards", keyOptions: { type: "hilo" } })).status, 200);
   for (const [where, base, prefix] of [["edge", worker.base, ""], ["server", server.http, `/_db/${DB}`]]) {
     const made = await raw(base, "POST", `${prefix}/_api/document/guards?waitForSync=true`, JSON.stringify({ _key: `g0${where}`, big }));
     assert.ok(made.status === 201 || made.status === 202, `${where}: ${JSON.stringify(made.json)}`);
@@ -452,6 +471,7 @@ test("large documents: appends split into chunks, the log compacted into a snaps
   // 200 KB documents pass the 120 KiB a storage value may hold, and 12 of
   // them pass the 1 MiB log at which the journal compacts.
   const big = [];
+  assert.equal((await onServer("POST", "/_api/collection", { name: "blobs", keyOptions: { type: "hilo" } })).status, 200);
   for (let i = 0; i < 12; i++) {
     const res = await call("POST", "/_api/document/blobs?returnNew=true", { i, pad: String(i).repeat(200_000) });
     assert.ok(res.status === 201 || res.status === 202, JSON.stringify(res.json).slice(0, 300));
@@ -479,6 +499,9 @@ test("writable offline: the sync server stopped, writes are kept and pushed when
     fresh(res.json._id);
     offline.push(res.json);
   }
+  // A collection the edge does not know cannot be looked for: said so,
+  // nothing stored.
+  arangoError(await call("POST", "/_api/document/unheard", { offline: true }), 503, 1900);
   const short = await call("POST", "/docs/orders", { offline: "short" });
   assert.equal(short.status, 202, JSON.stringify(short.json));
   assert.equal(short.headers.get("x-hilodb-sync"), "pending");
