@@ -62,7 +62,7 @@ func looksSigned(token string) bool { return strings.Count(token, ".") == 2 }
 func (s *Server) authorizeAccess(db, token string, loopback bool) (access, error) {
 	if s.dbs != nil && !s.dbs[db] {
 		return access{}, &protoError{code: wire.CodeDatabaseNotFound, num: wire.NumDatabaseNotFound,
-			msg: "database " + quote(db) + " is not served here", close: websocket.StatusPolicyViolation}
+			msg: "database " + Quote(db) + " is not served here", close: websocket.StatusPolicyViolation}
 	}
 	v := s.cfg.Verifier
 	if len(s.cfg.Tokens) == 0 && v == nil {
@@ -93,7 +93,7 @@ func (s *Server) authorizeAccess(db, token string, loopback bool) (access, error
 			s.metrics.refused("no_role")
 			s.log.Debug("token refused", "db", db, "sub", g.Subject, "reason", "no_role")
 			return access{}, &protoError{code: wire.CodeUnauthorized, num: wire.NumUnauthorized,
-				msg: "the token grants nothing in database " + quote(db), close: websocket.StatusPolicyViolation}
+				msg: "the token grants nothing in database " + Quote(db), close: websocket.StatusPolicyViolation}
 		}
 		s.log.Debug("token accepted", "db", db, "sub", g.Subject, "role", r.String())
 		return access{role: r, grant: g}, nil
@@ -151,7 +151,7 @@ func (s *Server) touchDBFor(ctx context.Context, db string, a access) error {
 		})
 		if n >= limit {
 			return &protoError{code: wire.CodeForbidden, num: wire.NumForbidden,
-				msg: "subject " + quote(truncate(sub, 80)) + " has made " + itoa(limit) + " databases, the most one subject may"}
+				msg: "subject " + Quote(Truncate(sub, 80)) + " has made " + itoa(limit) + " databases, the most one subject may"}
 		}
 		now := time.Now().UTC().Format(time.RFC3339)
 		if _, _, err := tx.Set(prefix+db, now, nil); err != nil {

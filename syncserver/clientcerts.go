@@ -78,7 +78,7 @@ func (s *Server) authorizeRequest(db string, r *http.Request) (access, error) {
 				s.metrics.refused("no_role")
 				s.log.Debug("certificate refused", "db", db, "thumbprint", tp, "reason", "no_role")
 				return access{}, &protoError{code: wire.CodeUnauthorized, num: wire.NumUnauthorized,
-					msg: "the client certificate grants nothing in database " + quote(db)}
+					msg: "the client certificate grants nothing in database " + Quote(db)}
 			}
 			s.log.Debug("certificate accepted", "db", db, "thumbprint", tp, "role", role.String())
 			return access{role: role}, nil

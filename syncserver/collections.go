@@ -132,7 +132,7 @@ func (s *Server) DefineCollection(ctx context.Context, db string, def Collection
 			return n < maxCollections
 		})
 		if n >= maxCollections {
-			return BadRequest("database %s has %d collection definitions, the most it keeps", quote(db), maxCollections)
+			return BadRequest("database %s has %d collection definitions, the most it keeps", Quote(db), maxCollections)
 		}
 		created = true
 		_, _, err = tx.Set(colDefKey(db, def.Name), string(b), nil)

@@ -361,7 +361,7 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	}
 	h, ok := opHandlers[op]
 	if !ok {
-		c.replyError(ctx, id, &protoError{code: wire.CodeUnknownOp, num: wire.NumUnknownOp, msg: "unknown op " + quote(truncate(op, 64))})
+		c.replyError(ctx, id, &protoError{code: wire.CodeUnknownOp, num: wire.NumUnknownOp, msg: "unknown op " + Quote(Truncate(op, 64))})
 		return
 	}
 	if op != wire.OpPush {
@@ -469,7 +469,7 @@ func unpairedSurrogate(data []byte, msg gjson.Result) (field string, bad bool) {
 			})
 		}
 		if bad {
-			field = truncate(k.Str, 40)
+			field = Truncate(k.Str, 40)
 		}
 		return !bad
 	})
@@ -500,7 +500,9 @@ type replyThen struct {
 	then  func()
 }
 
-func truncate(s string, n int) string {
+// Truncate cuts s to n bytes, marking the cut, as messages show a long
+// name or path.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -540,7 +542,8 @@ func depthWithin(data []byte, max int) bool {
 	return true
 }
 
-func quote(s string) string {
+// Quote is s as a JSON string, as messages show a name.
+func Quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }

@@ -179,17 +179,17 @@ func normalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage, er
 		return nil, err
 	}
 	if repeated {
-		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
+		return nil, fmt.Errorf("doc has the member %s more than once", Quote(Truncate(dup, 100)))
 	}
 	if key != nil && !keyAgrees(key, id) {
-		return nil, fmt.Errorf("doc's _key %s does not agree with its id %s (the id's tail after a separator)", truncate(string(key), 100), quote(truncate(id, 100)))
+		return nil, fmt.Errorf("doc's _key %s does not agree with its id %s (the id's tail after a separator)", Truncate(string(key), 100), Quote(Truncate(id, 100)))
 	}
 	return stampDoc(doc, id, rev, docID, docRev, loose)
 }
 
-// idKey is the key part of a document id, as ArangoDB's door shows it as
+// IDKey is the key part of a document id, as ArangoDB's door shows it as
 // _key: the text after the last '/', or the whole id.
-func idKey(id string) string { return id[strings.LastIndexByte(id, '/')+1:] }
+func IDKey(id string) string { return id[strings.LastIndexByte(id, '/')+1:] }
 
 // keyAgrees reports whether a document's _key value (its JSON text) is
 // null or a key of id: the id itself, or its tail after a separator (a

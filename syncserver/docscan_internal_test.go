@@ -38,7 +38,7 @@ func refNormalizeValidDoc(doc json.RawMessage, id, rev string) (json.RawMessage,
 		return true
 	})
 	if repeated {
-		return nil, fmt.Errorf("doc has the member %s more than once", quote(truncate(dup, 100)))
+		return nil, fmt.Errorf("doc has the member %s more than once", Quote(Truncate(dup, 100)))
 	}
 	return stampDoc(doc, id, rev, docID, docRev, bytes.ContainsAny(doc, " \t\r\n"))
 }

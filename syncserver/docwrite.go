@@ -108,7 +108,7 @@ func (s *Server) WriteDocs(ctx context.Context, db string, ws []DocWrite, atomic
 			}
 			ids[i] = w.ID
 			if !validDocID(w.ID) {
-				res.Err = &DocError{Code: errcode.IllegalKey, Msg: "illegal document id " + quote(truncate(w.ID, 100))}
+				res.Err = &DocError{Code: errcode.IllegalKey, Msg: "illegal document id " + Quote(Truncate(w.ID, 100))}
 				continue
 			}
 			cur, seen := batch[w.ID]
@@ -136,7 +136,7 @@ func (s *Server) WriteDocs(ctx context.Context, db string, ws []DocWrite, atomic
 				continue
 			}
 			if del && live == nil {
-				res.Err = &DocError{Code: errcode.NotFound, Msg: "document not found: " + quote(truncate(w.ID, 100))}
+				res.Err = &DocError{Code: errcode.NotFound, Msg: "document not found: " + Quote(Truncate(w.ID, 100))}
 				continue
 			}
 			if doc == nil && !del {

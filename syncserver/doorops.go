@@ -262,3 +262,14 @@ func (s *Server) DropDatabase(ctx context.Context, db string) error {
 		return nil
 	})
 }
+
+// ScanDocs visits db's live documents whose ids start with idPrefix, in
+// id order, in one read transaction, until visit returns false.
+func (s *Server) ScanDocs(db, idPrefix string, visit func(id string, doc json.RawMessage) bool) error {
+	return s.scanRecords(db, idPrefix, func(id string, rec *storage.Record) bool {
+		if rec.Deleted || len(rec.Doc) == 0 {
+			return true
+		}
+		return visit(id, rec.Doc)
+	})
+}

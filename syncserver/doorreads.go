@@ -13,7 +13,7 @@ func DistinctIDs(ids []string) error {
 	seen := make(map[string]struct{}, len(ids))
 	for _, id := range ids {
 		if _, dup := seen[id]; dup {
-			return BadRequest("ids lists %s more than once; ask for each document once", quote(truncate(id, 100)))
+			return BadRequest("ids lists %s more than once; ask for each document once", Quote(Truncate(id, 100)))
 		}
 		seen[id] = struct{}{}
 	}
@@ -36,7 +36,7 @@ func StoredSize(ids []string, docs []*StoredDoc) int {
 // CheckReply refuses a reply of size bytes holding n documents past the
 // reply bound (one document may pass it alone).
 func (s *Server) CheckReply(size, n int) error {
-	if budget := s.replyBudget(); size > budget && n > 1 {
+	if budget := s.ReplyBudget(); size > budget && n > 1 {
 		return &protoError{code: wire.CodeReplyTooBig, num: wire.NumReplyTooBig,
 			msg: fmt.Sprintf("the documents asked for pass the reply bound of %d bytes; ask for fewer at a time", budget)}
 	}

@@ -23,7 +23,7 @@ func checkStrings(r *http.Request, body []byte) (errcode.Code, string) {
 		}
 		for _, v := range vs {
 			if !utf8.ValidString(v) {
-				return errcode.BadRequest, "the query parameter " + quote(truncate(k, 40)) + " is not UTF-8"
+				return errcode.BadRequest, "the query parameter " + Quote(Truncate(k, 40)) + " is not UTF-8"
 			}
 		}
 	}

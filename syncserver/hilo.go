@@ -1,6 +1,7 @@
 package syncserver
 
 import (
+	"encoding/json"
 	"sync"
 
 	"github.com/hilodb/hilodb/auth"
@@ -41,55 +42,55 @@ func capacity(lastSize int64, lastRangeAt time.Time, now time.Time) int64 {
 	}
 }
 
-// leasedRange is one range handed out.
-type leasedRange struct {
+// LeasedRange is one range handed out.
+type LeasedRange struct {
 	Low, High, Size int64
 	At              time.Time
 }
 
-// lastLease is what a client says of its previous range of a tag when it
+// LastLease is what a client says of its previous range of a tag when it
 // asks for the next: its size, its high end, when it was leased (zero for
 // none), and how many numbers the client is about to take (0: no more than
 // usual).
-type lastLease struct {
-	size, max int64
-	at        time.Time
-	want      int64
+type LastLease struct {
+	Size, Max int64
+	At        time.Time
+	Want      int64
 }
 
-// nextRange leases the next range for tag in db to node and returns it once
-// durable. last.max, the end of the client's previous range, can raise the
+// NextRange leases the next range for tag in db to node and returns it once
+// durable. last.Max, the end of the client's previous range, can raise the
 // start but can be no higher than what the server ever handed out: a client
 // only reports numbers it was given, and a higher one would use up the tag.
-// The range holds at least last.want numbers, up to maxRange.
-func (s *Server) nextRange(ctx context.Context, db, tag, node string, last lastLease) (leasedRange, error) {
+// The range holds at least last.Want numbers, up to maxRange.
+func (s *Server) NextRange(ctx context.Context, db, tag, node string, last LastLease) (LeasedRange, error) {
 	if err := NeedRole(ctx, auth.Write, "leasing ids"); err != nil {
-		return leasedRange{}, err
+		return LeasedRange{}, err
 	}
-	lastSize, lastMax, lastRangeAt := last.size, last.max, last.at
-	if lastSize < 0 || lastMax < 0 || lastMax > storage.MaxSafeNumber || last.want < 0 {
-		return leasedRange{}, BadRequest("lastSize and lastMax must be between 0 and %d", int64(storage.MaxSafeNumber))
+	lastSize, lastMax, lastRangeAt := last.Size, last.Max, last.At
+	if lastSize < 0 || lastMax < 0 || lastMax > storage.MaxSafeNumber || last.Want < 0 {
+		return LeasedRange{}, BadRequest("lastSize and lastMax must be between 0 and %d", int64(storage.MaxSafeNumber))
 	}
-	var out leasedRange
+	var out LeasedRange
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		var doc storage.HiloDoc
 		if _, err := storage.GetJSON(tx, storage.HiloKey(db, tag), &doc); err != nil {
 			return err
 		}
 		if lastMax > doc.Highest() {
-			return BadRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, quote(tag), doc.Highest())
+			return BadRequest("lastMax %d is above the highest number handed out for HiLo tag %s (%d); a client reports only the end of a range it leased", lastMax, Quote(tag), doc.Highest())
 		}
 		now := s.now().UTC()
-		size := max(capacity(lastSize, lastRangeAt, now), min(last.want, maxRange))
+		size := max(capacity(lastSize, lastRangeAt, now), min(last.Want, maxRange))
 		oldMax := max(doc.Max, lastMax)
 		if oldMax > storage.MaxSafeNumber-size {
 			return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: fmt.Sprintf("HiLo tag %q has no numbers left", tag)}
 		}
-		out = leasedRange{Low: oldMax + 1, High: oldMax + size, Size: size, At: now}
+		out = LeasedRange{Low: oldMax + 1, High: oldMax + size, Size: size, At: now}
 		return storage.SetJSON(tx, storage.HiloKey(db, tag), storage.HiloDoc{Max: out.High, Low: out.Low, Top: max(out.High, doc.Highest()), Node: node, Meta: doc.Meta})
 	})
 	if err != nil {
-		return leasedRange{}, err
+		return LeasedRange{}, err
 	}
 	s.metrics.rangesLeased.Add(1)
 	return out, nil
@@ -159,7 +160,7 @@ func (s *Server) NextNumber(ctx context.Context, db, tag string, want int) (int6
 		if r != nil {
 			lastSize, at = r.size, r.at
 		}
-		got, err := s.nextRange(ctx, db, tag, serverLeaseNode, lastLease{size: lastSize, at: at, want: int64(want)})
+		got, err := s.NextRange(ctx, db, tag, serverLeaseNode, LastLease{Size: lastSize, At: at, Want: int64(want)})
 		if err != nil {
 			return 0, err
 		}
@@ -169,4 +170,45 @@ func (s *Server) NextNumber(ctx context.Context, db, tag string, want int) (int6
 	n := r.next
 	r.next++
 	return n, nil
+}
+
+// RaiseHilo raises the state of tag to want (kept when it is higher),
+// with meta as its Raven/Hilo document's @metadata (nil keeps it), and
+// returns the state's Max. Leases made before it are no longer the latest,
+// so no return reaches below it.
+func (s *Server) RaiseHilo(ctx context.Context, db, tag string, want int64, meta json.RawMessage) (int64, error) {
+	// Like a seed, a raise can use a tag's numbers up: an admin's act.
+	if err := NeedRole(ctx, auth.Admin, "storing a HiLo state (Raven/Hilo)"); err != nil {
+		return 0, err
+	}
+	var out int64
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		var st storage.HiloDoc
+		if _, err := storage.GetJSON(tx, storage.HiloKey(db, tag), &st); err != nil {
+			return err
+		}
+		out = max(st.Max, want)
+		if meta == nil {
+			meta = st.Meta
+		}
+		if out == st.Max {
+			st.Meta = meta // the same numbers: a return may still come back
+			return storage.SetJSON(tx, storage.HiloKey(db, tag), st)
+		}
+		return storage.SetJSON(tx, storage.HiloKey(db, tag), storage.HiloDoc{Max: out, Top: max(st.Highest(), out), Meta: meta})
+	})
+	return out, err
+}
+
+// HiloState reads the state of db's HiLo tag: the highest number taken and
+// the @metadata a RavenDB client stored with it; found is false for a tag
+// that never leased.
+func (s *Server) HiloState(db, tag string) (hiMax int64, meta json.RawMessage, found bool, err error) {
+	var st storage.HiloDoc
+	err = s.store.View(func(tx storage.Tx) error {
+		var err error
+		found, err = storage.GetJSON(tx, storage.HiloKey(db, tag), &st)
+		return err
+	})
+	return st.Max, st.Meta, found, err
 }

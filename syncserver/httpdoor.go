@@ -1,6 +1,7 @@
 package syncserver
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,12 +34,6 @@ type Request struct {
 // DoorErrors writes a door's error bodies in its own shape.
 type DoorErrors func(w http.ResponseWriter, c errcode.Code, msg string)
 
-// door wraps h with the guards. dbOf names the database of a request ("" is
-// the door's default); door is the metrics label.
-func (s *Server) door(name string, dbOf func(r *http.Request) string, fail DoorErrors, h func(w http.ResponseWriter, r *Request)) http.HandlerFunc {
-	return s.Guard(name, dbOf, fail, true, h)
-}
-
 // Guard wraps h with the guards every door passes: the Host and Origin
 // rules, the database name, its token or client certificate and role,
 // the connection and rate limits, the body's size, budget, time, UTF-8
@@ -63,12 +58,12 @@ func (s *Server) Guard(name string, dbOf func(r *http.Request) string, fail Door
 		}
 		defer release()
 		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
-			refuse(errcode.ForbiddenOrigin, "origin "+quote(origin)+" is not allowed on this server")
+			refuse(errcode.ForbiddenOrigin, "origin "+Quote(origin)+" is not allowed on this server")
 			return
 		}
 		db := dbOf(r)
 		if !storage.ValidDBName(db) {
-			refuse(errcode.IllegalName, "illegal database name "+quote(truncate(db, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
+			refuse(errcode.IllegalName, "illegal database name "+Quote(Truncate(db, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
 			return
 		}
 		acc, err := s.authorizeRequest(db, r)
@@ -175,3 +170,27 @@ func (s *Server) ErrorOf(err error) (errcode.Code, string) {
 
 // CountError counts a refusal under its code's name in /metrics.
 func (s *Server) CountError(name string) { s.metrics.countError(name) }
+
+// WriteJSON writes v as a JSON body with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"Message":"internal error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// CountRequest counts a door's request that no guard counted (an answer
+// made before any, such as a route the door does not serve).
+func (s *Server) CountRequest(door string) {
+	s.metrics.requests.Add(1)
+	s.metrics.countDoor(door)
+}
+
+// Refusal is an error that the doors and the websocket answer with c and
+// msg.
+func Refusal(c errcode.Code, msg string) error {
+	return &protoError{code: c.Name, num: c.Num, msg: msg}
+}

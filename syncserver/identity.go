@@ -10,9 +10,9 @@ import (
 	"github.com/hilodb/hilodb/internal/wire"
 )
 
-// nextIdentity returns the next value of identity name in db (1 first),
+// NextIdentity returns the next value of identity name in db (1 first),
 // durable before it returns.
-func (s *Server) nextIdentity(ctx context.Context, db, name string) (int64, error) {
+func (s *Server) NextIdentity(ctx context.Context, db, name string) (int64, error) {
 	vs, err := s.nextIdentities(ctx, db, []string{name})
 	if err != nil {
 		return 0, err
@@ -44,7 +44,7 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 		}
 		for i, name := range names {
 			if cur[name] >= storage.MaxSafeNumber {
-				return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: "identity " + quote(name) + " has no values left"}
+				return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: "identity " + Quote(name) + " has no values left"}
 			}
 			cur[name]++
 			out[i] = cur[name]
@@ -68,11 +68,11 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 // at least 2^52 values and never uses it up.
 const maxSeed = (storage.MaxSafeNumber + 1) / 2
 
-// seedIdentity sets identity name to value. Without force it only raises the
+// SeedIdentity sets identity name to value. Without force it only raises the
 // value and returns the (possibly higher) current one; with force it sets it
 // exactly, which can make later ids repeat earlier ones, so a forced lowering
 // is refused (forbidden) unless Config.AllowIdentityLowering is set.
-func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64, force bool) (int64, error) {
+func (s *Server) SeedIdentity(ctx context.Context, db, name string, value int64, force bool) (int64, error) {
 	if err := NeedRole(ctx, auth.Admin, "seeding identities"); err != nil {
 		return 0, err
 	}
@@ -91,7 +91,7 @@ func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64,
 		}
 		if force && v < cur && !s.cfg.AllowIdentityLowering {
 			return &protoError{code: wire.CodeForbidden, num: wire.NumForbidden,
-				msg: "identity " + quote(name) + " is at " + strconv.FormatInt(cur, 10) + "; lowering it would hand out values again, and this server does not allow it (-allow-identity-lowering)"}
+				msg: "identity " + Quote(name) + " is at " + strconv.FormatInt(cur, 10) + "; lowering it would hand out values again, and this server does not allow it (-allow-identity-lowering)"}
 		}
 		if force && v < cur {
 			s.log.Warn("identity lowered by a forced seed; later values can repeat earlier ones", "db", db, "name", name, "from", cur, "to", v)
@@ -99,4 +99,18 @@ func (s *Server) seedIdentity(ctx context.Context, db, name string, value int64,
 		return storage.SetInt(tx, storage.IdentityKey(db, name), v)
 	})
 	return v, err
+}
+
+// Identities reads db's identities, by name, up to max of them.
+func (s *Server) Identities(db string, max int) (map[string]int64, error) {
+	out := map[string]int64{}
+	prefix := storage.IdentPrefix + db + "/"
+	err := s.store.View(func(tx storage.Tx) error {
+		return tx.AscendRange("", prefix, prefix+"\xff", func(key, val string) bool {
+			v, _ := storage.CounterValue(key, val)
+			out[key[len(prefix):]] = v
+			return len(out) < max
+		})
+	})
+	return out, err
 }

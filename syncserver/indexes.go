@@ -165,7 +165,7 @@ func (s *Server) DefineIndex(ctx context.Context, db, coll string, def core.Inde
 			return derr
 		}
 		if n >= core.MaxIndexes {
-			return badQuery("collection " + quote(coll) + " has the most indexes it may")
+			return badQuery("collection " + Quote(coll) + " has the most indexes it may")
 		}
 		total := 0
 		all := ixDefPrefix + db + "/"
@@ -174,7 +174,7 @@ func (s *Server) DefineIndex(ctx context.Context, db, coll string, def core.Inde
 			return total < maxIndexDefs
 		})
 		if total >= maxIndexDefs {
-			return badQuery("database " + quote(db) + " has the most index definitions it keeps")
+			return badQuery("database " + Quote(db) + " has the most index definitions it keeps")
 		}
 		created = true
 		_, _, err := tx.Set(ixDefKey(db, coll, def.Name), string(b), nil)

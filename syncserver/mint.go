@@ -22,21 +22,21 @@ import (
 // counter is behind them and should be seeded past them.
 const maxMintSkip = 10_000
 
-// mintable reports whether id asks the server to make the id (it ends in
+// Mintable reports whether id asks the server to make the id (it ends in
 // "|" or "/"), and checks its prefix: segments of UTF-8 without control
 // characters or '|', none empty ("/", "//" and "a|/" are refused).
-func mintable(id string) (bool, error) {
+func Mintable(id string) (bool, error) {
 	switch {
 	case strings.HasSuffix(id, "|"):
-		return true, validTag(strings.TrimSuffix(id, "|"))
+		return true, CheckTag(strings.TrimSuffix(id, "|"))
 	case strings.HasSuffix(id, "/"):
 		prefix := strings.TrimSuffix(id, "/")
 		if !utf8.ValidString(prefix) {
-			return true, BadRequest("id prefix %s is not UTF-8", quote(truncate(prefix, 100)))
+			return true, BadRequest("id prefix %s is not UTF-8", Quote(Truncate(prefix, 100)))
 		}
 		for _, seg := range strings.Split(prefix, "/") {
 			if seg == "" || strings.ContainsFunc(seg, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '|' }) {
-				return true, &DocError{Code: errcode.IllegalKey, Msg: "illegal id prefix " + quote(truncate(id, 100)) + ": its segments must be non-empty, without '|' or control characters"}
+				return true, &DocError{Code: errcode.IllegalKey, Msg: "illegal id prefix " + Quote(Truncate(id, 100)) + ": its segments must be non-empty, without '|' or control characters"}
 			}
 		}
 		return true, nil
@@ -85,7 +85,7 @@ func (m *minter) mint(req string) (string, error) {
 		m.taken[id] = true
 		return id, nil
 	}
-	return "", &DocError{Code: errcode.UniqueConstraint, Msg: "the next " + strconv.Itoa(maxMintSkip) + " ids of " + quote(truncate(req, 100)) + " are all taken; seed its counter past them"}
+	return "", &DocError{Code: errcode.UniqueConstraint, Msg: "the next " + strconv.Itoa(maxMintSkip) + " ids of " + Quote(Truncate(req, 100)) + " are all taken; seed its counter past them"}
 }
 
 // next advances req's counter by one and returns the id it makes.
@@ -99,7 +99,7 @@ func (m *minter) next(req string) (string, error) {
 			}
 		}
 		if v >= storage.MaxSafeNumber {
-			return "", &DocError{Code: errcode.OutOfKeys, Msg: "identity " + quote(name) + " has no values left"}
+			return "", &DocError{Code: errcode.OutOfKeys, Msg: "identity " + Quote(name) + " has no values left"}
 		}
 		m.idents[name] = v + 1
 		m.used++

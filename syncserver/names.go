@@ -2,9 +2,9 @@ package syncserver
 
 import "github.com/hilodb/hilodb/syncserver/storage"
 
-// validTag accepts a HiLo tag or identity name as storage.CheckTag does,
+// CheckTag accepts a HiLo tag or identity name as storage.CheckTag does,
 // refusing any other as a bad request.
-func validTag(s string) error {
+func CheckTag(s string) error {
 	if err := storage.CheckTag(s); err != nil {
 		return BadRequest("%s", err.Error())
 	}

@@ -31,7 +31,7 @@ func nodeTagFor(n int64) string {
 func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 	if sent != "" {
 		if !storage.ValidNodeTag(sent) || sent == s.cfg.ServerTag {
-			return "", BadRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", quote(sent))
+			return "", BadRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", Quote(sent))
 		}
 		known, server := false, false
 		_ = s.store.View(func(tx storage.Tx) error {
@@ -42,7 +42,7 @@ func (s *Server) assignNode(ctx context.Context, sent string) (string, error) {
 			return nil
 		})
 		if server {
-			return "", BadRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", quote(sent))
+			return "", BadRequest("node %s: want 1 to 8 upper-case letters and digits, not the server's tag", Quote(sent))
 		}
 		if known {
 			return sent, nil

@@ -30,7 +30,7 @@ func (c *conn) hello(ctx context.Context, id int64, data []byte) (any, error) {
 		return nil, err
 	}
 	if !storage.ValidDBName(req.DB) {
-		return nil, &protoError{code: wire.CodeIllegalName, num: wire.NumIllegalName, msg: "illegal database name " + quote(truncate(req.DB, 80)) + ": want a letter, then letters, digits, _ or -, at most 64 bytes"}
+		return nil, &protoError{code: wire.CodeIllegalName, num: wire.NumIllegalName, msg: "illegal database name " + Quote(Truncate(req.DB, 80)) + ": want a letter, then letters, digits, _ or -, at most 64 bytes"}
 	}
 	acc, err := c.srv.authorizeAccess(req.DB, req.Token, c.loopback)
 	if err != nil {
@@ -69,21 +69,21 @@ func (c *conn) hiloNext(ctx context.Context, id int64, data []byte) (any, error)
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if err := validTag(req.Tag); err != nil {
+	if err := CheckTag(req.Tag); err != nil {
 		return nil, err
 	}
 	var at time.Time
 	if req.LastRangeAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.LastRangeAt)
 		if err != nil {
-			return nil, BadRequest("lastRangeAt: want RFC 3339 time, got %s", quote(truncate(req.LastRangeAt, 64)))
+			return nil, BadRequest("lastRangeAt: want RFC 3339 time, got %s", Quote(Truncate(req.LastRangeAt, 64)))
 		}
 		at = t
 	}
 	if req.Want < 0 || req.Want > storage.MaxSafeNumber {
 		return nil, BadRequest("want must be between 0 and %d", int64(storage.MaxSafeNumber))
 	}
-	r, err := c.srv.nextRange(ctx, c.db, req.Tag, c.node, lastLease{size: req.LastSize, max: req.LastMax, at: at, want: req.Want})
+	r, err := c.srv.NextRange(ctx, c.db, req.Tag, c.node, LastLease{Size: req.LastSize, Max: req.LastMax, At: at, Want: req.Want})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (c *conn) hiloReturn(ctx context.Context, id int64, data []byte) (any, erro
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if err := validTag(req.Tag); err != nil {
+	if err := CheckTag(req.Tag); err != nil {
 		return nil, err
 	}
 	if req.End < 1 || req.Last < 0 || req.Last > req.End {
@@ -144,10 +144,10 @@ func (c *conn) identityNext(ctx context.Context, id int64, data []byte) (any, er
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if err := validTag(req.Name); err != nil {
+	if err := CheckTag(req.Name); err != nil {
 		return nil, err
 	}
-	v, err := c.srv.nextIdentity(ctx, c.db, req.Name)
+	v, err := c.srv.NextIdentity(ctx, c.db, req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (c *conn) identityNextBatch(ctx context.Context, id int64, data []byte) (an
 		return nil, err
 	}
 	for _, name := range req.Names {
-		if err := validTag(name); err != nil {
+		if err := CheckTag(name); err != nil {
 			return nil, err
 		}
 	}
@@ -182,10 +182,10 @@ func (c *conn) identitySeed(ctx context.Context, id int64, data []byte) (any, er
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	if err := validTag(req.Name); err != nil {
+	if err := CheckTag(req.Name); err != nil {
 		return nil, err
 	}
-	v, err := c.srv.seedIdentity(ctx, c.db, req.Name, req.Value, req.Force)
+	v, err := c.srv.SeedIdentity(ctx, c.db, req.Name, req.Value, req.Force)
 	if err != nil {
 		return nil, err
 	}

@@ -255,7 +255,7 @@ func (s *Server) queuePush(ctx context.Context, db string, items []wire.PushItem
 		// reply bound: a push of many conflicting items must not make a
 		// reply (and the server's memory) many times its own size.
 		sent := map[string]bool{}
-		size, budget := 0, s.replyBudget()
+		size, budget := 0, s.ReplyBudget()
 		current := func(res *wire.PushResult, cur *storage.Record) {
 			res.Seq = cur.Seq
 			if sent[res.ID] || size+len(cur.Doc) > budget && size > 0 {

@@ -233,7 +233,7 @@ func (d *dbIndexes) catchUp(tx storage.Tx, db string, cur int64) error {
 func indexedFind(tx storage.Tx, db string, x *srvIndex, pl query.IndexPlan, q *query.Query, pager *query.Pager) error {
 	var stop error
 	x.ix.Scan(pl.Lo, pl.Hi, pl.Descending, func(e query.Entry) bool {
-		if pager.Examined >= serverScanLimit {
+		if pager.Examined >= ScanLimit {
 			stop = errScanLimit
 			return false
 		}

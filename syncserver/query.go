@@ -24,10 +24,10 @@ type FindResult struct {
 	Examined int      // documents read
 }
 
-// serverScanLimit bounds the documents one query reads.
-const serverScanLimit = 5_000_000
+// ScanLimit bounds the documents one query reads.
+const ScanLimit = 5_000_000
 
-// errScanLimit ends a scan that read serverScanLimit documents.
+// errScanLimit ends a scan that read ScanLimit documents.
 var errScanLimit = errors.New("scan limit")
 
 // FindDocs runs q over db's live documents whose ids start with idPrefix
@@ -38,7 +38,7 @@ var errScanLimit = errors.New("scan limit")
 func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (FindResult, error) {
 	var pager *query.Pager
 	newPager := func(q *query.Query, o query.PagerOptions) error {
-		o.MaxBytes = s.replyBudget()
+		o.MaxBytes = s.ReplyBudget()
 		var err error
 		if pager, err = q.NewPager(o); err != nil {
 			return &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num, msg: err.Error()}
@@ -74,7 +74,7 @@ func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (Find
 		}
 		var stop error
 		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-			if pager.Examined >= serverScanLimit {
+			if pager.Examined >= ScanLimit {
 				stop = errScanLimit
 				return false
 			}
@@ -99,11 +99,11 @@ func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (Find
 	})
 	if errors.Is(err, query.ErrTooBig) {
 		return FindResult{}, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num,
-			msg: fmt.Sprintf("the query's documents pass the reply bound of %d bytes; ask for fewer", s.replyBudget())}
+			msg: fmt.Sprintf("the query's documents pass the reply bound of %d bytes; ask for fewer", s.ReplyBudget())}
 	}
 	if errors.Is(err, errScanLimit) {
 		return FindResult{}, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num,
-			msg: fmt.Sprintf("the query read %d documents, the most one query may; narrow it", serverScanLimit)}
+			msg: fmt.Sprintf("the query read %d documents, the most one query may; narrow it", ScanLimit)}
 	}
 	if err != nil {
 		return FindResult{}, err
@@ -114,9 +114,9 @@ func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (Find
 	for _, d := range res.Docs {
 		size += len(d) + 1
 	}
-	if size > s.replyBudget() {
+	if size > s.ReplyBudget() {
 		return FindResult{}, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num,
-			msg: fmt.Sprintf("the query's page passes the reply bound of %d bytes; ask for fewer documents", s.replyBudget())}
+			msg: fmt.Sprintf("the query's page passes the reply bound of %d bytes; ask for fewer documents", s.ReplyBudget())}
 	}
 	return res, nil
 }
@@ -135,7 +135,7 @@ func (s *Server) CountDocs(db, idPrefix string, sel *query.Selector) (int, error
 	err = s.store.View(func(tx storage.Tx) error {
 		var stop error
 		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-			if pager.Examined >= serverScanLimit {
+			if pager.Examined >= ScanLimit {
 				stop = errScanLimit
 				return false
 			}
@@ -156,7 +156,7 @@ func (s *Server) CountDocs(db, idPrefix string, sel *query.Selector) (int, error
 	})
 	if errors.Is(err, errScanLimit) {
 		return 0, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num,
-			msg: fmt.Sprintf("the count read %d documents, the most one query may; narrow it", serverScanLimit)}
+			msg: fmt.Sprintf("the count read %d documents, the most one query may; narrow it", ScanLimit)}
 	}
 	return pager.Matched, err
 }

@@ -33,12 +33,12 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 	seen := make(map[string]struct{}, len(req.IDs))
 	for _, docID := range req.IDs {
 		if _, dup := seen[docID]; dup {
-			return nil, BadRequest("ids lists %s more than once; ask for each document once", quote(truncate(docID, 100)))
+			return nil, BadRequest("ids lists %s more than once; ask for each document once", Quote(Truncate(docID, 100)))
 		}
 		seen[docID] = struct{}{}
 	}
 	docs := make([]wire.Change, len(req.IDs))
-	budget := c.srv.replyBudget()
+	budget := c.srv.ReplyBudget()
 	err := c.srv.store.View(func(tx storage.Tx) error {
 		size := 0
 		for i, docID := range req.IDs {
@@ -57,7 +57,7 @@ func (c *conn) getOp(ctx context.Context, id int64, data []byte) (any, error) {
 			}
 			if size > budget && i > 0 {
 				return &protoError{code: wire.CodeReplyTooBig, num: wire.NumReplyTooBig,
-					msg: fmt.Sprintf("the documents asked for pass the reply bound of %d bytes at %s (the %d. id); ask for fewer at a time", budget, quote(truncate(docID, 100)), i+1)}
+					msg: fmt.Sprintf("the documents asked for pass the reply bound of %d bytes at %s (the %d. id); ask for fewer at a time", budget, Quote(Truncate(docID, 100)), i+1)}
 			}
 		}
 		return nil
@@ -173,9 +173,9 @@ func (s *Server) checkSince(db string, since int64) error {
 	return nil
 }
 
-// replyBudget is the most bytes of documents one reply carries (one
+// ReplyBudget is the most bytes of documents one reply carries (one
 // document may pass it alone).
-func (s *Server) replyBudget() int { return int(s.cfg.MaxMessageBytes) }
+func (s *Server) ReplyBudget() int { return int(s.cfg.MaxMessageBytes) }
 
 // stream sends changes after since whenever the hub signals new writes (on
 // etcd: as its own etcd watch delivers them, see etcdStore.follow).

@@ -31,7 +31,7 @@ const maxRevNodeLen = 16
 func checkPushedRev(rev string, now time.Time) *wire.Error {
 	v, node, err := core.DecodeRev(rev)
 	if err != nil || !revNodeTag(node) {
-		return &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: fmt.Sprintf("rev %q is not a hilodb revision: 11 clock characters, then a node tag of 1 to %d letters, digits, '-' or '_'", truncate(rev, 64), maxRevNodeLen)}
+		return &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: fmt.Sprintf("rev %q is not a hilodb revision: 11 clock characters, then a node tag of 1 to %d letters, digits, '-' or '_'", Truncate(rev, 64), maxRevNodeLen)}
 	}
 	if ms := int64(v >> 20); ms > now.Add(maxRevAhead).UnixMilli() {
 		return &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: fmt.Sprintf("rev %q is from %s, more than %s past the server's clock: check the client's clock", rev, time.UnixMilli(ms).UTC().Format(time.RFC3339), maxRevAhead)}

@@ -308,7 +308,6 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /dashboard", s.admin(s.serveDashboard))
 	s.mux.HandleFunc("GET /dashboard.json", s.admin(s.serveDashboardJSON))
 	s.mux.HandleFunc("GET /admin/backup", s.admin(s.serveBackup))
-	s.registerRavenDB(s.mux)
 	for _, d := range cfg.Doors {
 		d(s, s.mux)
 	}
@@ -351,8 +350,8 @@ func (s *Server) Tag() string { return s.cfg.ServerTag }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hostAllowed(r.Host) {
 		s.metrics.countError(wire.CodeForbiddenHost)
-		s.log.Warn("refused request for a host name not served here", "host", truncate(r.Host, 100), "path", truncate(r.URL.Path, 100), "remote", r.RemoteAddr)
-		httpError(w, errcode.ForbiddenHost, "host "+quote(truncate(r.Host, 100))+" is not served here; the operator lists allowed names with -allowed-hosts")
+		s.log.Warn("refused request for a host name not served here", "host", Truncate(r.Host, 100), "path", Truncate(r.URL.Path, 100), "remote", r.RemoteAddr)
+		httpError(w, errcode.ForbiddenHost, "host "+Quote(Truncate(r.Host, 100))+" is not served here; the operator lists allowed names with -allowed-hosts")
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -389,7 +388,7 @@ func httpError(w http.ResponseWriter, c errcode.Code, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(c.Status)
-	fmt.Fprintf(w, `{"ok":false,"error":{"code":%s,"num":%d,"message":%s}}`+"\n", quote(c.Name), c.Num, quote(msg))
+	fmt.Fprintf(w, `{"ok":false,"error":{"code":%s,"num":%d,"message":%s}}`+"\n", Quote(c.Name), c.Num, Quote(msg))
 }
 
 // Close ends every connection and closes the data file.
@@ -480,7 +479,7 @@ func (s *Server) serveSync(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
 		s.log.Warn("refused browser connection from origin not allowed", "origin", origin, "remote", c.remote)
 		c.refuse(s.ctx, 0, &protoError{code: wire.CodeForbiddenOrigin, num: wire.NumForbiddenOrigin,
-			msg: "origin " + quote(origin) + " is not allowed on this server", close: websocket.StatusPolicyViolation})
+			msg: "origin " + Quote(origin) + " is not allowed on this server", close: websocket.StatusPolicyViolation})
 		ws.CloseNow()
 		return
 	}

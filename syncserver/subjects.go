@@ -64,7 +64,7 @@ func (srv *Server) holdConn(sub string) (release func(), err error) {
 		srv.metrics.refused("subject_conns")
 		srv.log.Debug("connection refused", "sub", sub, "reason", "subject_conns")
 		return nil, &protoError{code: wire.CodeTooManyConnections, num: wire.NumTooManyConnections, close: websocket.StatusTryAgainLater,
-			msg: "subject " + quote(truncate(sub, 80)) + " holds its most connections (" + strconv.Itoa(limit) + ")"}
+			msg: "subject " + Quote(Truncate(sub, 80)) + " holds its most connections (" + strconv.Itoa(limit) + ")"}
 	}
 	st.conns++
 	var once sync.Once
@@ -95,7 +95,7 @@ func (srv *Server) allowSubject(sub string) *protoError {
 	if st.tokens < 1 {
 		srv.metrics.refused("subject_rate")
 		return &protoError{code: wire.CodeRateLimited, num: wire.NumRateLimited,
-			msg: "too many requests for subject " + quote(truncate(sub, 80)) + "; slow down"}
+			msg: "too many requests for subject " + Quote(Truncate(sub, 80)) + "; slow down"}
 	}
 	st.tokens--
 	if st.conns == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/hilodb/hilodb/auth"
 	"github.com/hilodb/hilodb/syncserver/arangodoor"
+	"github.com/hilodb/hilodb/syncserver/ravendoor"
 
 	"bytes"
 	"encoding/json"
@@ -114,7 +115,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*options, error
 		}
 	}
 	cfg := syncserver.Config{DataDir: *data, ServerTag: *tag, Etcd: splitList(*etcd), EtcdPrefix: *etcdPrefix,
-		Doors: []syncserver.Door{arangodoor.Register}}
+		Doors: []syncserver.Door{arangodoor.Register, ravendoor.Register}}
 
 	// Tokens: flag, else env, else file.
 	switch {

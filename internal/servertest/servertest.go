@@ -15,11 +15,12 @@ import (
 
 	"github.com/hilodb/hilodb/syncserver"
 	"github.com/hilodb/hilodb/syncserver/arangodoor"
+	"github.com/hilodb/hilodb/syncserver/ravendoor"
 )
 
 // Doors are the HTTP doors a test server serves when its Config names
 // none: all of them, as hilodb-server serves them.
-var Doors = []syncserver.Door{arangodoor.Register}
+var Doors = []syncserver.Door{arangodoor.Register, ravendoor.Register}
 
 // Serve runs a sync server over cfg (its DataDir is required; Logger
 // defaults to discarding; Doors defaults to Doors) on addr ("127.0.0.1:0" for any port, or an

@@ -155,7 +155,7 @@ func (s *door) arangoCreateCollection(w http.ResponseWriter, r *syncserver.Reque
 	}
 	for k := range fields {
 		if !arangoCollectionFields[k] {
-			s.arangoFail(w, syncserver.BadRequest("collection: the property %s is not served (see docs/http.md)", quote(truncate(k, 40))))
+			s.arangoFail(w, syncserver.BadRequest("collection: the property %s is not served (see docs/http.md)", syncserver.Quote(syncserver.Truncate(k, 40))))
 			return
 		}
 	}
@@ -200,7 +200,7 @@ func (s *door) arangoCreateCollection(w http.ResponseWriter, r *syncserver.Reque
 		return
 	}
 	if !created {
-		arangoError(w, errcode.DuplicateName, "duplicate name: collection "+quote(req.Name)+" exists")
+		arangoError(w, errcode.DuplicateName, "duplicate name: collection "+syncserver.Quote(req.Name)+" exists")
 		return
 	}
 	syncserver.WriteJSON(w, http.StatusOK, arangoCollection(got))
@@ -239,7 +239,7 @@ func arangoParams(r *syncserver.Request, known ...string) error {
 			ok = ok || k == n
 		}
 		if !ok {
-			return syncserver.BadRequest("the parameter %s is not served on %s %s (see docs/http.md)", quote(truncate(k, 40)), r.Method, truncate(r.URL.Path, 100))
+			return syncserver.BadRequest("the parameter %s is not served on %s %s (see docs/http.md)", syncserver.Quote(syncserver.Truncate(k, 40)), r.Method, syncserver.Truncate(r.URL.Path, 100))
 		}
 	}
 	return nil

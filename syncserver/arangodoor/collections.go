@@ -112,7 +112,7 @@ func (s *door) arangoSetProperties(w http.ResponseWriter, r *syncserver.Request)
 		case "replicationFactor", "writeConcern", "minReplicationFactor":
 			// A single server has no replicas to set.
 		default:
-			s.arangoFail(w, syncserver.BadRequest("properties: %s cannot be changed here (waitForSync can; see docs/http.md)", quote(truncate(k, 40))))
+			s.arangoFail(w, syncserver.BadRequest("properties: %s cannot be changed here (waitForSync can; see docs/http.md)", syncserver.Quote(syncserver.Truncate(k, 40))))
 			return
 		}
 	}
@@ -184,14 +184,14 @@ func (s *door) arangoRename(w http.ResponseWriter, r *syncserver.Request) {
 	}
 	if n, err := s.CountDocs(r.DB, def.Name+"/", nil); err != nil || n > 0 {
 		if err == nil {
-			err = syncserver.BadRequest("rename: collection %s holds documents, whose ids hold its name; only an empty collection is renamed", quote(def.Name))
+			err = syncserver.BadRequest("rename: collection %s holds documents, whose ids hold its name; only an empty collection is renamed", syncserver.Quote(def.Name))
 		}
 		s.arangoFail(w, err)
 		return
 	}
 	moved, err := s.RenameCollection(r.Context(), r.DB, def, to.Name)
 	if errors.Is(err, syncserver.ErrCollectionExists) {
-		arangoError(w, errcode.DuplicateName, "duplicate name: collection "+quote(to.Name)+" exists")
+		arangoError(w, errcode.DuplicateName, "duplicate name: collection "+syncserver.Quote(to.Name)+" exists")
 		return
 	}
 	if err != nil {
@@ -260,7 +260,7 @@ func (s *door) arangoCreateDB(w http.ResponseWriter, r *syncserver.Request) {
 		return
 	}
 	if !storage.ValidDBName(req.Name) {
-		arangoError(w, errcode.IllegalName, "illegal database name "+quote(truncate(req.Name, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
+		arangoError(w, errcode.IllegalName, "illegal database name "+syncserver.Quote(syncserver.Truncate(req.Name, 80))+": want a letter, then letters, digits, _ or -, at most 64 bytes")
 		return
 	}
 	if err := syncserver.NeedRole(r.Context(), auth.Admin, "creating databases"); err != nil {
@@ -268,7 +268,7 @@ func (s *door) arangoCreateDB(w http.ResponseWriter, r *syncserver.Request) {
 		return
 	}
 	if s.arangoDBExists(req.Name) {
-		arangoError(w, errcode.DuplicateName, "duplicate database name "+quote(req.Name))
+		arangoError(w, errcode.DuplicateName, "duplicate database name "+syncserver.Quote(req.Name))
 		return
 	}
 	if err := s.CreateDatabase(r.Context(), req.Name); err != nil {
@@ -285,7 +285,7 @@ func (s *door) arangoDropDB(w http.ResponseWriter, r *syncserver.Request) {
 		return
 	}
 	if !storage.ValidDBName(name) || !s.arangoDBExists(name) {
-		arangoError(w, errcode.DatabaseNotFound, "database not found: "+truncate(name, 80))
+		arangoError(w, errcode.DatabaseNotFound, "database not found: "+syncserver.Truncate(name, 80))
 		return
 	}
 	if err := syncserver.NeedRole(r.Context(), auth.Admin, "dropping databases"); err != nil {

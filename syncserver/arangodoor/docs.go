@@ -52,7 +52,7 @@ func (s *door) arangoKey(ctx context.Context, db, coll string, def syncserver.Co
 		}
 		v, ok := core.AutoincrementKey(n, off, inc)
 		if !ok {
-			return "", &syncserver.DocError{Code: errcode.OutOfKeys, Msg: "collection " + quote(coll) + " has no keys left"}
+			return "", &syncserver.DocError{Code: errcode.OutOfKeys, Msg: "collection " + syncserver.Quote(coll) + " has no keys left"}
 		}
 		return strconv.FormatUint(v, 10), nil
 	}
@@ -78,7 +78,7 @@ func parseArangoBody(raw json.RawMessage) arangoBody {
 		return b
 	}
 	if name, ok := syncserver.RepeatedMember(t); ok {
-		b.bad = &syncserver.DocError{Code: errcode.BadDocument, Msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
+		b.bad = &syncserver.DocError{Code: errcode.BadDocument, Msg: "document has the member " + syncserver.Quote(syncserver.Truncate(name, 100)) + " more than once"}
 		return b
 	}
 	dec := json.NewDecoder(bytes.NewReader(t))

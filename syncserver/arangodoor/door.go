@@ -2,7 +2,6 @@ package arangodoor
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 
@@ -81,18 +80,4 @@ type guard interface {
 	CheckReply(size, n int) error
 	ErrorOf(err error) (errcode.Code, string)
 	CountError(name string)
-}
-
-// quote is s as a JSON string, as messages show names.
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// truncate cuts s to n bytes, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -105,12 +105,12 @@ func (s *door) arangoCreateIndex(w http.ResponseWriter, r *syncserver.Request) {
 	switch req.Type {
 	case "persistent", "hash", "skiplist":
 	default:
-		arangoError(w, errcode.BadParameter, "index type "+quote(truncate(req.Type, 40))+" is not served: hilodb's indexes are persistent indexes on fields (see docs/http.md)")
+		arangoError(w, errcode.BadParameter, "index type "+syncserver.Quote(syncserver.Truncate(req.Type, 40))+" is not served: hilodb's indexes are persistent indexes on fields (see docs/http.md)")
 		return
 	}
 	for k := range m {
 		if !arangoIndexFields[k] {
-			arangoError(w, errcode.BadParameter, "index: the property "+quote(truncate(k, 40))+" is not served (see docs/http.md)")
+			arangoError(w, errcode.BadParameter, "index: the property "+syncserver.Quote(syncserver.Truncate(k, 40))+" is not served (see docs/http.md)")
 			return
 		}
 	}
@@ -133,7 +133,7 @@ func (s *door) arangoCreateIndex(w http.ResponseWriter, r *syncserver.Request) {
 		return
 	}
 	if !slices.Equal(got.Fields, ix.Fields) {
-		arangoError(w, errcode.DuplicateName, "duplicate value: an index named "+quote(got.Name)+" exists on other fields")
+		arangoError(w, errcode.DuplicateName, "duplicate value: an index named "+syncserver.Quote(got.Name)+" exists on other fields")
 		return
 	}
 	out := arangoIndex(def.Name, got)
@@ -167,7 +167,7 @@ func (s *door) arangoIndexOf(w http.ResponseWriter, r *syncserver.Request) (coll
 			return def.Name, arangoIndex(def.Name, d), true
 		}
 	}
-	arangoError(w, errcode.IndexNotFound, "index not found: "+def.Name+"/"+truncate(name, 80))
+	arangoError(w, errcode.IndexNotFound, "index not found: "+def.Name+"/"+syncserver.Truncate(name, 80))
 	return "", nil, false
 }
 

@@ -80,5 +80,5 @@ func withDefaultKeyType(ko json.RawMessage) json.RawMessage {
 // arangoUnknown answers a path the door does not serve: 404, errorNum
 // 1911, which arangojs raises as an ArangoError.
 func arangoUnknown(w http.ResponseWriter, r *syncserver.Request) {
-	arangoError(w, errcode.UnknownPath, "unknown path "+quote(truncate(r.URL.Path, 200))+" (hilodb serves ArangoDB's document, collection, query and index API; see docs/http.md)")
+	arangoError(w, errcode.UnknownPath, "unknown path "+syncserver.Quote(syncserver.Truncate(r.URL.Path, 200))+" (hilodb serves ArangoDB's document, collection, query and index API; see docs/http.md)")
 }

@@ -1,7 +1,6 @@
-package syncserver
+package ravendoor
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // RavenDB's HTTP API, the subset its clients need for sessions and ids
@@ -17,17 +17,17 @@ import (
 // from the same counters as the websocket ops, so the doors never hand out
 // one twice; documents are the ones browsers replicate.
 
-// registerRavenDB adds the RavenDB routes to mux.
-func (s *Server) registerRavenDB(mux *http.ServeMux) {
+// register adds the door's routes to mux.
+func (s *door) register(mux *http.ServeMux) {
 	byName := func(r *http.Request) string { return r.URL.Query().Get("name") }
 	byPath := func(r *http.Request) string { return r.PathValue("db") }
-	h := func(dbOf func(*http.Request) string, fn func(http.ResponseWriter, *Request)) http.HandlerFunc {
-		return s.door("ravendb", dbOf, ravenError, fn)
+	h := func(dbOf func(*http.Request) string, fn func(http.ResponseWriter, *syncserver.Request)) http.HandlerFunc {
+		return s.Guard("ravendb", dbOf, ravenError, true, fn)
 	}
 	mux.HandleFunc("GET /topology", h(byName, s.ravenTopology))
 	mux.HandleFunc("GET /cluster/topology", h(func(*http.Request) string { return "default" }, s.ravenClusterTopology))
-	mux.HandleFunc("GET /databases/{db}/configuration/client", h(byPath, func(w http.ResponseWriter, r *Request) {
-		WriteJSON(w, http.StatusOK, map[string]any{"Etag": 0, "Configuration": nil})
+	mux.HandleFunc("GET /databases/{db}/configuration/client", h(byPath, func(w http.ResponseWriter, r *syncserver.Request) {
+		syncserver.WriteJSON(w, http.StatusOK, map[string]any{"Etag": 0, "Configuration": nil})
 	}))
 	mux.HandleFunc("GET /databases/{db}/hilo/next", h(byPath, s.ravenHiloNext))
 	mux.HandleFunc("PUT /databases/{db}/hilo/return", h(byPath, s.ravenHiloReturn))
@@ -39,7 +39,7 @@ func (s *Server) registerRavenDB(mux *http.ServeMux) {
 	mux.HandleFunc("PUT /databases/{db}/docs", h(byPath, s.ravenPutDoc))
 	mux.HandleFunc("DELETE /databases/{db}/docs", h(byPath, s.ravenDeleteDoc))
 	s.registerRavenQueries(mux, h)
-	mux.HandleFunc("/databases/{db}/", h(byPath, func(w http.ResponseWriter, r *Request) {
+	mux.HandleFunc("/databases/{db}/", h(byPath, func(w http.ResponseWriter, r *syncserver.Request) {
 		ravenError(w, errcode.UnknownPath, r.Method+" "+r.URL.Path+" is not served by hilodb's RavenDB API (see docs/http.md)")
 	}))
 }
@@ -74,34 +74,23 @@ func ravenError(w http.ResponseWriter, c errcode.Code, msg string) {
 		// answer, so it is 501, which the clients raise with this message.
 		status = http.StatusNotImplemented
 	}
-	WriteJSON(w, status, map[string]any{"Type": typ, "Message": msg, "Error": msg, "Code": c.Name, "Num": c.Num})
-}
-
-// WriteJSON writes v as a JSON body with status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"Message":"internal error"}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	syncserver.WriteJSON(w, status, map[string]any{"Type": typ, "Message": msg, "Error": msg, "Code": c.Name, "Num": c.Num})
 }
 
 // ravenFail writes err, giving internal failures a generic text.
-func (s *Server) ravenFail(w http.ResponseWriter, err error) {
-	var de *DocError
+func (s *door) ravenFail(w http.ResponseWriter, err error) {
+	var de *syncserver.DocError
 	if errors.As(err, &de) {
-		s.metrics.countError(de.Code.Name)
+		s.CountError(de.Code.Name)
 		ravenError(w, de.Code, de.Msg)
 		return
 	}
-	pe := s.asProtoError(err)
-	s.metrics.countError(pe.code)
-	ravenError(w, codeOf(pe.code), pe.msg)
+	c, msg := s.ErrorOf(err)
+	s.CountError(c.Name)
+	ravenError(w, c, msg)
 }
 
-func (s *Server) nodeURL(r *http.Request) string {
+func (s *door) nodeURL(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -109,19 +98,19 @@ func (s *Server) nodeURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-func (s *Server) ravenTopology(w http.ResponseWriter, r *Request) {
-	WriteJSON(w, http.StatusOK, map[string]any{
+func (s *door) ravenTopology(w http.ResponseWriter, r *syncserver.Request) {
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{
 		"Etag": 1,
 		"Nodes": []map[string]any{{
-			"Url": s.nodeURL(r.Request), "ClusterTag": s.cfg.ServerTag, "Database": r.DB, "ServerRole": "Member",
+			"Url": s.nodeURL(r.Request), "ClusterTag": s.Tag(), "Database": r.DB, "ServerRole": "Member",
 		}},
 	})
 }
 
-func (s *Server) ravenClusterTopology(w http.ResponseWriter, r *Request) {
-	url, tag := s.nodeURL(r.Request), s.cfg.ServerTag
+func (s *door) ravenClusterTopology(w http.ResponseWriter, r *syncserver.Request) {
+	url, tag := s.nodeURL(r.Request), s.Tag()
 	nodes := map[string]string{tag: url}
-	WriteJSON(w, http.StatusOK, map[string]any{
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{
 		"Topology": map[string]any{
 			"TopologyId": "hilodb-" + tag, "AllNodes": nodes, "Members": nodes,
 			"Promotables": map[string]string{}, "Watchers": map[string]string{}, "LastNodeId": tag, "Etag": 1,
@@ -146,15 +135,14 @@ const ravenLeaseNode = "http"
 // is served only with it.
 const ravenClientHeader = "Raven-Client-Version"
 
-func (s *Server) ravenHiloNext(w http.ResponseWriter, r *Request) {
+func (s *door) ravenHiloNext(w http.ResponseWriter, r *syncserver.Request) {
 	if r.Header.Get(ravenClientHeader) == "" {
-		s.ravenFail(w, &protoError{code: errcode.Forbidden.Name, num: errcode.Forbidden.Num,
-			msg: "hilo/next leases numbers, so it needs the " + ravenClientHeader + " header (RavenDB's clients send it; a cross-site request cannot)"})
+		s.ravenFail(w, syncserver.Refusal(errcode.Forbidden, "hilo/next leases numbers, so it needs the "+ravenClientHeader+" header (RavenDB's clients send it; a cross-site request cannot)"))
 		return
 	}
 	q := r.URL.Query()
 	tag := q.Get("tag")
-	if err := validTag(tag); err != nil {
+	if err := syncserver.CheckTag(tag); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
@@ -163,7 +151,7 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *Request) {
 		sep = "/"
 	}
 	if len(sep) != 1 || sep[0] < 0x21 || sep[0] > 0x7e || sep == "|" {
-		s.ravenFail(w, BadRequest("identityPartsSeparator must be one printable ASCII character other than | and space"))
+		s.ravenFail(w, syncserver.BadRequest("identityPartsSeparator must be one printable ASCII character other than | and space"))
 		return
 	}
 	if err := r.Touch(); err != nil {
@@ -174,74 +162,74 @@ func (s *Server) ravenHiloNext(w http.ResponseWriter, r *Request) {
 	lastMax, err2 := queryInt(q.Get("lastMax"))
 	at, err3 := ravenTime(q.Get("lastRangeAt"))
 	if err := errors.Join(err1, err2, err3); err != nil {
-		s.ravenFail(w, BadRequest("hilo/next: %v", err))
+		s.ravenFail(w, syncserver.BadRequest("hilo/next: %v", err))
 		return
 	}
-	rg, err := s.nextRange(r.Context(), r.DB, tag, ravenLeaseNode, lastLease{size: lastSize, max: lastMax, at: at})
+	rg, err := s.NextRange(r.Context(), r.DB, tag, ravenLeaseNode, syncserver.LastLease{Size: lastSize, Max: lastMax, At: at})
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{
 		"Prefix": tag + sep, "Low": rg.Low, "High": rg.High, "LastSize": rg.Size,
-		"ServerTag": s.cfg.ServerTag, "LastRangeAt": rg.At.Format("2006-01-02T15:04:05.0000000Z"),
+		"ServerTag": s.Tag(), "LastRangeAt": rg.At.Format("2006-01-02T15:04:05.0000000Z"),
 	})
 }
 
-func (s *Server) ravenHiloReturn(w http.ResponseWriter, r *Request) {
+func (s *door) ravenHiloReturn(w http.ResponseWriter, r *syncserver.Request) {
 	q := r.URL.Query()
 	tag := q.Get("tag")
-	if err := validTag(tag); err != nil {
+	if err := syncserver.CheckTag(tag); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
 	end, err1 := queryInt(q.Get("end"))
 	last, err2 := queryInt(q.Get("last"))
 	if err := errors.Join(err1, err2); err != nil {
-		s.ravenFail(w, BadRequest("hilo/return: %v", err))
+		s.ravenFail(w, syncserver.BadRequest("hilo/return: %v", err))
 		return
 	}
 	if end < 1 || last < 0 || last > end {
-		s.ravenFail(w, BadRequest("hilo/return: need 0 <= last <= end and end >= 1"))
+		s.ravenFail(w, syncserver.BadRequest("hilo/return: need 0 <= last <= end and end >= 1"))
 		return
 	}
 	// Checked, answered as RavenDB does, and ignored: see ravenLeaseNode.
-	s.metrics.countError("hilo_return_ignored")
+	s.CountError("hilo_return_ignored")
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) ravenIdentityNext(w http.ResponseWriter, r *Request) {
+func (s *door) ravenIdentityNext(w http.ResponseWriter, r *syncserver.Request) {
 	name := strings.TrimSuffix(r.URL.Query().Get("name"), "|")
-	if err := validTag(name); err != nil {
+	if err := syncserver.CheckTag(name); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	v, err := s.nextIdentity(r.Context(), r.DB, name)
+	v, err := s.NextIdentity(r.Context(), r.DB, name)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"NewIdentityValue": v})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"NewIdentityValue": v})
 }
 
-func (s *Server) ravenIdentitySeed(w http.ResponseWriter, r *Request) {
+func (s *door) ravenIdentitySeed(w http.ResponseWriter, r *syncserver.Request) {
 	q := r.URL.Query()
 	name := strings.TrimSuffix(q.Get("name"), "|")
-	if err := validTag(name); err != nil {
+	if err := syncserver.CheckTag(name); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
 	value, err := queryInt(q.Get("value"))
 	if err != nil {
-		s.ravenFail(w, BadRequest("identity/seed: %v", err))
+		s.ravenFail(w, syncserver.BadRequest("identity/seed: %v", err))
 		return
 	}
-	v, err := s.seedIdentity(r.Context(), r.DB, name, value, q.Get("force") == "true")
+	v, err := s.SeedIdentity(r.Context(), r.DB, name, value, q.Get("force") == "true")
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"NewSeedValue": v})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"NewSeedValue": v})
 }
 
 func queryInt(v string) (int64, error) {
@@ -262,5 +250,5 @@ func ravenTime(v string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, errors.New("lastRangeAt: want an ISO 8601 date, got " + quote(truncate(v, 64)))
+	return time.Time{}, errors.New("lastRangeAt: want an ISO 8601 date, got " + syncserver.Quote(syncserver.Truncate(v, 64)))
 }

@@ -1,7 +1,6 @@
-package syncserver
+package ravendoor
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/syncserver"
 	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
@@ -39,7 +38,7 @@ func ravenHiloChangeVector(max int64) string { return "HILO:" + strconv.FormatIn
 
 // ravenReadDocs is ReadDocs with the Raven/Hilo documents rendered from
 // the HiLo state (nil for a tag that never leased).
-func (s *Server) ravenReadDocs(db string, ids []string) ([]*StoredDoc, error) {
+func (s *door) ravenReadDocs(db string, ids []string) ([]*syncserver.StoredDoc, error) {
 	docs, err := s.ReadDocs(db, ids)
 	if err != nil {
 		return nil, err
@@ -50,23 +49,16 @@ func (s *Server) ravenReadDocs(db string, ids []string) ([]*StoredDoc, error) {
 			continue
 		}
 		docs[i] = nil
-		var st storage.HiloDoc
-		var found bool
-		err := s.store.View(func(tx storage.Tx) error {
-			var err error
-			found, err = storage.GetJSON(tx, storage.HiloKey(db, tag), &st)
-			return err
-		})
+		hiMax, meta, found, err := s.HiloState(db, tag)
 		if err != nil {
 			return nil, err
 		}
 		if found {
-			meta := json.RawMessage(`{"@collection":"@hilo"}`)
-			if len(st.Meta) > 0 {
-				meta = st.Meta
+			if len(meta) == 0 {
+				meta = json.RawMessage(`{"@collection":"@hilo"}`)
 			}
-			b, _ := json.Marshal(map[string]any{"Max": st.Max, "@metadata": meta})
-			docs[i] = &StoredDoc{Rev: ravenHiloChangeVector(st.Max), Doc: b}
+			b, _ := json.Marshal(map[string]any{"Max": hiMax, "@metadata": meta})
+			docs[i] = &syncserver.StoredDoc{Rev: ravenHiloChangeVector(hiMax), Doc: b}
 		}
 	}
 	return docs, nil
@@ -93,7 +85,7 @@ func ravenHiloWrites(cmds []ravenCommand) (hilo []ravenHiloCommand, ok bool, err
 			continue
 		}
 		if len(hilo) != i {
-			return nil, false, BadRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
+			return nil, false, syncserver.BadRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
 		}
 		hc, err := parseHiloCommand(*c.ID, tag, c.Type, c.Document)
 		if err != nil {
@@ -105,13 +97,13 @@ func ravenHiloWrites(cmds []ravenCommand) (hilo []ravenHiloCommand, ok bool, err
 		return nil, false, nil
 	}
 	if len(hilo) != len(cmds) {
-		return nil, false, BadRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
+		return nil, false, syncserver.BadRequest("bulk_docs: store a Raven/Hilo document in a batch of its own: it is the server's HiLo state, not a document")
 	}
 	return hilo, true, nil
 }
 
 func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloCommand, error) {
-	if err := validTag(tag); err != nil {
+	if err := syncserver.CheckTag(tag); err != nil {
 		return ravenHiloCommand{}, err
 	}
 	hc := ravenHiloCommand{id: id, tag: tag}
@@ -121,16 +113,16 @@ func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloComman
 		return hc, nil
 	case "PUT":
 	default:
-		return hc, BadRequest("bulk_docs: type %s is not served (PUT and DELETE are)", quote(truncate(typ, 40)))
+		return hc, syncserver.BadRequest("bulk_docs: type %s is not served (PUT and DELETE are)", syncserver.Quote(syncserver.Truncate(typ, 40)))
 	}
 	m := gjson.GetBytes(doc, "Max")
 	if !gjson.ValidBytes(doc) || m.Type != gjson.Number || m.Num < 0 || m.Num > storage.MaxSafeNumber || m.Num != float64(int64(m.Num)) {
-		return hc, BadRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", quote(truncate(id, 100)), int64(storage.MaxSafeNumber))
+		return hc, syncserver.BadRequest("%s: a HiLo document holds Max, a whole number from 0 to %d", syncserver.Quote(syncserver.Truncate(id, 100)), int64(storage.MaxSafeNumber))
 	}
 	hc.max = int64(m.Num)
 	if md := gjson.GetBytes(doc, `\@metadata`); md.IsObject() {
 		if len(md.Raw) > 4096 {
-			return hc, BadRequest("%s: @metadata of a HiLo document is at most 4096 bytes", quote(truncate(id, 100)))
+			return hc, syncserver.BadRequest("%s: @metadata of a HiLo document is at most 4096 bytes", syncserver.Quote(syncserver.Truncate(id, 100)))
 		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal([]byte(md.Raw), &m) == nil {
@@ -143,42 +135,15 @@ func parseHiloCommand(id, tag, typ string, doc json.RawMessage) (ravenHiloComman
 	return hc, nil
 }
 
-// raiseHilo raises the state of tag to max (kept when it is higher) and
-// returns the state's Max. Leases made before it are no longer the latest,
-// so no return reaches below it.
-func (s *Server) raiseHilo(ctx context.Context, db, tag string, want int64, meta json.RawMessage) (int64, error) {
-	// Like a seed, a raise can use a tag's numbers up: an admin's act.
-	if err := NeedRole(ctx, auth.Admin, "storing a HiLo state (Raven/Hilo)"); err != nil {
-		return 0, err
-	}
-	var out int64
-	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		var st storage.HiloDoc
-		if _, err := storage.GetJSON(tx, storage.HiloKey(db, tag), &st); err != nil {
-			return err
-		}
-		out = max(st.Max, want)
-		if meta == nil {
-			meta = st.Meta
-		}
-		if out == st.Max {
-			st.Meta = meta // the same numbers: a return may still come back
-			return storage.SetJSON(tx, storage.HiloKey(db, tag), st)
-		}
-		return storage.SetJSON(tx, storage.HiloKey(db, tag), storage.HiloDoc{Max: out, Top: max(st.Highest(), out), Meta: meta})
-	})
-	return out, err
-}
-
 // ravenHiloBatch runs a batch of Raven/Hilo writes.
-func (s *Server) ravenHiloBatch(w http.ResponseWriter, r *Request, cmds []ravenHiloCommand) {
+func (s *door) ravenHiloBatch(w http.ResponseWriter, r *syncserver.Request, cmds []ravenHiloCommand) {
 	out := make([]map[string]any, len(cmds))
 	for i, c := range cmds {
 		if c.delete {
-			s.ravenFail(w, BadRequest("%s cannot be deleted: it is the HiLo state of %s, and ids must never repeat", quote(truncate(c.id, 100)), quote(c.tag)))
+			s.ravenFail(w, syncserver.BadRequest("%s cannot be deleted: it is the HiLo state of %s, and ids must never repeat", syncserver.Quote(syncserver.Truncate(c.id, 100)), syncserver.Quote(c.tag)))
 			return
 		}
-		got, err := s.raiseHilo(r.Context(), r.DB, c.tag, c.max, c.meta)
+		got, err := s.RaiseHilo(r.Context(), r.DB, c.tag, c.max, c.meta)
 		if err != nil {
 			s.ravenFail(w, err)
 			return
@@ -186,20 +151,20 @@ func (s *Server) ravenHiloBatch(w http.ResponseWriter, r *Request, cmds []ravenH
 		out[i] = map[string]any{"Type": "PUT", "@id": c.id, "@change-vector": ravenHiloChangeVector(got),
 			"@collection": "@hilo", "@last-modified": time.Now().UTC().Format(time.RFC3339Nano)}
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"Results": out})
+	syncserver.WriteJSON(w, http.StatusCreated, map[string]any{"Results": out})
 }
 
 // ravenHiloPut is PUT /docs?id=Raven/Hilo/{tag}.
-func (s *Server) ravenHiloPut(w http.ResponseWriter, r *Request, id, tag string) {
+func (s *door) ravenHiloPut(w http.ResponseWriter, r *syncserver.Request, id, tag string) {
 	c, err := parseHiloCommand(id, tag, "PUT", r.Data)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	got, err := s.raiseHilo(r.Context(), r.DB, c.tag, c.max, c.meta)
+	got, err := s.RaiseHilo(r.Context(), r.DB, c.tag, c.max, c.meta)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"Id": id, "ChangeVector": ravenHiloChangeVector(got)})
+	syncserver.WriteJSON(w, http.StatusCreated, map[string]any{"Id": id, "ChangeVector": ravenHiloChangeVector(got)})
 }

@@ -1,4 +1,4 @@
-package syncserver
+package ravendoor
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hilodb/hilodb/core/query"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // ravenStartsWith answers GET /docs?startsWith= (loadStartingWith, and its
@@ -15,7 +16,7 @@ import (
 // filtered by matches and exclude (RavenDB's wildcards, '*' and '?', on
 // the rest of the id after the prefix, several separated by '|', without
 // case), after startAfter, paged by start and pageSize (25 when absent).
-func (s *Server) ravenStartsWith(w http.ResponseWriter, r *Request) {
+func (s *door) ravenStartsWith(w http.ResponseWriter, r *syncserver.Request) {
 	if err := onlyParams(r.Request, "docs", "startsWith", "matches", "exclude", "start", "pageSize", "startAfter", "metadataOnly"); err != nil {
 		s.ravenFail(w, err)
 		return
@@ -25,7 +26,7 @@ func (s *Server) ravenStartsWith(w http.ResponseWriter, r *Request) {
 	start, err1 := pageParam(q.Get("start"), 0, query.MaxSkip)
 	size, err2 := pageParam(q.Get("pageSize"), 25, 1<<31-1)
 	if err1 != nil || err2 != nil {
-		s.ravenFail(w, BadRequest("docs: start and pageSize take whole numbers"))
+		s.ravenFail(w, syncserver.BadRequest("docs: start and pageSize take whole numbers"))
 		return
 	}
 	var conds []any
@@ -61,9 +62,9 @@ func (s *Server) ravenStartsWith(w http.ResponseWriter, r *Request) {
 			Rev string `json:"_rev"`
 		}
 		_ = json.Unmarshal(d, &rec)
-		out[i] = ravenDoc(rec.ID, &StoredDoc{Rev: rec.Rev, Doc: d}, metaOnly)
+		out[i] = ravenDoc(rec.ID, &syncserver.StoredDoc{Rev: rec.Rev, Doc: d}, metaOnly)
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": map[string]any{}})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": map[string]any{}})
 }
 
 func pageParam(v string, def, max int) (int, error) {

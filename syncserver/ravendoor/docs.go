@@ -1,4 +1,4 @@
-package syncserver
+package ravendoor
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // RavenDB's document routes: bulk_docs batches (PUT and DELETE, server-side
@@ -25,7 +26,7 @@ type ravenCommand struct {
 	Document     json.RawMessage `json:"Document"`
 }
 
-func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
+func (s *door) ravenBatch(w http.ResponseWriter, r *syncserver.Request) {
 	var req struct {
 		Commands        []ravenCommand `json:"Commands"`
 		TransactionMode string         `json:"TransactionMode"`
@@ -37,11 +38,11 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
 		return
 	}
 	if err := json.Unmarshal(r.Data, &req); err != nil {
-		s.ravenFail(w, BadRequest("bulk_docs: malformed body: %v", err))
+		s.ravenFail(w, syncserver.BadRequest("bulk_docs: malformed body: %v", err))
 		return
 	}
 	if req.TransactionMode != "" && req.TransactionMode != "SingleNode" {
-		s.ravenFail(w, BadRequest("bulk_docs: TransactionMode %s is not served (cluster-wide transactions are not; SingleNode is)", quote(truncate(req.TransactionMode, 40))))
+		s.ravenFail(w, syncserver.BadRequest("bulk_docs: TransactionMode %s is not served (cluster-wide transactions are not; SingleNode is)", syncserver.Quote(syncserver.Truncate(req.TransactionMode, 40))))
 		return
 	}
 	if err := onlyParams(r.Request, "bulk_docs"); err != nil {
@@ -57,7 +58,7 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
 		return
 	}
 	if len(req.Commands) == 0 {
-		WriteJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
+		syncserver.WriteJSON(w, http.StatusCreated, map[string]any{"Results": []any{}})
 		return
 	}
 	// The size first: nothing is looked at, no number used, for a batch
@@ -66,7 +67,7 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
 		s.ravenFail(w, err)
 		return
 	}
-	ws := make([]DocWrite, len(req.Commands))
+	ws := make([]syncserver.DocWrite, len(req.Commands))
 	for i, c := range req.Commands {
 		id := ""
 		if c.ID != nil {
@@ -75,7 +76,7 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
 		switch c.Type {
 		case "PUT":
 			if len(c.Document) == 0 || c.Document[0] != '{' {
-				s.ravenFail(w, BadRequest("bulk_docs: command %d: PUT needs a Document object", i))
+				s.ravenFail(w, syncserver.BadRequest("bulk_docs: command %d: PUT needs a Document object", i))
 				return
 			}
 			wr, err := ravenPutWrite(id, c.ChangeVector, c.Document)
@@ -85,9 +86,9 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
 			}
 			ws[i] = wr
 		case "DELETE":
-			ws[i] = DocWrite{ID: id, Make: ravenDelete(id, c.ChangeVector)}
+			ws[i] = syncserver.DocWrite{ID: id, Make: ravenDelete(id, c.ChangeVector)}
 		default:
-			s.ravenFail(w, BadRequest("bulk_docs: command %d: type %s is not served (PUT and DELETE are)", i, quote(truncate(c.Type, 40))))
+			s.ravenFail(w, syncserver.BadRequest("bulk_docs: command %d: type %s is not served (PUT and DELETE are)", i, syncserver.Quote(syncserver.Truncate(c.Type, 40))))
 			return
 		}
 	}
@@ -114,31 +115,31 @@ func (s *Server) ravenBatch(w http.ResponseWriter, r *Request) {
 		}
 		out[i] = m
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"Results": out})
+	syncserver.WriteJSON(w, http.StatusCreated, map[string]any{"Results": out})
 }
 
 // ravenPutWrite is a PUT of doc as id; an id the server makes ("" → a
 // UUID, "prefix|" and "prefix/", see mint.go) is made in the write.
-func ravenPutWrite(id string, cv *string, doc json.RawMessage) (DocWrite, error) {
+func ravenPutWrite(id string, cv *string, doc json.RawMessage) (syncserver.DocWrite, error) {
 	if id == "" {
 		id = core.NewUUID()
 	}
-	mint, err := mintable(id)
+	mint, err := syncserver.Mintable(id)
 	if err != nil {
-		return DocWrite{}, err
+		return syncserver.DocWrite{}, err
 	}
 	if mint {
-		return DocWrite{ID: id, Mint: id, Build: func(full string) func(*StoredDoc) (json.RawMessage, bool, error) {
+		return syncserver.DocWrite{ID: id, Mint: id, Build: func(full string) func(*syncserver.StoredDoc) (json.RawMessage, bool, error) {
 			return ravenPut(full, cv, doc)
 		}}, nil
 	}
-	return DocWrite{ID: id, Make: ravenPut(id, cv, doc)}, nil
+	return syncserver.DocWrite{ID: id, Make: ravenPut(id, cv, doc)}, nil
 }
 
 // ravenPut makes a PUT of doc as id: a non-null change vector is a
 // precondition ("" = the document must not exist).
-func ravenPut(id string, cv *string, doc json.RawMessage) func(*StoredDoc) (json.RawMessage, bool, error) {
-	return func(cur *StoredDoc) (json.RawMessage, bool, error) {
+func ravenPut(id string, cv *string, doc json.RawMessage) func(*syncserver.StoredDoc) (json.RawMessage, bool, error) {
+	return func(cur *syncserver.StoredDoc) (json.RawMessage, bool, error) {
 		if err := ravenPrecondition(id, cv, cur); err != nil {
 			return nil, false, err
 		}
@@ -149,11 +150,11 @@ func ravenPut(id string, cv *string, doc json.RawMessage) func(*StoredDoc) (json
 // ravenDelete deletes a document; as in RavenDB, deleting one that does not
 // exist is no error (the result says Deleted: false) unless a change vector
 // expected it.
-func ravenDelete(id string, cv *string) func(*StoredDoc) (json.RawMessage, bool, error) {
-	return func(cur *StoredDoc) (json.RawMessage, bool, error) {
+func ravenDelete(id string, cv *string) func(*syncserver.StoredDoc) (json.RawMessage, bool, error) {
+	return func(cur *syncserver.StoredDoc) (json.RawMessage, bool, error) {
 		if cur == nil {
 			if cv != nil && *cv != "" {
-				return nil, false, &DocError{Code: errcode.Conflict, Msg: "conflict: the document does not exist"}
+				return nil, false, &syncserver.DocError{Code: errcode.Conflict, Msg: "conflict: the document does not exist"}
 			}
 			return nil, false, nil // nothing to delete
 		}
@@ -164,16 +165,16 @@ func ravenDelete(id string, cv *string) func(*StoredDoc) (json.RawMessage, bool,
 	}
 }
 
-func ravenPrecondition(id string, cv *string, cur *StoredDoc) error {
+func ravenPrecondition(id string, cv *string, cur *syncserver.StoredDoc) error {
 	switch {
 	case cv == nil:
 		return nil
 	case *cv == "" && cur != nil:
-		return &DocError{Code: errcode.Conflict, Msg: "conflict: document " + quote(id) + " exists, and the write expected none", Rev: cur.Rev}
+		return &syncserver.DocError{Code: errcode.Conflict, Msg: "conflict: document " + syncserver.Quote(id) + " exists, and the write expected none", Rev: cur.Rev}
 	case *cv != "" && cur == nil:
-		return &DocError{Code: errcode.Conflict, Msg: "conflict: document " + quote(id) + " does not exist; expected change vector " + quote(*cv)}
+		return &syncserver.DocError{Code: errcode.Conflict, Msg: "conflict: document " + syncserver.Quote(id) + " does not exist; expected change vector " + syncserver.Quote(*cv)}
 	case *cv != "" && cur.Rev != *cv:
-		return &DocError{Code: errcode.Conflict, Msg: "conflict: document " + quote(id) + " has change vector " + quote(cur.Rev) + ", the write expected " + quote(*cv), Rev: cur.Rev}
+		return &syncserver.DocError{Code: errcode.Conflict, Msg: "conflict: document " + syncserver.Quote(id) + " has change vector " + syncserver.Quote(cur.Rev) + ", the write expected " + syncserver.Quote(*cv), Rev: cur.Rev}
 	}
 	return nil
 }
@@ -181,14 +182,14 @@ func ravenPrecondition(id string, cv *string, cur *StoredDoc) error {
 // ravenStored turns a RavenDB document into the stored form: its members,
 // _key from the id, and @metadata without the members the server makes.
 func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) {
-	if name, ok := RepeatedMember(doc); ok {
-		return nil, false, &DocError{Code: errcode.BadDocument, Msg: "document has the member " + quote(truncate(name, 100)) + " more than once"}
+	if name, ok := syncserver.RepeatedMember(doc); ok {
+		return nil, false, &syncserver.DocError{Code: errcode.BadDocument, Msg: "document has the member " + syncserver.Quote(syncserver.Truncate(name, 100)) + " more than once"}
 	}
 	var m map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
-		return nil, false, &DocError{Code: errcode.BadDocument, Msg: "document must be a JSON object: " + err.Error()}
+		return nil, false, &syncserver.DocError{Code: errcode.BadDocument, Msg: "document must be a JSON object: " + err.Error()}
 	}
 	if meta, ok := m["@metadata"]; ok {
 		var md map[string]json.RawMessage
@@ -201,7 +202,7 @@ func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) 
 	}
 	delete(m, "_id")
 	delete(m, "_rev")
-	m["_key"], _ = json.Marshal(idKey(id))
+	m["_key"], _ = json.Marshal(syncserver.IDKey(id))
 	b, err := json.Marshal(m)
 	return b, false, err
 }
@@ -209,7 +210,7 @@ func ravenStored(id string, doc json.RawMessage) (json.RawMessage, bool, error) 
 // ravenDoc renders a stored document for RavenDB's clients: _id, _key and
 // _rev move into @metadata as @id and @change-vector. With metaOnly, only
 // @metadata is left.
-func ravenDoc(id string, d *StoredDoc, metaOnly bool) json.RawMessage {
+func ravenDoc(id string, d *syncserver.StoredDoc, metaOnly bool) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(d.Doc, &m); err != nil {
 		return nil
@@ -243,7 +244,7 @@ func metadataField(doc json.RawMessage, name string) string {
 	return v
 }
 
-func (s *Server) ravenGetDocs(w http.ResponseWriter, r *Request) {
+func (s *door) ravenGetDocs(w http.ResponseWriter, r *syncserver.Request) {
 	if r.URL.Query().Has("startsWith") {
 		s.ravenStartsWith(w, r)
 		return
@@ -259,20 +260,20 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *Request) {
 			Ids []string `json:"Ids"`
 		}
 		if err := json.Unmarshal(r.Data, &body); err != nil {
-			s.ravenFail(w, BadRequest("docs: malformed body: %v", err))
+			s.ravenFail(w, syncserver.BadRequest("docs: malformed body: %v", err))
 			return
 		}
 		ids = append(ids, body.Ids...)
 	}
 	if len(ids) == 0 {
-		s.ravenFail(w, BadRequest("docs: listing documents without ids is not served; pass id="))
+		s.ravenFail(w, syncserver.BadRequest("docs: listing documents without ids is not served; pass id="))
 		return
 	}
 	if err := s.CheckBatch(len(ids)); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	if err := DistinctIDs(ids); err != nil {
+	if err := syncserver.DistinctIDs(ids); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
@@ -308,7 +309,7 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *Request) {
 		return
 	}
 	// Measured before anything is rendered, as the websocket's get does.
-	if err := s.CheckReply(StoredSize(ids, docs)+StoredSize(incIDs, incDocs), len(ids)+len(incIDs)); err != nil {
+	if err := s.CheckReply(syncserver.StoredSize(ids, docs)+syncserver.StoredSize(incIDs, incDocs), len(ids)+len(incIDs)); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
@@ -327,14 +328,14 @@ func (s *Server) ravenGetDocs(w http.ResponseWriter, r *Request) {
 			includes[incIDs[i]] = ravenDoc(incIDs[i], d, false)
 		}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": includes})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"Results": out, "Includes": includes})
 }
 
 // ravenIncludes reads the documents that paths (RavenDB's include paths:
 // members, dotted for nested ones, holding an id or an array of ids) of
 // docs name, other than those asked for, each once. A missing one is nil,
 // answered null as RavenDB does.
-func (s *Server) ravenIncludes(db string, docs []*StoredDoc, paths, asked []string) ([]string, []*StoredDoc, error) {
+func (s *door) ravenIncludes(db string, docs []*syncserver.StoredDoc, paths, asked []string) ([]string, []*syncserver.StoredDoc, error) {
 	if len(paths) == 0 {
 		return nil, nil, nil
 	}
@@ -411,20 +412,20 @@ func onlyParams(r *http.Request, route string, known ...string) error {
 			}
 		}
 		if !ok {
-			return BadRequest("%s: the parameter %s is not served (see docs/http.md)", route, quote(truncate(k, 40)))
+			return syncserver.BadRequest("%s: the parameter %s is not served (see docs/http.md)", route, syncserver.Quote(syncserver.Truncate(k, 40)))
 		}
 	}
 	return nil
 }
 
-func (s *Server) ravenPutDoc(w http.ResponseWriter, r *Request) {
+func (s *door) ravenPutDoc(w http.ResponseWriter, r *syncserver.Request) {
 	if err := onlyParams(r.Request, "docs", "id"); err != nil {
 		s.ravenFail(w, err)
 		return
 	}
 	id := r.URL.Query().Get("id")
 	if len(r.Data) == 0 || r.Data[0] != '{' {
-		s.ravenFail(w, BadRequest("docs: PUT needs a JSON object"))
+		s.ravenFail(w, syncserver.BadRequest("docs: PUT needs a JSON object"))
 		return
 	}
 	var cv *string
@@ -441,7 +442,7 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *Request) {
 		s.ravenFail(w, err)
 		return
 	}
-	res, err := s.WriteDocs(r.Context(), r.DB, []DocWrite{wr}, true)
+	res, err := s.WriteDocs(r.Context(), r.DB, []syncserver.DocWrite{wr}, true)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -450,10 +451,10 @@ func (s *Server) ravenPutDoc(w http.ResponseWriter, r *Request) {
 		s.ravenFail(w, res[0].Err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"Id": res[0].ID, "ChangeVector": res[0].Rev})
+	syncserver.WriteJSON(w, http.StatusCreated, map[string]any{"Id": res[0].ID, "ChangeVector": res[0].Rev})
 }
 
-func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *Request) {
+func (s *door) ravenDeleteDoc(w http.ResponseWriter, r *syncserver.Request) {
 	if err := onlyParams(r.Request, "docs", "id"); err != nil {
 		s.ravenFail(w, err)
 		return
@@ -464,7 +465,7 @@ func (s *Server) ravenDeleteDoc(w http.ResponseWriter, r *Request) {
 		v = strings.Trim(v, `"`)
 		cv = &v
 	}
-	res, err := s.WriteDocs(r.Context(), r.DB, []DocWrite{{ID: id, Make: ravenDelete(id, cv)}}, true)
+	res, err := s.WriteDocs(r.Context(), r.DB, []syncserver.DocWrite{{ID: id, Make: ravenDelete(id, cv)}}, true)
 	if err != nil {
 		s.ravenFail(w, err)
 		return

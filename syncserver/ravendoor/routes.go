@@ -1,4 +1,4 @@
-package syncserver
+package ravendoor
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/hilodb/hilodb/errcode"
-	"github.com/hilodb/hilodb/syncserver/storage"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // The RavenDB routes beside documents and ids: queries, multi_get (lazy
@@ -17,7 +17,7 @@ import (
 // answer in RavenDB's error shape, never with a plain-text 404.
 
 // registerRavenQueries adds the routes of this file to mux.
-func (s *Server) registerRavenQueries(mux *http.ServeMux, h func(func(*http.Request) string, func(http.ResponseWriter, *Request)) http.HandlerFunc) {
+func (s *door) registerRavenQueries(mux *http.ServeMux, h func(func(*http.Request) string, func(http.ResponseWriter, *syncserver.Request)) http.HandlerFunc) {
 	byPath := func(r *http.Request) string { return r.PathValue("db") }
 	mux.HandleFunc("POST /databases/{db}/queries", h(byPath, s.ravenQueries))
 	mux.HandleFunc("GET /databases/{db}/queries", h(byPath, s.ravenQueries))
@@ -26,17 +26,16 @@ func (s *Server) registerRavenQueries(mux *http.ServeMux, h func(func(*http.Requ
 	mux.HandleFunc("GET /databases/{db}/collections/stats", h(byPath, s.ravenCollectionStats))
 	for _, p := range ravenNotServed {
 		msg := p.what + " is not served by hilodb's RavenDB API (dynamic collection queries and documents are; see docs/http.md)"
-		mux.HandleFunc("/databases/{db}/"+p.route, h(byPath, func(w http.ResponseWriter, r *Request) {
+		mux.HandleFunc("/databases/{db}/"+p.route, h(byPath, func(w http.ResponseWriter, r *syncserver.Request) {
 			ravenError(w, errcode.UnknownPath, msg)
 		}))
 	}
 	// Server-level routes: database management, the studio, operations.
 	// They are not served, and say so as RavenDB's errors do.
 	server := func(w http.ResponseWriter, r *http.Request) {
-		s.metrics.requests.Add(1)
-		s.metrics.countDoor("ravendb")
-		s.metrics.countError(errcode.UnknownPath.Name)
-		ravenError(w, errcode.UnknownPath, r.Method+" "+truncate(r.URL.Path, 200)+" is a RavenDB server-level route, not served by hilodb: databases are made on first use (see docs/http.md)")
+		s.CountRequest("ravendb")
+		s.CountError(errcode.UnknownPath.Name)
+		ravenError(w, errcode.UnknownPath, r.Method+" "+syncserver.Truncate(r.URL.Path, 200)+" is a RavenDB server-level route, not served by hilodb: databases are made on first use (see docs/http.md)")
 	}
 	for _, p := range []string{"/databases", "/admin/", "/build/", "/info/", "/monitoring/", "/operations/", "/server/",
 		"/setup/", "/studio/", "/studio-auth", "/certificates/", "/license/", "/debug/", "/rachis/", "/periodic-backup/", "/cluster/", "/eula/"} {
@@ -68,55 +67,35 @@ var ravenNotServed = []struct{ route, what string }{
 
 // ravenIdentities answers GetIdentitiesOperation: each identity of the
 // database with its value, named as RavenDB names them ("users|").
-func (s *Server) ravenIdentities(w http.ResponseWriter, r *Request) {
-	out := map[string]int64{}
-	prefix := storage.IdentPrefix + r.DB + "/"
-	err := s.store.View(func(tx storage.Tx) error {
-		return tx.AscendRange("", prefix, prefix+"\xff", func(key, val string) bool {
-			v, _ := storage.CounterValue(key, val)
-			out[key[len(prefix):]+"|"] = v
-			return len(out) < 100_000
-		})
-	})
+func (s *door) ravenIdentities(w http.ResponseWriter, r *syncserver.Request) {
+	ids, err := s.Identities(r.DB, 100_000)
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, out)
+	out := make(map[string]int64, len(ids))
+	for name, v := range ids {
+		out[name+"|"] = v
+	}
+	syncserver.WriteJSON(w, http.StatusOK, out)
 }
 
 // ravenCollectionStats answers GetCollectionStatisticsOperation: the live
 // documents of each collection, by the rule queries use
 // (ravenCollectionOf). It reads every document of the database.
-func (s *Server) ravenCollectionStats(w http.ResponseWriter, r *Request) {
+func (s *door) ravenCollectionStats(w http.ResponseWriter, r *syncserver.Request) {
 	counts := map[string]int{}
 	total := 0
-	prefix := storage.DocKey(r.DB, "")
-	err := s.store.View(func(tx storage.Tx) error {
-		var bad error
-		err := tx.AscendRange("", prefix, prefix+"\xff", func(k, v string) bool {
-			rec, err := storage.DecodeStored(k, v)
-			if err != nil {
-				bad = err
-				return false
-			}
-			if rec.Deleted || len(rec.Doc) == 0 {
-				return true
-			}
-			total++
-			counts[ravenCollectionOf(rec.Doc)]++
-			return total < serverScanLimit
-		})
-		if err == nil {
-			err = bad
-		}
-		return err
+	err := s.ScanDocs(r.DB, "", func(_ string, doc json.RawMessage) bool {
+		total++
+		counts[ravenCollectionOf(doc)]++
+		return total < syncserver.ScanLimit
 	})
 	if err != nil {
 		s.ravenFail(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"CountOfDocuments": total, "CountOfConflicts": 0, "Collections": counts})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"CountOfDocuments": total, "CountOfConflicts": 0, "Collections": counts})
 }
 
 // maxMultiGet bounds the requests of one multi_get.
@@ -125,7 +104,7 @@ const maxMultiGet = 256
 // ravenMultiGet answers a session's lazy operations: each request is run
 // as its own route of this database (documents, queries, startsWith), and
 // the answers come back together, bounded as one reply.
-func (s *Server) ravenMultiGet(w http.ResponseWriter, r *Request) {
+func (s *door) ravenMultiGet(w http.ResponseWriter, r *syncserver.Request) {
 	var req struct {
 		Requests []struct {
 			URL     string            `json:"Url"`
@@ -136,11 +115,11 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *Request) {
 		} `json:"Requests"`
 	}
 	if err := json.Unmarshal(r.Data, &req); err != nil {
-		s.ravenFail(w, BadRequest("multi_get: malformed body: %v", err))
+		s.ravenFail(w, syncserver.BadRequest("multi_get: malformed body: %v", err))
 		return
 	}
 	if len(req.Requests) > maxMultiGet {
-		s.ravenFail(w, BadRequest("multi_get: at most %d requests, got %d", maxMultiGet, len(req.Requests)))
+		s.ravenFail(w, syncserver.BadRequest("multi_get: at most %d requests, got %d", maxMultiGet, len(req.Requests)))
 		return
 	}
 	base := "/databases/" + r.DB
@@ -157,14 +136,14 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *Request) {
 		if method == "" {
 			method = http.MethodGet
 		}
-		var fn func(http.ResponseWriter, *Request)
+		var fn func(http.ResponseWriter, *syncserver.Request)
 		switch {
 		case ok && route == "/docs" && method == http.MethodGet:
 			fn = s.ravenGetDocs
 		case ok && route == "/queries" && (method == http.MethodPost || method == http.MethodGet):
 			fn = s.ravenQueries
 		default:
-			s.ravenFail(w, BadRequest("multi_get: request %d: %s %s is not served in a multi_get (documents and queries of this database are)", i, quote(truncate(method, 10)), quote(truncate(g.URL, 100))))
+			s.ravenFail(w, syncserver.BadRequest("multi_get: request %d: %s %s is not served in a multi_get (documents and queries of this database are)", i, syncserver.Quote(syncserver.Truncate(method, 10)), syncserver.Quote(syncserver.Truncate(g.URL, 100))))
 			return
 		}
 		body := []byte(g.Content)
@@ -177,12 +156,12 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *Request) {
 		}
 		u, err := url.Parse(g.URL + g.Query)
 		if err != nil {
-			s.ravenFail(w, BadRequest("multi_get: request %d: bad Url or Query", i))
+			s.ravenFail(w, syncserver.BadRequest("multi_get: request %d: bad Url or Query", i))
 			return
 		}
 		sub, err := http.NewRequestWithContext(r.Context(), method, u.String(), bytes.NewReader(body))
 		if err != nil {
-			s.ravenFail(w, BadRequest("multi_get: request %d: %v", i, err))
+			s.ravenFail(w, syncserver.BadRequest("multi_get: request %d: %v", i, err))
 			return
 		}
 		for k, v := range g.Headers {
@@ -190,16 +169,15 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *Request) {
 		}
 		sub.Header.Set(ravenClientHeader, r.Header.Get(ravenClientHeader))
 		rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
-		fn(rec, &Request{Request: sub, DB: r.DB, Data: body})
+		fn(rec, &syncserver.Request{Request: sub, DB: r.DB, Data: body})
 		if route == "/docs" && rec.status == http.StatusNotFound && rec.body.Len() == 0 {
 			// A lazy load of one missing document: the client reads a
 			// body in any case, and null is its answer.
 			rec.body.WriteString(`{"Results":[null],"Includes":{}}`)
 		}
 		size += rec.body.Len()
-		if size > s.replyBudget() {
-			s.ravenFail(w, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num,
-				msg: "multi_get: the answers pass the reply bound; ask for less at a time"})
+		if size > s.ReplyBudget() {
+			s.ravenFail(w, syncserver.Refusal(errcode.ReplyTooBig, "multi_get: the answers pass the reply bound; ask for less at a time"))
 			return
 		}
 		res := result{StatusCode: rec.status, Headers: map[string]string{}}
@@ -215,7 +193,7 @@ func (s *Server) ravenMultiGet(w http.ResponseWriter, r *Request) {
 		}
 		out[i] = res
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"Results": out})
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"Results": out})
 }
 
 // bufferedResponse holds a sub-request's answer in memory.

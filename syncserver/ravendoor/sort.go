@@ -1,4 +1,4 @@
-package syncserver
+package ravendoor
 
 import (
 	"sort"

@@ -1,4 +1,4 @@
-package syncserver
+package ravendoor
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/core/query/rql"
 	"github.com/hilodb/hilodb/errcode"
+	"github.com/hilodb/hilodb/syncserver"
 )
 
 // RavenDB's queries: POST (or GET ?query=) /databases/{db}/queries runs the
@@ -58,7 +59,7 @@ type ravenQueryBody struct {
 	ProjectionBehavior            string                     `json:"ProjectionBehavior"`
 }
 
-func (s *Server) ravenQueries(w http.ResponseWriter, r *Request) {
+func (s *door) ravenQueries(w http.ResponseWriter, r *syncserver.Request) {
 	if err := onlyParams(r.Request, "queries", "queryHash", "metadataOnly", "addTimeSeriesNames", "query", "parameters", "addSpatialProperties", "includeServerSideQuery", "diagnostics", "ignoreLimit"); err != nil {
 		s.ravenFail(w, err)
 		return
@@ -88,21 +89,21 @@ func (s *Server) ravenQueries(w http.ResponseWriter, r *Request) {
 		s.ravenFail(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, res)
+	syncserver.WriteJSON(w, http.StatusOK, res)
 }
 
 func badQueryErr(msg string) error {
-	return &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num, msg: msg}
+	return syncserver.Refusal(errcode.BadQuery, msg)
 }
 
 func notServedErr(what string) error {
-	return &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num, msg: what + " is not served by hilodb (see docs/http.md)"}
+	return syncserver.Refusal(errcode.BadQuery, what+" is not served by hilodb (see docs/http.md)")
 }
 
 // ravenRunQuery runs one query and returns its QueryResult.
-func (s *Server) ravenRunQuery(db string, body ravenQueryBody, metadataOnly bool) (map[string]any, error) {
+func (s *door) ravenRunQuery(db string, body ravenQueryBody, metadataOnly bool) (map[string]any, error) {
 	if body.ProjectionBehavior != "" && body.ProjectionBehavior != "Default" && body.ProjectionBehavior != "FromDocument" && body.ProjectionBehavior != "FromDocumentOrThrow" {
-		return nil, notServedErr("ProjectionBehavior " + quote(truncate(body.ProjectionBehavior, 40)))
+		return nil, notServedErr("ProjectionBehavior " + syncserver.Quote(syncserver.Truncate(body.ProjectionBehavior, 40)))
 	}
 	if strings.TrimSpace(body.Query) == "" {
 		return nil, badQueryErr("queries: the Query is empty")
@@ -153,7 +154,7 @@ func (s *Server) ravenRunQuery(db string, body ravenQueryBody, metadataOnly bool
 			results = append(results, ravenProjection(d, id, rq.Select))
 			continue
 		}
-		results = append(results, ravenDoc(id, &StoredDoc{Rev: rev, Doc: d}, metadataOnly))
+		results = append(results, ravenDoc(id, &syncserver.StoredDoc{Rev: rev, Doc: d}, metadataOnly))
 	}
 	includes := map[string]json.RawMessage{}
 	if len(rq.Include) > 0 {
@@ -171,7 +172,7 @@ func (s *Server) ravenRunQuery(db string, body ravenQueryBody, metadataOnly bool
 		"Results": results, "Includes": includes, "IncludedPaths": included,
 		"TotalResults": total, "LongTotalResults": total, "SkippedResults": 0, "ScannedResults": found.Examined,
 		"IndexName": rq.IndexName(), "IsStale": false, "IndexTimestamp": now, "LastQueryTime": now,
-		"ResultEtag": int64(h.Sum64() & (1<<53 - 1)), "NodeTag": s.cfg.ServerTag,
+		"ResultEtag": int64(h.Sum64() & (1<<53 - 1)), "NodeTag": s.Tag(),
 		"DurationInMs": time.Since(started).Milliseconds(),
 	}, nil
 }
@@ -233,7 +234,7 @@ func gjsonPath(p string) string {
 
 // ravenQueryIncludes reads the documents whose ids the results hold at the
 // include paths, each once: null for a missing one.
-func (s *Server) ravenQueryIncludes(db string, docs [][]byte, paths []string) (map[string]json.RawMessage, error) {
+func (s *door) ravenQueryIncludes(db string, docs [][]byte, paths []string) (map[string]json.RawMessage, error) {
 	seen := map[string]bool{}
 	var want []string
 	var add func(v gjson.Result)
@@ -258,7 +259,7 @@ func (s *Server) ravenQueryIncludes(db string, docs [][]byte, paths []string) (m
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckReply(StoredSize(want, found), len(want)); err != nil {
+	if err := s.CheckReply(syncserver.StoredSize(want, found), len(want)); err != nil {
 		return nil, err
 	}
 	out := make(map[string]json.RawMessage, len(want))
