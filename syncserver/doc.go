@@ -1,7 +1,14 @@
 // Package syncserver is the hilodb sync server: the one authority that hands
 // out HiLo ranges, identities and node tags, over the websocket protocol of
-// docs/protocol.md, for many databases in one data file. docs/operations.md
+// docs/protocol.md, for many databases in one store. docs/operations.md
 // describes running, securing, backing up and repairing it.
+//
+// It owns the protocol, that authority, the change feed and the one guard
+// every door passes. The HTTP doors (packages ravendoor and arangodoor)
+// stand outside it: each registers its routes through Config.Doors, wraps
+// every route in Server.Guard and reaches the documents, ids and
+// collections through the exported methods (WriteDocs, ReadDocs,
+// FindDocs, NextRange, DefineCollection, …). The server imports no door.
 //
 // # Durability
 //
