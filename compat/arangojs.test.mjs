@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { Database } from 'arangojs';
 
-import { openStore } from '../js/index.js';
+import { openStore } from '../js/node.js';
 import { buildServer, startServer } from '../js/test/server.mjs';
 
 let cleanupBin = async () => {};

@@ -18,7 +18,7 @@ import {
 } from 'ravendb';
 import { Database } from 'arangojs';
 
-import { openStore } from '../js/index.js';
+import { openStore } from '../js/node.js';
 import { buildServer, startServer } from '../js/test/server.mjs';
 
 class Order {

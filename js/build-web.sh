@@ -20,7 +20,7 @@ out="$1"
 "$here/build.sh"
 mkdir -p "$out/dist"
 cp -f "$here/demo/index.html" "$here/demo/demo.js" "$here/demo/demo.css" "$out/"
-cp -f "$here/index.js" "$here/tabs.js" "$here/shared.js" "$here/host.js" "$here/collection.js" "$here/session.js" "$here/watch.js" "$here/persist.js" "$here/errors.js" "$here/closing.js" "$here/network.js" "$here/shell.js" "$here/sw.js" "$here/group.js" "$here/cache.js" "$here/opfs.js" "$here/writer.js" "$here/runtime.js" "$here/query.js" "$here/documentquery.js" "$here/token.js" "$out/"
+cp -f "$here/index.js" "$here/store.js" "$here/events.js" "$here/options.js" "$here/platform.js" "$here/tabs.js" "$here/shared.js" "$here/host.js" "$here/collection.js" "$here/session.js" "$here/watch.js" "$here/persist.js" "$here/errors.js" "$here/closing.js" "$here/network.js" "$here/shell.js" "$here/sw.js" "$here/group.js" "$here/cache.js" "$here/opfs.js" "$here/writer.js" "$here/runtime.js" "$here/query.js" "$here/documentquery.js" "$here/token.js" "$out/"
 cp -f "$here/dist/hilodb.wasm" "$here/dist/wasm_exec.js" "$out/dist/"
 # Brotli and gzip copies beside each file, for hilodb-server to serve by
 # the client's Accept-Encoding.

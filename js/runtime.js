@@ -2,6 +2,7 @@
 // (index.js's openStore calls runtime), and get's fast path into it.
 
 import { HiloError, hiloError } from './errors.js';
+import { nodePlatform } from './platform.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
 // The property of the Go API that holds its FastReads, when this package
@@ -164,7 +165,7 @@ async function startRuntime() {
   if (inNode && typeof globalThis.WebSocket === 'undefined') {
     // Node 20 has no WebSocket; the Go client uses the global one, and the
     // ws package's has the browser's API.
-    globalThis.WebSocket = (await import('ws')).WebSocket;
+    globalThis.WebSocket = await nodePlatform('openStore').WebSocket();
   }
   if (typeof globalThis.Go !== 'function') {
     await import('./dist/wasm_exec.js');
@@ -256,8 +257,7 @@ export function reuseCallObjects(go) {
 }
 
 async function instantiateFile(url, imports) {
-  const { readFile } = await import('node:fs/promises');
-  return WebAssembly.instantiate(await readFile(url), imports);
+  return WebAssembly.instantiate(await nodePlatform('openStore').readFile(url), imports);
 }
 
 async function instantiateURL(url, imports) {

@@ -283,7 +283,7 @@ class Link {
 
 /**
  * openShared opens options.persist through the shared worker and returns a
- * Store proxy. helpers are index.js's hiloError and Emitter.
+ * Store proxy. helpers are index.js's hiloError and events.js's Emitter.
  */
 export async function openShared(options, { hiloError, Emitter }) {
   const { onConflict = 'server' } = options;

@@ -6,19 +6,22 @@
 
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { chromium } from 'playwright-core';
-import { build, createServer, preview } from 'vite';
+import { createServer, preview } from 'vite';
 
-import { openStore } from '../js/index.js';
+import { openStore } from '../js/node.js';
 import { buildServer, freePort, repoRoot, startServer } from '../js/test/server.mjs';
 
 const run = promisify(execFile);
+// Vite's command line, as the app's own would run it.
+const viteBin = join(dirname(fileURLToPath(import.meta.resolve('vite/package.json'))), 'bin', 'vite.js');
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 
 const indexHTML = `<!doctype html>
@@ -183,8 +186,20 @@ describe('hilodb in a fresh Vite app', () => {
     }
   });
 
-  test('production build: the bundle carries the wasm and the worker, and a write reaches the server', async () => {
-    await build({ root: app, logLevel: 'error' });
+  test('production build: the bundle carries the wasm and the worker, imports nothing of Node, and a write reaches the server', async () => {
+    // vite build as a user runs it: what it prints is what they see. The
+    // browser export imports no Node module, so none is externalized "for
+    // browser compatibility" and the bundle names none.
+    const { stdout, stderr } = await run(process.execPath, [viteBin, 'build'], { cwd: app, maxBuffer: 16 << 20 });
+    const printed = stdout + stderr;
+    assert.doesNotMatch(printed, /externalized/i, `vite build externalized modules:\n${printed}`);
+    assert.doesNotMatch(printed, /node:[a-z]|"ws"|bufferutil/, `vite build names Node modules:\n${printed}`);
+    const assets = join(app, 'dist', 'assets');
+    for (const name of await readdir(assets)) {
+      if (!name.endsWith('.js')) continue;
+      const text = await readFile(join(assets, name), 'utf8');
+      assert.doesNotMatch(text, /["'`]node:[a-z]|["'`]ws["'`]|bufferutil/, `${name} refers to a Node module`);
+    }
     const port = await freePort();
     const prev = await preview({ root: app, logLevel: 'error', preview: { host: '127.0.0.1', port, strictPort: true } });
     try {

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const n = Number(process.argv[2] || 20000);
-const pkg = process.argv[3] ? pathToFileURL(resolve(process.argv[3])).href : '../../js/index.js';
+const pkg = process.argv[3] ? pathToFileURL(resolve(process.argv[3])).href : '../../js/node.js';
 const { openStore } = await import(pkg);
 // Nothing listens on port 9: the store opens offline.
 const store = await openStore({ url: 'ws://127.0.0.1:9/v1/sync', database: 'bench', requestTimeout: 1000 });

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { openStore } from '../../js/index.js';
+import { openStore } from '../../js/node.js';
 import { startServer } from '../../js/test/server.mjs';
 
 const [bin, docsArg, roundsArg] = process.argv.slice(2);

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { openStore } from '../../js/index.js';
+import { openStore } from '../../js/node.js';
 
 const n = Number(process.argv[2] || 10000);
 const dir = await mkdtemp(join(tmpdir(), 'hilodb-receipt-'));

@@ -12,7 +12,7 @@ if ((mode !== 'write' && mode !== 'read') || !path) {
   console.error('usage: node reopen-read.mjs write|read <path> [package]');
   process.exit(2);
 }
-const pkg = other ? pathToFileURL(resolve(other)).href : '../../js/index.js';
+const pkg = other ? pathToFileURL(resolve(other)).href : '../../js/node.js';
 const { openStore } = await import(pkg);
 const docs = 100000;
 // Nothing listens on port 9: the store opens offline.

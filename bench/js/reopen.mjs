@@ -7,6 +7,7 @@
 // reopen, then the medians. Usage:
 //   node reopen.mjs SERVER_BIN [docs] [rounds] [BASE]
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -20,7 +21,9 @@ const run = promisify(execFile);
 // write docs into it (write) or time its reopen (reopen).
 if (process.argv[2] === '--child') {
   const [, , , pkg, url, mode, path, docs] = process.argv;
-  const { openStore } = await import(pathToFileURL(join(pkg, 'index.js')).href);
+  // The Node entry (node.js), or index.js in a checkout from before it.
+  const entry = existsSync(join(pkg, 'node.js')) ? 'node.js' : 'index.js';
+  const { openStore } = await import(pathToFileURL(join(pkg, entry)).href);
   const open = () => openStore({ url, database: `reopen-${Buffer.from(pkg).toString('hex').slice(-16)}`, persist: path });
   if (mode === 'write') {
     const s = await open();

@@ -4,7 +4,7 @@
 // put.cpuprofile, push.cpuprofile and pull.cpuprofile into OUT_DIR (open
 // them in Chrome DevTools; Go function names show when the wasm is built
 // without -s -w). Usage: node syncprof.mjs SERVER_BIN [docs] OUT_DIR
-import { openStore } from '../../js/index.js';
+import { openStore } from '../../js/node.js';
 import { startServer } from '../../js/test/server.mjs';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';

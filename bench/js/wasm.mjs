@@ -2,7 +2,7 @@
 // package (the Go core as WebAssembly) in Node, replicating N small documents
 // through a real hilodb-server on 127.0.0.1. Prints one JSON line in the
 // shape of bench/pouchdb/pouch.mjs. Usage: node wasm.mjs SERVER_BIN [docs]
-import { openStore } from '../../js/index.js';
+import { openStore } from '../../js/node.js';
 import { startServer } from '../../js/test/server.mjs';
 
 const [bin, docsArg] = process.argv.slice(2);

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Database } from "arangojs";
 // The npm package: the browser store's code (Go as WebAssembly) in Node,
 // a websocket client of the sync server like a browser tab (make wasm).
-import { openStore } from "../../js/index.js";
+import { openStore } from "../../js/node.js";
 import { edgeDir, freePort, run, serverBinary, startServer, startWorker, stop } from "./procs.mjs";
 
 const REQUEST_TIMEOUT_MS = 15_000;

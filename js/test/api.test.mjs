@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { receiptedCall } from '../host.js';
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { buildServer, startServer } from './server.mjs';
 
 async function rejectsWith(promise, code, num) {

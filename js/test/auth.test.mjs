@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 
 import { SignJWT } from 'jose';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { buildServer, startServer } from './server.mjs';
 
 const secret = new TextEncoder().encode('a secret of at least thirty-two bytes, for tests');

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { startCluster } from './cluster.mjs';
 
 const DB = 'failover';

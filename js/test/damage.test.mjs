@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 
 // Offline: nothing comes back from a server to hide what the files lost.
 const url = 'ws://127.0.0.1:1/v1/sync';

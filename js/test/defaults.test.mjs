@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { HiloError, openStore } from '../index.js';
+import { HiloError, openStore } from '../node.js';
 import { buildServer, freePort, startServer } from './server.mjs';
 
 let bin;

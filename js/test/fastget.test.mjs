@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { buildServer, startServer } from './server.mjs';
 
 const fastKey = Symbol.for('hilodb.fastReads');

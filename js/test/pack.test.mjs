@@ -28,7 +28,7 @@ test('npm pack ships a package that installs and runs in a fresh project', async
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: pkgDir, maxBuffer: 16 << 20 });
   const [packed] = JSON.parse(stdout.slice(stdout.indexOf('[\n'))); // after prepack's own output
   const files = packed.files.map((f) => f.path).sort();
-  assert.deepEqual(files, ['dist/hilodb.wasm', 'dist/wasm_exec.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'shared.js', 'host.js', 'tabs.js', 'token.js', 'collection.js', 'session.js', 'watch.js', 'persist.js', 'errors.js', 'closing.js', 'network.js', 'shell.js', 'sw.js', 'shell.d.ts', 'group.js', 'cache.js', 'opfs.js', 'writer.js', 'runtime.js', 'query.js', 'documentquery.js'].sort());
+  assert.deepEqual(files, ['dist/hilodb.wasm', 'dist/wasm_exec.js', 'index.d.ts', 'index.js', 'node.js', 'store.js', 'events.js', 'options.js', 'platform.js', 'files.js', 'package.json', 'README.md', 'shared.js', 'host.js', 'tabs.js', 'token.js', 'collection.js', 'session.js', 'watch.js', 'persist.js', 'errors.js', 'closing.js', 'network.js', 'shell.js', 'sw.js', 'shell.d.ts', 'group.js', 'cache.js', 'opfs.js', 'writer.js', 'runtime.js', 'query.js', 'documentquery.js'].sort());
 
   const app = join(work, 'app');
   await run('mkdir', ['-p', app]);
@@ -41,12 +41,20 @@ test('npm pack ships a package that installs and runs in a fresh project', async
 const store = await openStore({ url: 'ws://127.0.0.1:9/v1/sync', database: 'app', requestTimeout: 500 });
 const doc = await store.put('orders', { _key: 'a', qty: 1 });
 const again = await store.get('orders/a');
-console.log(JSON.stringify({ id: doc._id, qty: again.qty }));
 await store.close();
+// A persisted store's files come with the package's Node entry.
+const open = () => openStore({ url: 'ws://127.0.0.1:9/v1/sync', database: 'app', persist: 'kept', sync: false });
+const kept = await open();
+await kept.put('orders', { _key: 'k', qty: 9 });
+await kept.close();
+const reopened = await open();
+const back = await reopened.get('orders/k');
+await reopened.close();
+console.log(JSON.stringify({ id: doc._id, qty: again.qty, kept: back.qty }));
 `,
   );
   const out = await run(process.execPath, ['main.mjs'], { cwd: app });
-  assert.deepEqual(JSON.parse(out.stdout.trim()), { id: 'orders/a', qty: 1 });
+  assert.deepEqual(JSON.parse(out.stdout.trim()), { id: 'orders/a', qty: 1, kept: 9 });
 
   // The same project in TypeScript, strict: the declarations the tarball
   // ships type-check a program that uses the API, the program runs, and a

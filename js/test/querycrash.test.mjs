@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { buildServer, startServer } from './server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

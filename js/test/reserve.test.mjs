@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { buildServer, startServer } from './server.mjs';
 
 let bin;

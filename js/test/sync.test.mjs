@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { buildServer, freePort, startServer } from './server.mjs';
 
 let bin;

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
 
-import { openStore } from '../index.js';
+import { openStore } from '../node.js';
 import { freePort } from './server.mjs';
 
 // PROMPT_MS is what "promptly" means here: far below the dial timeout.
