@@ -6,9 +6,9 @@
 // its workers), kept at once, relative to this module; a bundler that
 // renamed them leaves them unfound, and they are kept as they are loaded.
 const packageFiles = [
-  'index.js', 'runtime.js', 'tabs.js', 'shared.js', 'host.js', 'writer.js', 'collection.js', 'session.js', 'watch.js',
-  'persist.js', 'errors.js', 'closing.js', 'network.js', 'group.js', 'cache.js', 'opfs.js', 'query.js', 'documentquery.js',
-  'dist/hilodb.wasm', 'dist/wasm_exec.js',
+  'index.js', 'store.js', 'events.js', 'options.js', 'platform.js', 'runtime.js', 'tabs.js', 'shared.js', 'host.js',
+  'writer.js', 'collection.js', 'session.js', 'watch.js', 'persist.js', 'errors.js', 'closing.js', 'network.js',
+  'group.js', 'cache.js', 'opfs.js', 'query.js', 'documentquery.js', 'dist/hilodb.wasm', 'dist/wasm_exec.js',
 ];
 
 /**

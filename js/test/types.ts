@@ -79,9 +79,11 @@ export async function useStore(): Promise<void> {
   const open: string[] = await live.conflicts();
   void open;
   const lostQty: number | undefined = lost[0]?.doc?.qty;
+  const wonOver: boolean | undefined = lost[0]?.won;
+  void wonOver;
   await live.clearConflicts(id);
   await live.flush();
-  const off: () => void = live.on('conflict', (e: ConflictEvent) => console.log(e.id, e.kept, e.local.rev, e.remote.deleted));
+  const off: () => void = live.on('conflict', (e: ConflictEvent) => console.log(e.id, e.kept, e.won === true, e.local.rev, e.remote.deleted));
   live.on('change', (e: ChangeEvent) => console.log(e.changes.map((c) => c.id)));
   live.on('error', (e) => console.log(e.code, e.num));
   off();
