@@ -109,3 +109,56 @@ func (s *Store) noteWon(tx *txn, ch RemoteChange) ([]Conflict, error) {
 	}
 	return out, nil
 }
+
+// keepLostWrite keeps w, a local write that lost to a version of the feed
+// before it was pushed, to be pushed once (LostWrites).
+func keepLostWrite(tx *txn, w PendingWrite) error {
+	b, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
+	_, _, err = tx.Set(lostPushPrefix+w.ID+"\x00"+w.Rev, string(b), nil)
+	return err
+}
+
+// LostWrites returns up to limit local writes that lost to a version the
+// change feed brought before they were pushed (the default policy kept the
+// server's version). The server never saw them, so the client whose write
+// won would not hear of the conflict: each is pushed once as it was, on its
+// old base, for the server to refuse and note against the winning version
+// (docs/protocol.md, push). DropLostWrites forgets them once pushed.
+func (s *Store) LostWrites(limit int) ([]PendingWrite, error) {
+	var out []PendingWrite
+	err := s.view(func(tx *txn) error {
+		return tx.AscendGreaterOrEqual("", lostPushPrefix, func(k, v string) bool {
+			if !strings.HasPrefix(k, lostPushPrefix) {
+				return false
+			}
+			var w PendingWrite
+			if json.Unmarshal([]byte(v), &w) == nil {
+				out = append(out, w)
+			}
+			return len(out) < limit
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list lost writes: %w", err)
+	}
+	return out, nil
+}
+
+// DropLostWrites forgets lost writes LostWrites returned.
+func (s *Store) DropLostWrites(ws []PendingWrite) error {
+	err := s.update(func(tx *txn) error {
+		for _, w := range ws {
+			if err := deleteKey(tx, lostPushPrefix+w.ID+"\x00"+w.Rev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("drop lost writes: %w", err)
+	}
+	return nil
+}

@@ -22,6 +22,9 @@ const (
 	// key a pending mark (pending.go) has in the journal and snapshots.
 	dirtyPrefix    = "dirty/"
 	conflictPrefix = "conflict/" // conflict/<id>\x00<rev> → a losing version
+	// lostpush/<id>\x00<rev> → a PendingWrite that lost to a version of
+	// the feed before it was pushed (conflicts.go, LostWrites).
+	lostPushPrefix = "lostpush/"
 	checkpointKey  = "sys/checkpoint"
 )
 
@@ -392,6 +395,14 @@ func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bo
 		c.Kept = "remote"
 		if err := keepConflict(tx, local); err != nil {
 			return false, nil, err
+		}
+		if !ch.PushConflict && m.Base != "" {
+			// The server never saw this write: it goes out once, to be
+			// refused, so that the client whose write won hears of it.
+			lost := PendingWrite{ID: remote.ID, BaseRev: m.Base, Rev: m.Rev, Doc: local.Doc, Deleted: m.Deleted}
+			if err := keepLostWrite(tx, lost); err != nil {
+				return false, nil, err
+			}
 		}
 		return true, c, takeRemote(tx, docKey, remote, true)
 	}

@@ -10,6 +10,13 @@
 // and merge functions make a new write on top of the server's revision,
 // pushed on the next round. Every replica ends with the server's state.
 //
+// Both sides hear of a conflict. The server notes a write it refuses on the
+// version that won, and the replica whose node made that version keeps the
+// refused write as a conflict it won (core.Version.Won) and reports it to
+// OnConflict with Won set. A write the feed's version beat before it was
+// pushed is pushed once anyway (core.Store.LostWrites), for the server to
+// refuse and note.
+//
 // # Concurrency
 //
 // A Replicator is safe for concurrent use; Push, Pull and Sync may run while
@@ -174,7 +181,8 @@ func (r *Replicator) push(ctx context.Context, pullAfter bool) (int, error) {
 		}
 		if len(sent) == 0 {
 			if after == "" {
-				return total, nil // a pass from the start found nothing
+				// A pass from the start found nothing.
+				return total, r.pushLost(ctx)
 			}
 			// Writes made or settled during this pass, before its cursor,
 			// are still pending: pass again from the start.
@@ -189,6 +197,31 @@ func (r *Replicator) push(ctx context.Context, pullAfter bool) (int, error) {
 		}
 		if rounds > 1000 {
 			return total, errors.New("push: no progress after 1000 rounds")
+		}
+	}
+}
+
+// pushLost pushes, once, the local writes that lost to a version of the
+// feed before they were pushed (core.Store.LostWrites), on their old base:
+// the server refuses each as a conflict and notes it against the version
+// that won, whose client then hears of it. Whatever the server answers,
+// they are not pushed again.
+func (r *Replicator) pushLost(ctx context.Context) error {
+	for {
+		lost, err := r.store.LostWrites(r.opts.PushBatch)
+		if err != nil || len(lost) == 0 {
+			return err
+		}
+		items := make([]client.PushItem, len(lost))
+		for i, w := range lost {
+			items[i] = client.PushItem{ID: w.ID, BaseRev: w.BaseRev, Rev: w.Rev, Doc: w.Doc, Deleted: w.Deleted}
+		}
+		// No checkpoint: the notes this makes are not this store's to skip.
+		if _, err := r.cli.PushChecked(ctx, -1, items); err != nil {
+			return fmt.Errorf("push lost writes: %w", err)
+		}
+		if err := r.store.DropLostWrites(lost); err != nil {
+			return err
 		}
 	}
 }

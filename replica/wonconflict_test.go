@@ -1,6 +1,7 @@
 package replica_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -88,5 +89,49 @@ func TestBothSidesHearOfConflict(t *testing.T) {
 				t.Errorf("a third replica lists conflicts %v", ids)
 			}
 		})
+	}
+}
+
+// TestWinnerHearsOfAWriteSettledBeforeItsPush: the feed brings the
+// winning version to the loser before the loser pushed its write, which
+// the default policy then settles locally (the server never saw it). The
+// loser pushes it once anyway, to be refused, so that the winner hears of
+// the conflict too; nothing is left to push after.
+func TestWinnerHearsOfAWriteSettledBeforeItsPush(t *testing.T) {
+	srv := startServer(t)
+	win := newNode(t, srv.url(), nil)
+	lose := newNode(t, srv.url(), nil)
+	id := win.put(t, `{"_key":"n1","text":"v0"}`)
+	win.sync(t)
+	lose.sync(t)
+	lose.put(t, `{"_key":"n1","text":"from loser"}`)
+	win.put(t, `{"_key":"n1","text":"from winner"}`)
+	win.sync(t)
+	ctx := context.Background()
+	if _, err := lose.rep.Pull(ctx); err != nil { // settled here, before any push
+		t.Fatal(err)
+	}
+	if n, _ := lose.store.PendingCount(); n != 0 {
+		t.Fatalf("loser's pending writes after the pull: %d; want 0 (the server's version kept)", n)
+	}
+	lc, _ := lose.store.Conflicts(id)
+	if len(lc) != 1 {
+		t.Fatalf("loser's conflicts: %+v", lc)
+	}
+	lose.sync(t)
+	win.sync(t)
+	wc, _ := win.store.Conflicts(id)
+	if len(wc) != 1 || !wc[0].Won || wc[0].Rev != lc[0].Rev || !strings.Contains(string(wc[0].Doc), "from loser") {
+		t.Fatalf("winner's conflicts = %+v; want the loser's write %s, won", wc, lc[0].Rev)
+	}
+	if got := win.get(t, id)["text"]; got != "from winner" {
+		t.Errorf("the winner's document: %v", got)
+	}
+	if left, _ := lose.store.LostWrites(10); len(left) != 0 {
+		t.Errorf("lost writes left after a push: %+v", left)
+	}
+	lose.sync(t)
+	if lc2, _ := lose.store.Conflicts(id); len(lc2) != 1 || lose.get(t, id)["text"] != "from winner" {
+		t.Errorf("loser after another sync: conflicts %+v, doc %v", lc2, lose.get(t, id))
 	}
 }
