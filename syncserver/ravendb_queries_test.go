@@ -232,3 +232,31 @@ func TestRavenMultiGetStartsWithIdentitiesStats(t *testing.T) {
 		t.Errorf("collections/stats: %d %v, want 8 documents in %v", status, res, want)
 	}
 }
+
+// TestRavenQueriesDefineAutoIndexes: a dynamic query's automatic index
+// (RavenDB's Auto/Orders/ByStatus) is a hilodb index, defined for the
+// database as index.define defines one, so the websocket lists it and
+// every replica builds it; a GET query defines nothing.
+func TestRavenQueriesDefineAutoIndexes(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	base := ts.hs.URL + "/databases/shop"
+	ravenSeed(t, base)
+	for range 2 {
+		status, res := ravenQuery(t, base, "from Orders where Status = $p0 order by Total", map[string]any{"p0": "pending"})
+		if status != 200 || res["IndexName"] != "Auto/Orders/ByStatusAndTotal" {
+			t.Fatalf("query: %d %v", status, res)
+		}
+	}
+	if status, res := do(t, "GET", base+"/queries?query="+url.QueryEscape("from Companies where Name = 'acme'"), "", ravenClient); status != 200 || res["IndexName"] != "Auto/Companies/ByName" {
+		t.Fatalf("GET query: %d %v", status, res)
+	}
+	if status, res := ravenQuery(t, base, "from Orders", nil); status != 200 || res["IndexName"] != "Orders" {
+		t.Fatalf("query without fields: %d %v", status, res)
+	}
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	got := r.call(`{"id":2,"op":"index.list"}`)
+	if want := "[map[collection:Orders indexes:[map[fields:[Status Total] name:Auto.Orders.ByStatusAndTotal]]]]"; fmt.Sprint(got["indexes"]) != want {
+		t.Fatalf("the websocket's list: %v, want %s", got["indexes"], want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/syncserver"
@@ -25,6 +26,7 @@ type door struct {
 // server is what the door asks of the sync server.
 type server interface {
 	documents
+	indexes
 	ids
 	guard
 }
@@ -38,6 +40,12 @@ type documents interface {
 	WriteDocs(ctx context.Context, db string, ws []syncserver.DocWrite, atomic bool) ([]syncserver.DocResult, error)
 	ScanDocs(db, idPrefix string, visit func(id string, doc json.RawMessage) bool) error
 	FindDocs(db, idPrefix string, q *query.Query, total bool) (syncserver.FindResult, error)
+}
+
+// indexes are a database's index definitions, which every replica builds.
+type indexes interface {
+	Indexes(db string) ([]core.CollectionIndexes, error)
+	DefineIndex(ctx context.Context, db, coll string, def core.IndexDef) (core.IndexDef, bool, error)
 }
 
 // ids are the server's HiLo ranges and identities, the numbers every

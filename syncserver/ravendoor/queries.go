@@ -5,11 +5,13 @@ import (
 	"hash/fnv"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/core/query/rql"
 	"github.com/hilodb/hilodb/errcode"
@@ -84,7 +86,7 @@ func (s *door) ravenQueries(w http.ResponseWriter, r *syncserver.Request) {
 		s.ravenFail(w, notServedErr("query debug output"))
 		return
 	}
-	res, err := s.ravenRunQuery(r.DB, body, q.Get("metadataOnly") == "true")
+	res, err := s.ravenRunQuery(r, body, q.Get("metadataOnly") == "true")
 	if err != nil {
 		s.ravenFail(w, err)
 		return
@@ -101,7 +103,8 @@ func notServedErr(what string) error {
 }
 
 // ravenRunQuery runs one query and returns its QueryResult.
-func (s *door) ravenRunQuery(db string, body ravenQueryBody, metadataOnly bool) (map[string]any, error) {
+func (s *door) ravenRunQuery(r *syncserver.Request, body ravenQueryBody, metadataOnly bool) (map[string]any, error) {
+	db := r.DB
 	if body.ProjectionBehavior != "" && body.ProjectionBehavior != "Default" && body.ProjectionBehavior != "FromDocument" && body.ProjectionBehavior != "FromDocumentOrThrow" {
 		return nil, notServedErr("ProjectionBehavior " + syncserver.Quote(syncserver.Truncate(body.ProjectionBehavior, 40)))
 	}
@@ -123,6 +126,7 @@ func (s *door) ravenRunQuery(db string, body ravenQueryBody, metadataOnly bool) 
 	if err != nil {
 		return nil, badQueryErr(err.Error())
 	}
+	s.autoIndex(r, rq)
 	count, alnum := rq.Limit == 0, hasAlphaNumeric(rq.Sort)
 	switch {
 	case count:
@@ -270,4 +274,38 @@ func (s *door) ravenQueryIncludes(db string, docs [][]byte, paths []string) (map
 		}
 	}
 	return out, nil
+}
+
+// autoIndex defines the hilodb index behind a dynamic query's automatic
+// index (RavenDB's Auto/Orders/ByStatus: rq's collection, by the fields
+// its where and order by name) as index.define defines one, so that every
+// replica of the database builds it too. Its hilodb name is RavenDB's with
+// '.' for '/', which an index name cannot hold. A GET defines nothing (it
+// changes nothing), nor does a caller who may not write; a definition that
+// is refused (a field no index takes, the most indexes a collection or
+// database keeps) or that fails leaves the query as it is: it scans, as
+// every query does on the server.
+func (s *door) autoIndex(r *syncserver.Request, rq *rql.Query) {
+	if r.Method == http.MethodGet || rq.AllDocs || len(rq.Fields) == 0 {
+		return
+	}
+	def := core.IndexDef{Name: strings.ReplaceAll(rq.IndexName(), "/", "."), Fields: rq.Fields}
+	if syncserver.CheckIndexDef(rq.Collection, &def) != nil {
+		return
+	}
+	all, err := s.Indexes(r.DB)
+	if err != nil {
+		return
+	}
+	for _, c := range all {
+		if c.Collection != rq.Collection {
+			continue
+		}
+		for _, d := range c.Indexes {
+			if d.Name == def.Name || slices.Equal(d.Fields, def.Fields) {
+				return // defined already: no write, no fsync
+			}
+		}
+	}
+	_, _, _ = s.DefineIndex(r.Context(), r.DB, rq.Collection, def)
 }
