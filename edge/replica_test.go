@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -28,6 +29,22 @@ func (r *response) get(name string) string {
 	return ""
 }
 
+// defineOnServer defines collection coll of db with HiLo keys through the
+// server's ArangoDB door at addr: that door, and the edge's, insert only
+// into collections that exist.
+func defineOnServer(t *testing.T, addr, db, coll string) {
+	t.Helper()
+	body := `{"name":"` + coll + `","keyOptions":{"type":"hilo"}}`
+	res, err := http.Post("http://"+addr+"/_db/"+db+"/_api/collection", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("define %s in %s: %d", coll, db, res.StatusCode)
+	}
+}
+
 // serve sends one request to a and decodes its JSON body into v (if not nil).
 func serve(t *testing.T, a *app, r *request, v any) *response {
 	t.Helper()
@@ -46,6 +63,7 @@ func serve(t *testing.T, a *app, r *request, v any) *response {
 func TestReplicaAgainstServer(t *testing.T) {
 	addr, _ := servertest.Serve(t, syncserver.Config{DataDir: t.TempDir()}, "127.0.0.1:0")
 	cfg := config{URL: "ws://" + addr + "/v1/sync", Database: "edgego"}
+	defineOnServer(t, addr, "edgego", "orders")
 	dir := t.TempDir()
 	open := func() (*app, func()) {
 		st, err := database.OpenDir(dir)
@@ -128,6 +146,7 @@ func TestOpenAppFailsOver(t *testing.T) {
 	dead := "ws://" + ln.Addr().String() + "/v1/sync"
 	ln.Close()
 	addr, _ := servertest.Serve(t, syncserver.Config{DataDir: t.TempDir()}, "127.0.0.1:0")
+	defineOnServer(t, addr, "shop", "orders")
 	st, err := database.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
