@@ -55,6 +55,11 @@ type Config struct {
 	// answers) the DB opens offline and dials on its first call that needs
 	// the server. Default 5 seconds.
 	DialTimeout time.Duration
+	// DialLater makes Open return once the store is loaded, without dialing:
+	// the live loop (with Live) or the first call that needs the server
+	// dials, as after a failed first dial. A server that refuses the client
+	// is then not Open's error but that of the calls (and OnError).
+	DialLater bool
 	// PullLimit, PingEvery and PushDelay are the replicator's
 	// (replica.Options).
 	PullLimit int
@@ -169,13 +174,18 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	dialed := make(chan dialResult, 1)
 	dctx, dcancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer dcancel()
-	go func() {
-		cl, err := client.Dial(dctx, cfg.URL, copts)
-		dialed <- dialResult{cl, err}
-	}()
-	// Under GOOS=js one goroutine runs at a time and a long load is never
-	// preempted: let the dial start its connection before the load begins.
-	runtime.Gosched()
+	if cfg.DialLater {
+		dialed <- dialResult{err: client.ErrDisconnected}
+	} else {
+		go func() {
+			cl, err := client.Dial(dctx, cfg.URL, copts)
+			dialed <- dialResult{cl, err}
+		}()
+		// Under GOOS=js one goroutine runs at a time and a long load is
+		// never preempted: let the dial start its connection before the
+		// load begins.
+		runtime.Gosched()
+	}
 	var durable core.Journal
 	if cfg.Storage != nil {
 		j, err := OpenJournal(cfg.Storage, st, JournalOptions{Durability: cfg.Durability, CompactAt: cfg.CompactAt})

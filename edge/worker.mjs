@@ -164,6 +164,9 @@ export class Replica {
     this.database = null;
     this.opening = null;
     this.requests = 0; // numbers requests for done(token, …)
+    // What the object's start cost, phase by phase (ms), told once in the
+    // Server-Timing header of the first answer after it.
+    this.startTiming = null;
   }
 
   // open starts the Go program and opens the replica, once; requests wait
@@ -173,7 +176,9 @@ export class Replica {
     if (!this.opening) {
       this.opening = this.state
         .blockConcurrencyWhile(async () => {
+          const t0 = performance.now();
           const { adapter, found } = await storageAdapter(this.state.storage);
+          const tStorage = performance.now();
           // done settles the request waiting for token; an answer may come
           // before handle has returned, and then waits in early.
           const waiters = new Map();
@@ -192,6 +197,7 @@ export class Replica {
           globalThis.__hilodbBoot = boot;
           const go = new Go();
           const instance = new WebAssembly.Instance(wasmModule, go.importObject);
+          const tInstance = performance.now();
           // Should the program end, the requests it holds are answered 500
           // and the next request starts it again over the same storage.
           const ended = (how) => {
@@ -209,11 +215,21 @@ export class Replica {
           );
           delete globalThis.__hilodbBoot;
           if (typeof boot.handle !== "function") throw new Error("the Go program did not start");
+          const tGo = performance.now();
           const url = typeof this.env.HILODB_URL === "string" ? this.env.HILODB_URL : "";
           const token = typeof this.env.HILODB_TOKEN === "string" ? this.env.HILODB_TOKEN : "";
           await boot.open({ url, database, token }, adapter, found);
+          const tOpen = performance.now();
           // The alarm, which may start the object without a request, needs it.
           await this.state.storage.put("database", database);
+          const tPut = performance.now();
+          this.startTiming = [
+            ["storage", tStorage - t0],
+            ["instantiate", tInstance - tStorage],
+            ["go", tGo - tInstance],
+            ["open", tOpen - tGo],
+            ["put", tPut - tOpen],
+          ];
           this.database = database;
           this.app = boot;
         })
@@ -226,6 +242,7 @@ export class Replica {
   }
 
   async fetch(request) {
+    const t0 = performance.now();
     const url = new URL(request.url);
     if (!this.app) {
       try {
@@ -240,6 +257,7 @@ export class Replica {
       body = new Uint8Array(await request.arrayBuffer());
     }
     if (!this.app) return errorResponse(503, 1902, "the replica closed while the request was read; retry");
+    const tReady = performance.now();
     const token = ++this.requests;
     let r = this.app.handle(
       token,
@@ -259,6 +277,12 @@ export class Replica {
     }
     const headers = r.body ? { "content-type": JSON_TYPE } : {};
     if (r.headers) for (let i = 0; i < r.headers.length; i += 2) headers[r.headers[i]] = r.headers[i + 1];
+    if (this.startTiming) {
+      const now = performance.now();
+      const phases = [...this.startTiming, ["answer", now - tReady], ["total", now - t0]];
+      this.startTiming = null;
+      headers["server-timing"] = phases.map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`).join(", ");
+    }
     return new Response(method === "HEAD" ? null : r.body ?? null, { status: r.status, headers });
   }
 
