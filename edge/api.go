@@ -37,7 +37,19 @@ type request struct {
 	query       string // raw query, without "?"
 	ifMatch     string // If-Match header
 	ifNoneMatch string // If-None-Match header
+	noCache     bool   // Cache-Control: no-cache: a read must be fresh within the bound, even while the replica starts
 	body        []byte
+}
+
+// noCache reports whether a Cache-Control header's value has the no-cache
+// directive.
+func noCache(cacheControl string) bool {
+	for _, d := range strings.Split(cacheControl, ",") {
+		if strings.EqualFold(strings.TrimSpace(d), "no-cache") {
+			return true
+		}
+	}
+	return false
 }
 
 // response is what the API answers.
@@ -146,18 +158,26 @@ func parseRoute(method, path string) (route, bool) {
 }
 
 // quick answers r at once if it can, without waiting for anything: a read
-// while the replica follows the server's live feed. ok is false when r
+// while the replica follows the server's live feed, or one in its start
+// window that does not insist on freshness (freshen). ok is false when r
 // must be served by serve instead.
 func (a *app) quick(r *request) (*response, bool) {
-	if r.method != "GET" && r.method != "HEAD" || !a.following.Load() {
+	if r.method != "GET" && r.method != "HEAD" {
 		return nil, false
+	}
+	fresh := "live"
+	if !a.following.Load() {
+		if r.noCache || !a.starting() {
+			return nil, false
+		}
+		fresh = "stale"
 	}
 	rt, ok := parseRoute(r.method, r.path)
 	if !ok || rt.kind != "doc" && !(rt.kind == "arango" && rt.key != "") {
 		return nil, false
 	}
 	res := a.read(r, rt)
-	res.set(freshHeader, "live")
+	res.set(freshHeader, fresh)
 	return res, true
 }
 
@@ -186,7 +206,7 @@ func (a *app) serve(ctx context.Context, r *request) *response {
 		return a.postShort(ctx, r, rt)
 	case rt.kind == "doc" && (r.method == "GET" || r.method == "HEAD"),
 		rt.kind == "arango" && rt.key != "" && (r.method == "GET" || r.method == "HEAD"):
-		fresh := a.freshen(ctx)
+		fresh := a.freshen(ctx, r.noCache)
 		res := a.read(r, rt)
 		res.set(freshHeader, fresh)
 		return res

@@ -33,6 +33,12 @@ const (
 	// are served from the replica without trying again.
 	pullWait  = time.Second
 	retryPull = time.Second
+	// startWait is how long after the replica opens its reads are answered
+	// at once from what it holds ("stale"), unless asked to be fresh, while
+	// it connects in the background: a first read waits for no dial and no
+	// pull. Past it, or once the replica follows the feed, the usual rule
+	// holds.
+	startWait = time.Second
 	// syncWait bounds how long a write asked to wait for the server
 	// (waitForSync, the short form) waits for its acknowledgement.
 	syncWait = 3 * time.Second
@@ -60,6 +66,8 @@ type app struct {
 	store *core.Store
 
 	following atomic.Bool     // the live feed is followed
+	opened    time.Time       // when the replica was opened
+	followed  atomic.Bool     // the live feed has been followed since it opened
 	looks     collectionLooks // what the server was asked of collections this replica had no definition of
 	lastPull  atomic.Int64    // unix nanos of the last failed pull a read made
 
@@ -103,7 +111,13 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 		// A smaller log than the default: every append is a key in the
 		// object's storage, and the log is read whole when the object starts.
 		CompactAt: compactAt,
-		OnConnect: func() { a.following.Store(true) },
+		// Open returns once the store is loaded: the live loop dials, and
+		// the first reads do not wait for it (startWait).
+		DialLater: true,
+		OnConnect: func() {
+			a.following.Store(true)
+			a.followed.Store(true)
+		},
 		OnStatus: func(up bool) {
 			if !up {
 				a.following.Store(false)
@@ -115,6 +129,7 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 		return nil, fmt.Errorf("open replica: %w", err)
 	}
 	a.db, a.store = db, db.Store()
+	a.opened = time.Now()
 	return a, nil
 }
 
@@ -131,20 +146,45 @@ func (a *app) ackSignal() <-chan struct{} {
 	return a.acked
 }
 
+// starting reports whether the replica is in its start window: opened
+// less than startWait ago and not yet following the feed.
+func (a *app) starting() bool {
+	return !a.followed.Load() && time.Since(a.opened) < startWait
+}
+
 // freshen makes sure a read is fresh within the documented bound: while
 // the replica follows the live feed it is; otherwise it pulls what the
-// server has since its checkpoint, waiting at most pullWait. It returns the
-// freshness the read gets ("live", "pulled" or "stale").
-func (a *app) freshen(ctx context.Context) string {
+// server has since its checkpoint, waiting at most pullWait. In the start
+// window (starting) a read that does not insist (noCache) is answered
+// from the replica at once. It returns the freshness the read gets
+// ("live", "pulled" or "stale").
+func (a *app) freshen(ctx context.Context, noCache bool) string {
 	if a.following.Load() {
 		return "live"
+	}
+	if !noCache && a.starting() {
+		return "stale"
 	}
 	if last := a.lastPull.Load(); last != 0 && time.Since(time.Unix(0, last)) < retryPull {
 		return "stale"
 	}
 	pctx, cancel := context.WithTimeout(ctx, pullWait)
 	defer cancel()
-	if _, err := a.db.Replicator().Pull(pctx); err != nil {
+	// The pull may wait behind the live loop's dial (the client dials
+	// one at a time), which pctx does not bound: the read waits for
+	// pullWait at most all the same.
+	pulled := make(chan error, 1)
+	go func() {
+		_, err := a.db.Replicator().Pull(pctx)
+		pulled <- err
+	}()
+	var err error
+	select {
+	case err = <-pulled:
+	case <-pctx.Done():
+		err = pctx.Err()
+	}
+	if err != nil {
 		a.lastPull.Store(time.Now().UnixNano())
 		return "stale"
 	}

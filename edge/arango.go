@@ -121,7 +121,7 @@ func (a *app) arango(ctx context.Context, r *request, rt route) *response {
 	case post && rt.key == "":
 		one, err = a.store.Insert(ctx, rt.coll, r.body, &opts)
 	case rt.key == "" && r.method == "PUT" && q.Get("onlyget") == "true":
-		return a.readMany(ctx, rt.coll, items)
+		return a.readMany(ctx, rt.coll, items, r.noCache)
 	case rt.key == "" && !many && (r.method == "PUT" || r.method == "PATCH" || r.method == "DELETE"):
 		return errorResponse(errcode.BadRequest, "expecting an array of documents or selectors")
 	case rt.key == "" && r.method == "PUT":
@@ -191,8 +191,8 @@ func (a *app) arango(ctx context.Context, r *request, rt route) *response {
 // readMany is PUT /_api/document/{coll}?onlyget=true: the documents of an
 // array of keys or selectors, each in its place, an error object for those
 // missing.
-func (a *app) readMany(ctx context.Context, coll string, items [][]byte) *response {
-	fresh := a.freshen(ctx)
+func (a *app) readMany(ctx context.Context, coll string, items [][]byte, noCache bool) *response {
+	fresh := a.freshen(ctx, noCache)
 	sels := make([]string, len(items))
 	for i, it := range items {
 		sels[i] = selector(it)

@@ -82,7 +82,7 @@ func (a *app) cursor(ctx context.Context, r *request, rt route) *response {
 	)
 	switch {
 	case rt.key == "" && r.method == "POST":
-		fresh := a.freshen(ctx)
+		fresh := a.freshen(ctx, r.noCache)
 		var req aqlcursor.Request
 		if req, err = aqlcursor.ParseRequest(r.body); err == nil {
 			var plan *aql.Plan

@@ -16,11 +16,13 @@ import (
 // long as its Durable Object.
 //
 //	open(config, adapter, found) → Promise      open the replica
-//	handle(token, method, path, query, ifMatch, ifNoneMatch, body, role)
+//	handle(token, method, path, query, ifMatch, ifNoneMatch, body, role, cacheControl)
 //	                              → {status, headers, body}, or undefined and
 //	                                later done(token, {status, headers, body});
 //	                                role is what the request's token grants
-//	                                ("read", "write", "admin"; roles.go)
+//	                                ("read", "write", "admin"; roles.go);
+//	                                cacheControl: the request's header
+//	                                (no-cache: a read must be fresh)
 //	tick()                        → Promise<boolean>  sync round; true while writes are pending
 //
 // A read the replica can answer at once is answered synchronously: no
@@ -90,12 +92,12 @@ func (g *glue) open(_ js.Value, args []js.Value) any {
 }
 
 func (g *glue) handle(_ js.Value, args []js.Value) any {
-	if g.app == nil || len(args) < 8 {
+	if g.app == nil || len(args) < 9 {
 		return toJS(errorResponse(errcode.Internal, "the replica is not open"))
 	}
 	token := args[0]
 	r := &request{method: args[1].String(), path: args[2].String(), query: str(args[3]),
-		ifMatch: str(args[4]), ifNoneMatch: str(args[5])}
+		ifMatch: str(args[4]), ifNoneMatch: str(args[5]), noCache: noCache(str(args[8]))}
 	if b := args[6]; b.Type() == js.TypeObject {
 		r.body = make([]byte, b.Get("length").Int())
 		js.CopyBytesToGo(r.body, b)

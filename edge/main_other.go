@@ -91,7 +91,8 @@ func httpHandler(a *app) http.Handler {
 			return
 		}
 		r := &request{method: hr.Method, path: hr.URL.EscapedPath(), query: hr.URL.RawQuery,
-			ifMatch: hr.Header.Get("If-Match"), ifNoneMatch: hr.Header.Get("If-None-Match"), body: body}
+			ifMatch: hr.Header.Get("If-Match"), ifNoneMatch: hr.Header.Get("If-None-Match"), body: body,
+			noCache: noCache(hr.Header.Get("Cache-Control"))}
 		res, ok := a.quick(r)
 		if !ok {
 			res = a.serve(hr.Context(), r)

@@ -38,6 +38,8 @@ const pad = (n) => String(n).padStart(12, "0");
 //   snap/<n>   the snapshot, in chunks
 //   node       the node tag
 //   range/<t>  the HiLo range journal entry of tag t
+//   database   the database's name, for the alarm (Replica.open writes it;
+//              read here with the rest)
 //
 // Writes issued without an await between them are one atomic batch in a
 // Durable Object, so a compaction (new snapshot, old log and old snapshot
@@ -47,12 +49,13 @@ const pad = (n) => String(n).padStart(12, "0");
 // with a call number last; each reports its outcome through
 // adapter.settled(number, error message or null), which Go sets.
 async function storageAdapter(storage) {
-  const [snapParts, logParts, node, rangeEntries] = await Promise.all([
+  const [snapParts, logParts, kept, rangeEntries] = await Promise.all([
     storage.list({ prefix: "snap/" }),
     storage.list({ prefix: "log/" }),
-    storage.get("node"),
+    storage.get(["node", "database"]),
     storage.list({ prefix: "range/" }),
   ]);
+  const node = kept.get("node");
   const found = {
     snapshot: snapParts.size ? concat([...snapParts.values()]) : null,
     log: logParts.size ? concat([...logParts.values()]) : null,
@@ -119,7 +122,7 @@ async function storageAdapter(storage) {
       settle(storage.put(`range/${tag}`, text), n);
     },
   };
-  return { adapter, found };
+  return { adapter, found, database: kept.get("database") };
 }
 
 function concat(parts) {
@@ -177,7 +180,7 @@ export class Replica {
       this.opening = this.state
         .blockConcurrencyWhile(async () => {
           const t0 = performance.now();
-          const { adapter, found } = await storageAdapter(this.state.storage);
+          const { adapter, found, database: kept } = await storageAdapter(this.state.storage);
           const tStorage = performance.now();
           // done settles the request waiting for token; an answer may come
           // before handle has returned, and then waits in early.
@@ -221,7 +224,7 @@ export class Replica {
           await boot.open({ url, database, token }, adapter, found);
           const tOpen = performance.now();
           // The alarm, which may start the object without a request, needs it.
-          await this.state.storage.put("database", database);
+          if (kept !== database) await this.state.storage.put("database", database);
           const tPut = performance.now();
           this.startTiming = [
             ["storage", tStorage - t0],
@@ -268,6 +271,7 @@ export class Replica {
       request.headers.get("if-none-match") ?? "",
       body,
       request.headers.get(ROLE_HEADER) ?? "none",
+      request.headers.get("cache-control") ?? "",
     );
     if (r === undefined || r === null) {
       r = this.early.get(token);
