@@ -50,6 +50,11 @@ const (
 	// compactAt is the log size past which the replica's journal is
 	// compacted into a snapshot.
 	compactAt = 1 << 20
+	// liveAfter is how long after opening the live loop starts if no
+	// request or alarm has come to begin it (begin).
+	liveAfter = 50 * time.Millisecond
+	// closePush bounds Close's last push.
+	closePush = 3 * time.Second
 )
 
 // errNoServer is the failure to open a replica without a sync server URL.
@@ -75,6 +80,11 @@ type app struct {
 	acked chan struct{} // closed (and replaced) whenever the server acknowledges writes
 
 	cursors *aqlcursor.Table // ArangoDB's open query cursors
+
+	begun    chan struct{} // closed by begin: the live loop may start
+	beginOne sync.Once
+	stopLive context.CancelFunc
+	liveDone chan struct{} // closed when the live loop has ended
 }
 
 // openApp opens the replica of cfg.Database kept in st.
@@ -95,12 +105,13 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 	}
 	a := &app{acked: make(chan struct{}), cursors: aqlcursor.NewTable(aqlcursor.DefaultLimits, nil)}
 	db, err := database.Open(ctx, database.Config{
-		URL:         urls[0],
-		URLs:        urls[1:],
-		Database:    cfg.Database,
-		Token:       cfg.Token,
-		Storage:     st,
-		Live:        true,
+		URL:      urls[0],
+		URLs:     urls[1:],
+		Database: cfg.Database,
+		Token:    cfg.Token,
+		Storage:  st,
+		// The live loop is the app's (live), not Open's.
+		Live:        false,
 		Reserve:     1, // a spare range, for HiLo ids while the server is away
 		DialTimeout: 2 * time.Second,
 		// A connection that dies without a close (a lost peer) is noticed
@@ -130,8 +141,37 @@ func openApp(ctx context.Context, cfg config, st database.Storage) (*app, error)
 	}
 	a.db, a.store = db, db.Store()
 	a.opened = time.Now()
+	a.begun, a.liveDone = make(chan struct{}), make(chan struct{})
+	ctx, a.stopLive = context.WithCancel(context.Background())
+	go a.live(ctx)
 	return a, nil
 }
+
+// live replicates for the app's life: pushes writes as they are made and
+// follows the server's change feed, reconnecting with backoff. It starts
+// once begin is called (or liveAfter has passed), and then first yields:
+// under workerd, the Go program returns to the event loop only when every
+// goroutine waits, so the request that began it is answered before the
+// connection's work starts.
+func (a *app) live(ctx context.Context) {
+	defer close(a.liveDone)
+	select {
+	case <-a.begun:
+	case <-time.After(liveAfter):
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-time.After(time.Millisecond):
+	case <-ctx.Done():
+		return
+	}
+	_ = a.db.Replicator().Run(ctx)
+}
+
+// begin lets the live loop start: the glue calls it once the first
+// request has its answer (or is under way), or the alarm has come.
+func (a *app) begin() { a.beginOne.Do(func() { close(a.begun) }) }
 
 func (a *app) signalAck() {
 	a.ackMu.Lock()
@@ -271,4 +311,13 @@ func (a *app) status() *response {
 }
 
 // Close closes the replica.
-func (a *app) Close() error { return a.db.Close() }
+func (a *app) Close() error {
+	a.stopLive()
+	<-a.liveDone
+	if a.db.Client().Connected() {
+		ctx, cancel := context.WithTimeout(context.Background(), closePush)
+		_, _ = a.db.Replicator().Push(ctx) // what is left stays pending
+		cancel()
+	}
+	return a.db.Close()
+}

@@ -106,8 +106,10 @@ func (g *glue) handle(_ js.Value, args []js.Value) any {
 		return toJS(res)
 	}
 	if res, ok := quickSafely(g.app, r); ok {
+		g.app.begin()
 		return toJS(res)
 	}
+	g.app.begin()
 	g.workers.run(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+time.Second)
 		defer cancel()
@@ -170,6 +172,7 @@ func (g *glue) tick(js.Value, []js.Value) any {
 		if g.app == nil {
 			return false, nil
 		}
+		g.app.begin()
 		return g.app.tick(context.Background()), nil
 	})
 }

@@ -45,6 +45,7 @@ func run() error {
 		return err
 	}
 	defer a.Close()
+	a.begin()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
