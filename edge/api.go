@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -116,7 +115,7 @@ type route struct {
 // /_api/document/{coll}[/{key}] and the same under /_db/{db}.
 func parseRoute(method, path string) (route, bool) {
 	if rest, ok := strings.CutPrefix(path, "/docs/"); ok {
-		p, err := url.PathUnescape(rest)
+		p, err := pathUnescape(rest)
 		if err != nil || p == "" {
 			return route{}, false
 		}
@@ -149,8 +148,8 @@ func parseRoute(method, path string) (route, bool) {
 		return route{}, false
 	}
 	coll, key, _ := strings.Cut(rest, "/")
-	c, err1 := url.PathUnescape(coll)
-	k, err2 := url.PathUnescape(key)
+	c, err1 := pathUnescape(coll)
+	k, err2 := pathUnescape(key)
 	if err1 != nil || err2 != nil || c == "" || strings.Contains(k, "/") {
 		return route{}, false
 	}
@@ -243,7 +242,7 @@ func (a *app) read(r *request, rt route) *response {
 // waitForSync=false, and answer 201 once synced or 202 when it is durable
 // here and pending.
 func (a *app) postShort(ctx context.Context, r *request, rt route) *response {
-	q, err := url.ParseQuery(r.query)
+	q, err := parseQuery(r.query)
 	if err != nil {
 		return errorResponse(errcode.BadRequest, "malformed query: "+err.Error())
 	}
@@ -260,7 +259,7 @@ func (a *app) postShort(ctx context.Context, r *request, rt route) *response {
 	if synced {
 		out.status = 201
 	}
-	out.set("Location", (&url.URL{Path: "/docs/" + res.ID}).EscapedPath())
+	out.set("Location", escapePath("/docs/"+res.ID))
 	out.set(syncHeader, syncState(synced))
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -23,8 +22,8 @@ import (
 
 // arangoOptions reads a document call's options from the query and the
 // If-Match header.
-func arangoOptions(r *request) (opts core.WriteOptions, waitForSync bool, q url.Values, bad *response) {
-	q, err := url.ParseQuery(r.query)
+func arangoOptions(r *request) (opts core.WriteOptions, waitForSync bool, q values, bad *response) {
+	q, err := parseQuery(r.query)
 	if err != nil {
 		return opts, false, q, errorResponse(errcode.BadRequest, "malformed query: "+err.Error())
 	}

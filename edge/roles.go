@@ -1,8 +1,6 @@
 package main
 
 import (
-	"net/url"
-
 	"github.com/hilodb/hilodb/errcode"
 )
 
@@ -68,7 +66,7 @@ func need(r *request) (role, string) {
 // onlyGet reports whether a query asks for a read of many (onlyget=true),
 // as arango reads it.
 func onlyGet(query string) bool {
-	q, err := url.ParseQuery(query)
+	q, err := parseQuery(query)
 	return err == nil && q.Get("onlyget") == "true"
 }
 
