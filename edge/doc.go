@@ -24,7 +24,10 @@
 // the server is back. A read is served from the replica: fresh while it
 // follows the live feed (X-Hilodb-Fresh: live), after a pull of at most a
 // second otherwise (pulled), or as the replica has it when the server
-// cannot be reached (stale).
+// cannot be reached (stale). An object that starts answers its first reads
+// as soon as its store is loaded, from the replica (stale), while it
+// connects in the background: for a second at most, until it follows the
+// feed, unless a read asks with Cache-Control: no-cache.
 //
 // # Access
 //
@@ -40,8 +43,11 @@
 // worker.mjs starts the program once per Durable Object and calls its
 // handle function for every request; a read the replica can answer at once
 // is answered synchronously, without a goroutine or a Promise. The program
-// uses no net/http (the request and response types are its own), which
-// keeps the bundle small. A Durable Object, unlike a stateless worker, may
+// uses no net/http (the request and response types are its own) and no
+// net/url (urlcodec.go), which keeps the bundle small and the start short.
+// The live loop begins once the first request has its answer: the program
+// returns to the event loop only when every goroutine waits, so work begun
+// before would come before that answer. A Durable Object, unlike a stateless worker, may
 // keep a socket across requests, which is what lets the replica hold one
 // connection to the sync server.
 //
