@@ -15,6 +15,7 @@
 // taking turns; the edge's first answer carries a Server-Timing header with
 // the object's start, phase by phase (worker.mjs), printed as medians.
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { edgeDir, freePort, run, serverBinary, startServer, startWorker, stop } from "../test/procs.mjs";
@@ -27,6 +28,10 @@ const COLD_RUNS = Number(process.env.COLD_RUNS ?? 9);
 // as many as the full run's warm writes leave in it.
 const SEEDED = 4500;
 const config = join(edgeDir, "bench", "bench.capnp");
+// AWAY_MS is how far (each way) the far server of the cold start's last
+// row is: a TCP proxy on 127.0.0.1 delays every chunk by it, as a server a
+// 50 ms round trip from the edge.
+const AWAY_MS = 25;
 const DB = "bench";
 
 function stats(samples) {
@@ -95,6 +100,10 @@ async function warmRuns({ server, worker, edge, plain, readURL }) {
   }
   const cpuPer = (kind) => (cpu[kind] / r[kind].length).toFixed(3);
   const dials = (await metric(server.http, "hilodb_connections_total")) - dialsBefore;
+  // The writes answered 202 set the object's alarm (worker.mjs, ALARM_MS):
+  // let it come and go, or every cold start below would begin with it, the
+  // object started by the alarm beside the request timed.
+  await new Promise((ok) => setTimeout(ok, 2_500));
   const p = stats(r.plain);
   const rd = stats(r.read);
   const pw = stats(r.plainW);
@@ -144,17 +153,35 @@ function serverTiming(header) {
   return out;
 }
 
+// delayProxy forwards connections on 127.0.0.1 to port, each chunk
+// delayed by ms in each direction; it returns its port and a closer.
+async function delayProxy(port, ms) {
+  const srv = createServer((c) => {
+    const u = connect(port, "127.0.0.1");
+    const pipe = (from, to) => from.on("data", (d) => setTimeout(() => to.write(d), ms));
+    pipe(c, u);
+    pipe(u, c);
+    const end = () => (c.destroy(), u.destroy());
+    for (const s of [c, u]) s.on("close", end).on("error", end);
+  });
+  await new Promise((ok) => srv.listen(0, "127.0.0.1", ok));
+  return { port: srv.address().port, close: () => new Promise((ok) => srv.close(ok)) };
+}
+
 // coldRuns starts workerd afresh COLD_RUNS times for each worker, taking
 // turns, and times its start and first answer; for the edge, the first
-// answer's phases (Server-Timing) and freshness too.
-async function coldRuns({ replicas, env, readPath }) {
-  const cold = { edge: [], plain: [] };
+// answer's phases (Server-Timing) and freshness too, and its first answer
+// with the server AWAY_MS away.
+async function coldRuns({ server, replicas, env, readPath }) {
+  const cold = { edge: [], plain: [], far: [] };
+  const proxy = await delayProxy(Number(new URL(server.http).port), AWAY_MS);
+  const farEnv = { ...env, HILODB_URL: `ws://127.0.0.1:${proxy.port}/v1/sync` };
   for (let i = 0; i < COLD_RUNS; i++) {
-    for (const which of ["edge", "plain"]) {
+    for (const which of ["edge", "plain", "far"]) {
       const t0 = performance.now();
-      const w = await startWorker({ config, replicas, env, sockets: ["http", "plain"] });
+      const w = await startWorker({ config, replicas, env: which === "far" ? farEnv : env, sockets: ["http", "plain"] });
       const t1 = performance.now();
-      const res = await fetch(which === "edge" ? w.urls.http + readPath : w.urls.plain);
+      const res = await fetch(which === "plain" ? w.urls.plain : w.urls.http + readPath);
       await res.arrayBuffer();
       const t2 = performance.now();
       if (res.status !== 200) throw new Error(`cold ${which}: ${res.status}`);
@@ -167,13 +194,14 @@ async function coldRuns({ replicas, env, readPath }) {
       await stop(w);
     }
   }
+  await proxy.close();
   const medianOf = (xs, f) => stats(xs.map(f)).median;
   const spread = (xs, f) => {
     const s = stats(xs.map(f));
     return `${fmt(s.median)} (${s.min.toFixed(1)}-${s.max.toFixed(1)})`;
   };
   const freshness = {};
-  for (const c of cold.edge) freshness[c.fresh] = (freshness[c.fresh] ?? 0) + 1;
+  for (const c of [...cold.edge, ...cold.far]) freshness[c.fresh] = (freshness[c.fresh] ?? 0) + 1;
   const names = Object.keys(cold.edge[0].phases);
   return [
     `cold start (median of ${COLD_RUNS}, min-max): workerd start to listening, then first answer; load average ${await loadAverage()}`,
@@ -182,6 +210,7 @@ async function coldRuns({ replicas, env, readPath }) {
     "|---|---|---|---|",
     `| plain | ${fmt(medianOf(cold.plain, (c) => c.start))} | ${spread(cold.plain, (c) => c.first)} | 1.00 |`,
     `| edge (a read of a document the replica holds) | ${fmt(medianOf(cold.edge, (c) => c.start))} | ${spread(cold.edge, (c) => c.first)} | ${(medianOf(cold.edge, (c) => c.first) / medianOf(cold.plain, (c) => c.first)).toFixed(1)} |`,
+    `| edge, the server ${AWAY_MS} ms away each way | ${fmt(medianOf(cold.far, (c) => c.start))} | ${spread(cold.far, (c) => c.first)} | ${(medianOf(cold.far, (c) => c.first) / medianOf(cold.plain, (c) => c.first)).toFixed(1)} |`,
     "",
     `the edge's first answers: X-Hilodb-Fresh ${Object.entries(freshness).map(([k, n]) => `${k} ${n}`).join(", ")}`,
     "",
