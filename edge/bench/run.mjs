@@ -3,7 +3,7 @@
 // server on 127.0.0.1.
 //
 //   node bench/run.mjs [requests]   (from edge/, after make server edge)
-//   node bench/run.mjs cold         the cold start only (make bench-edge-start),
+//   node bench/run.mjs cold         the cold start only,
 //                                   over a replica of about as many documents
 //                                   as the full run leaves in it
 //
