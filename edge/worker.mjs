@@ -304,6 +304,8 @@ export class Replica {
     if (!this.app) {
       const database = await this.state.storage.get("database");
       await this.open(typeof database === "string" ? database : "default");
+      // A start no request waited for is not told.
+      this.startTiming = null;
     }
     if (await this.app.tick()) this.armAlarm();
   }
