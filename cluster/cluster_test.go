@@ -362,9 +362,15 @@ func TestCluster(t *testing.T) {
 		if err != nil || !out.Results[0].OK {
 			t.Fatal(err)
 		}
+		// Since the checkpoint: notes/1 again, carrying the stale write B
+		// refused (noted on the version that won, for the winner to hear
+		// of), then the race's last version, then notes/2.
 		more, err := cb.Pull(ctx, pulled.Last, 100)
-		if err != nil || len(more.Changes) != 2 || more.Changes[0].ID != "notes/race" || more.Changes[1].ID != "notes/2" || more.Changes[0].Seq <= pulled.Last {
-			t.Errorf("pull from B after C's checkpoint %d: %v %+v", pulled.Last, err, more)
+		if err != nil || len(more.Changes) != 3 || more.Changes[0].ID != "notes/1" || more.Changes[1].ID != "notes/race" || more.Changes[2].ID != "notes/2" || more.Changes[0].Seq <= pulled.Last {
+			t.Fatalf("pull from B after C's checkpoint %d: %v %+v", pulled.Last, err, more)
+		}
+		if lost := more.Changes[0].Lost; len(lost) != 1 || lost[0].Rev != "_mAAAAAAA-CT" || more.Changes[0].Rev != "_mAAAAAAA-BT" {
+			t.Errorf("notes/1 after the refused stale write: %+v", more.Changes[0])
 		}
 	})
 

@@ -185,7 +185,9 @@ func TestPushConflictRepliesAreBounded(t *testing.T) {
 		}
 		items = append(items, fmt.Sprintf(`{"id":%q,"baseRev":"_mAAAAAAAA-T","rev":"_mAAAAAA%03dT","doc":{}}`, id, i))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// A bound against a hang, not a speed check: on etcd under -race the
+	// 1,000 conflicts take about 4 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := r.ws.Write(ctx, websocket.MessageText, []byte(`{"id":3,"op":"push","changes":[`+strings.Join(items, ",")+`]}`)); err != nil {
 		t.Fatal(err)
