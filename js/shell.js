@@ -5,7 +5,10 @@
 // packageFiles are the files of this package a store loads (in a page, in
 // its workers), kept at once, relative to this module; a bundler that
 // renamed them leaves them unfound, and they are kept as they are loaded.
-const packageFiles = [
+// The web root js/build-web.mjs lays out names its bundles here instead
+// (hilodbWebFiles, defined at its build).
+/* global hilodbWebFiles */
+const packageFiles = typeof hilodbWebFiles === 'object' ? hilodbWebFiles : [
   'index.js', 'store.js', 'events.js', 'options.js', 'platform.js', 'runtime.js', 'tabs.js', 'shared.js', 'host.js',
   'writer.js', 'collection.js', 'session.js', 'watch.js', 'persist.js', 'errors.js', 'closing.js', 'network.js',
   'group.js', 'cache.js', 'opfs.js', 'query.js', 'documentquery.js', 'dist/hilodb.wasm', 'dist/wasm_exec.js',

@@ -124,10 +124,12 @@ describe('hilodb in Chromium', () => {
   });
 
   test('a wasm file answered with a page (a dev server\'s fallback) is a clear error', async () => {
-    const { cp, writeFile } = await import('node:fs/promises');
+    const { cp, readdir, writeFile } = await import('node:fs/promises');
     const moved = await mkdtemp(join(tmpdir(), 'hilodb-moved-'));
     await cp(webRoot, moved, { recursive: true });
-    await writeFile(join(moved, 'dist', 'hilodb.wasm'), '<!doctype html><title>app</title><div id="root"></div>');
+    const wasm = (await readdir(join(moved, 'dist'))).find((f) => /^hilodb-[0-9a-f]+\.wasm$/.test(f));
+    for (const f of [wasm, `${wasm}.br`, `${wasm}.gz`]) await rm(join(moved, 'dist', f), { force: true });
+    await writeFile(join(moved, 'dist', wasm), '<!doctype html><title>app</title><div id="root"></div>');
     const other = await startServer(await (async () => (await buildServer()).bin)(), ['-static', moved]);
     const page = await browser.newPage();
     try {

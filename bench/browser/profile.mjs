@@ -30,7 +30,7 @@
 // SCENARIO=bulk N=10000 WARM=1 OUT=dir node profile.mjs
 
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -214,13 +214,16 @@ const built = await buildServer();
 const web = await mkdtemp(join(tmpdir(), 'hilodb-profile-web-'));
 const chromeProfile = await mkdtemp(join(tmpdir(), 'hilodb-profile-chromium-'));
 await run('bash', [join(repoRoot, 'js', 'build-web.sh'), web], { maxBuffer: 16 << 20 });
-// The same program with its symbols: the name section names Go's functions.
-await run('go', ['build', '-trimpath', '-o', join(web, 'dist', 'hilodb.wasm'), './wasm'], {
+// The same program with its symbols: the name section names Go's functions
+// (under the name the bundles know; its compressed copies go).
+const wasmFile = join(web, 'dist', (await readdir(join(web, 'dist'))).find((f) => /^hilodb-[0-9a-f]+\.wasm$/.test(f)));
+for (const f of [`${wasmFile}.br`, `${wasmFile}.gz`]) await rm(f, { force: true });
+await run('go', ['build', '-trimpath', '-o', wasmFile, './wasm'], {
   cwd: repoRoot,
   env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
   maxBuffer: 16 << 20,
 });
-const names = wasmNames(await readFile(join(web, 'dist', 'hilodb.wasm')));
+const names = wasmNames(await readFile(wasmFile));
 await copyFile(join(here, 'bench.html'), join(web, 'bench.html'));
 await writeFile(join(web, 'bench.js'), ''); // the page needs only index.js
 const server = await startServer(built.bin, ['-static', web]);
