@@ -54,10 +54,19 @@ export async function openStore(options) {
     }
     return openShared({ ...options, persist }, { hiloError, Emitter });
   }
-  const api = await runtime();
+  // The store's files open while the Go program starts.
+  const opening = persist === undefined ? undefined : openPersistence(persist, inNode, { flush: durability === 'flushed' });
+  opening?.catch(() => {}); // rejects below, once awaited
+  let api;
+  try {
+    api = await runtime();
+  } catch (err) {
+    await opening?.then((a) => a.close(), () => {});
+    throw err;
+  }
   const emitter = new Emitter();
   const cache = new ReadCache();
-  const adapter = persist === undefined ? undefined : await openPersistence(persist, inNode, { flush: durability === 'flushed' });
+  const adapter = await opening;
   const fast = api[fastKey];
   if (adapter && fast && typeof adapter.appendNow === 'function') {
     // A log frame Go writes at once is passed as its place in Go's memory

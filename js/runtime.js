@@ -144,6 +144,36 @@ class FastReads {
   }
 }
 
+// wasmURL is where the Go program lies, beside this module.
+function wasmURL() {
+  return new URL('./dist/hilodb.wasm', import.meta.url);
+}
+
+// compiledKey holds what useCompiled was given: a promise of the module
+// compiled ahead of the realm's first openStore, or of undefined (runtime
+// then fetches and compiles it itself).
+const compiledKey = Symbol.for('hilodb.compiled');
+
+/**
+ * compileWasm fetches and compiles the Go program: a promise of the
+ * module, or of undefined when that failed (runtime then fetches it again
+ * and says what is wrong with it) or cannot be done here (Node).
+ */
+export function compileWasm() {
+  if (inNode || typeof WebAssembly?.compileStreaming !== 'function') return Promise.resolve(undefined);
+  return WebAssembly.compileStreaming(fetch(wasmURL())).catch(() => undefined);
+}
+
+/**
+ * useCompiled gives this realm's runtime the module compiled ahead of it
+ * (by compileWasm, here or in the page that started this worker), or a
+ * promise of it: the first openStore waits for it and only instantiates
+ * it. A realm whose runtime started already keeps its own.
+ */
+export function useCompiled(module) {
+  if (!globalThis[runtimeKey]) globalThis[compiledKey] = Promise.resolve(module);
+}
+
 // runtime returns the realm's Go instance's API, starting it on first use.
 export function runtime() {
   let started = globalThis[runtimeKey];
@@ -172,8 +202,13 @@ async function startRuntime() {
   }
   const go = new globalThis.Go();
   reuseCallObjects(go);
-  const wasmURL = new URL('./dist/hilodb.wasm', import.meta.url);
-  const { instance } = inNode ? await instantiateFile(wasmURL, go.importObject) : await instantiateURL(wasmURL, go.importObject);
+  const early = await globalThis[compiledKey];
+  delete globalThis[compiledKey];
+  const instance = early
+    ? await WebAssembly.instantiate(early, go.importObject)
+    : inNode
+      ? (await instantiateFile(wasmURL(), go.importObject)).instance
+      : (await instantiateURL(wasmURL(), go.importObject)).instance;
   touchHeadroom(instance.exports.mem);
 
   const ready = new Promise((resolve) => {

@@ -28,6 +28,7 @@
 // tab's connection to one store.
 
 import { Host } from './host.js';
+import { useCompiled } from './runtime.js';
 
 const tabs = new Map(); // tab → {port, host}, oldest first
 const hosts = new Map(); // persist name → {tab, port}; tab null: this worker
@@ -40,10 +41,15 @@ if (typeof globalThis.SharedWorkerGlobalScope === 'function' && globalThis insta
     port.start();
   };
 } else {
-  // A tab's host worker.
+  // A tab's host worker. Its tab compiles the WebAssembly while this worker
+  // starts and sends the module, or null ({t: 'module'}, tabs.js): the
+  // store's open here waits for it.
+  let compiled;
+  useCompiled(new Promise((resolve) => (compiled = resolve)));
   const host = new Host();
   globalThis.onmessage = (e) => {
     const msg = e.data;
+    if (msg?.t === 'module') compiled(msg.module ?? undefined);
     if (msg?.t !== 'port') return;
     msg.port.onmessage = (m) => {
       if (m.data?.t === 'client') host.client(m.data.port, m.data.tab);

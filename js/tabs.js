@@ -16,6 +16,7 @@ import { Feed } from './watch.js';
 import { SharedWatches, installQueries } from './query.js';
 import { closeOptions, settlePending } from './closing.js';
 import { Network } from './network.js';
+import { compileWasm } from './runtime.js';
 
 let broker; // this realm's connection to the shared worker
 let nextRid = 0;
@@ -61,6 +62,7 @@ function connect(hiloError) {
     // the page set globalThis.__hilodbTestHooks.
     hw.postMessage({ t: 'port', port: ch.port1, testHooks: globalThis.__hilodbTestHooks === true }, [ch.port1]);
     host = ch.port2;
+    compileFor(hw);
   } catch {
     // No dedicated workers here: the shared worker runs the stores.
   }
@@ -87,6 +89,26 @@ function connect(hiloError) {
   }
   broker = { port: w.port, tab, known };
   return broker;
+}
+
+// compileFor fetches and compiles the WebAssembly for the host worker hw
+// while hw and the shared worker start, and sends it the module ({t:
+// 'module'}; null when it did not compile one): the first store of an
+// origin runs in the first tab's host worker, which then only instantiates
+// it. Where a store of the origin is open already (its host holds its Web
+// Lock, persist.js), hw will likely run none, and is sent null.
+function compileFor(hw) {
+  navigator.locks
+    .query()
+    .then(({ held }) => (held?.some((l) => l.name?.startsWith('hilodb:')) ? undefined : compileWasm()))
+    .catch(() => undefined)
+    .then((module) => {
+      try {
+        hw.postMessage({ t: 'module', module: module ?? null });
+      } catch {
+        hw.postMessage({ t: 'module', module: null }); // a module this browser cannot send
+      }
+    });
 }
 
 // hostPort resolves to a port to the host of persist name.
