@@ -14,10 +14,10 @@ import { buildServer, startServer } from '../js/test/server.mjs';
 const env = serveWithChromium();
 
 // named lists the files a module of the web root names beside itself
-// (new URL('./x', import.meta.url)) and those it imports.
+// (new URL('./x', import.meta.url)) and the files it imports (by path).
 function named(text) {
   const refs = [...text.matchAll(/new URL\((['"])\.\/([^'"]+)\1, import\.meta\.url\)/g)].map((m) => m[2]);
-  const imports = [...text.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[\w*{}\s,$]+from\s*)?(['"])([^'"]+)\1|import\((['"])([^'"]+)\3\)/g)].map((m) => m[2] ?? m[4]);
+  const imports = [...text.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[\w*{}\s,$]+from\s*)?(['"])(\.{0,2}\/[^'"]+)\1|import\((['"])(\.{0,2}\/[^'"]+)\3\)/g)].map((m) => m[2] ?? m[4]);
   return { refs: [...new Set(refs)].sort(), imports };
 }
 
