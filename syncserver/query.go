@@ -72,30 +72,7 @@ func (s *Server) FindDocs(db, idPrefix string, q *query.Query, total bool) (Find
 		if err := newPager(q, query.PagerOptions{Exact: len(q.Sort) == 0 && !total}); err != nil {
 			return err
 		}
-		var stop error
-		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-			if pager.Examined >= ScanLimit {
-				stop = errScanLimit
-				return false
-			}
-			rec, err := storage.DecodeStored(k, v)
-			if err != nil {
-				stop = err
-				return false
-			}
-			if rec.Deleted || len(rec.Doc) == 0 {
-				return true
-			}
-			if !pager.Add(string(rec.Doc)) {
-				stop = pager.Err()
-				return false
-			}
-			return true
-		})
-		if err == nil {
-			err = stop
-		}
-		return err
+		return scanDocs(tx, lo, pager)
 	})
 	if errors.Is(err, query.ErrTooBig) {
 		return FindResult{}, &protoError{code: errcode.ReplyTooBig.Name, num: errcode.ReplyTooBig.Num,
@@ -132,31 +109,40 @@ func (s *Server) CountDocs(db, idPrefix string, sel *query.Selector) (int, error
 		return 0, err
 	}
 	lo := storage.DocKey(db, idPrefix)
-	err = s.store.View(func(tx storage.Tx) error {
-		var stop error
-		err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
-			if pager.Examined >= ScanLimit {
-				stop = errScanLimit
-				return false
-			}
-			rec, err := storage.DecodeStored(k, v)
-			if err != nil {
-				stop = err
-				return false
-			}
-			if !rec.Deleted && len(rec.Doc) > 0 {
-				pager.Add(string(rec.Doc))
-			}
-			return true
-		})
-		if err == nil {
-			err = stop
-		}
-		return err
-	})
+	err = s.store.View(func(tx storage.Tx) error { return scanDocs(tx, lo, pager) })
 	if errors.Is(err, errScanLimit) {
 		return 0, &protoError{code: errcode.BadQuery.Name, num: errcode.BadQuery.Num,
 			msg: fmt.Sprintf("the count read %d documents, the most one query may; narrow it", ScanLimit)}
 	}
 	return pager.Matched, err
+}
+
+// scanDocs gives pager the live documents whose keys start with lo, in key
+// order, until the pager has its page (or its error), reading at most
+// ScanLimit of them (errScanLimit past it).
+func scanDocs(tx storage.Tx, lo string, pager *query.Pager) error {
+	var stop error
+	err := tx.AscendRange("", lo, lo+"\xff", func(k, v string) bool {
+		if pager.Examined >= ScanLimit {
+			stop = errScanLimit
+			return false
+		}
+		rec, err := storage.DecodeStored(k, v)
+		if err != nil {
+			stop = err
+			return false
+		}
+		if rec.Deleted || len(rec.Doc) == 0 {
+			return true
+		}
+		if !pager.Add(string(rec.Doc)) {
+			stop = pager.Err()
+			return false
+		}
+		return true
+	})
+	if err == nil {
+		err = stop
+	}
+	return err
 }

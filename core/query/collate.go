@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"math"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -71,7 +72,7 @@ func Compare(a, b gjson.Result) int {
 		}
 		return 0
 	case stringTag:
-		return compareStrings(a.Str, b.Str)
+		return strings.Compare(a.Str, b.Str)
 	case arrayTag:
 		ea, eb := a.Array(), b.Array()
 		for i := 0; i < len(ea) && i < len(eb); i++ {
@@ -83,7 +84,7 @@ func Compare(a, b gjson.Result) int {
 	case objectTag:
 		ma, mb := members(a), members(b)
 		for i := 0; i < len(ma) && i < len(mb); i++ {
-			if c := compareStrings(ma[i][0].Str, mb[i][0].Str); c != 0 {
+			if c := strings.Compare(ma[i][0].Str, mb[i][0].Str); c != 0 {
 				return c
 			}
 			if c := Compare(ma[i][1], mb[i][1]); c != 0 {
@@ -91,16 +92,6 @@ func Compare(a, b gjson.Result) int {
 			}
 		}
 		return len(ma) - len(mb)
-	}
-	return 0
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
 	}
 	return 0
 }

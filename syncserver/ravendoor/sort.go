@@ -1,6 +1,7 @@
 package ravendoor
 
 import (
+	"cmp"
 	"sort"
 	"strings"
 
@@ -60,13 +61,13 @@ func compareAlphaNumeric(a, b string) int {
 			na, nb := digitRun(a), digitRun(b)
 			ta, tb := strings.TrimLeft(a[:na], "0"), strings.TrimLeft(b[:nb], "0")
 			if len(ta) != len(tb) {
-				return cmpInt(len(ta), len(tb))
+				return cmp.Compare(len(ta), len(tb))
 			}
 			if c := strings.Compare(ta, tb); c != 0 {
 				return c
 			}
 			if na != nb {
-				return cmpInt(na, nb)
+				return cmp.Compare(na, nb)
 			}
 			a, b = a[na:], b[nb:]
 			continue
@@ -77,7 +78,7 @@ func compareAlphaNumeric(a, b string) int {
 		}
 		a, b = a[1:], b[1:]
 	}
-	return cmpInt(len(a), len(b))
+	return cmp.Compare(len(a), len(b))
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -88,14 +89,4 @@ func digitRun(s string) int {
 		n++
 	}
 	return n
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
