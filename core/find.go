@@ -29,6 +29,11 @@ type Plan struct {
 	// Examined counts the documents read; Matched those the selector took.
 	Examined int `json:"examined"`
 	Matched  int `json:"matched"`
+	// Built reports whether the query first built the index from the
+	// collection's documents: after a reopen, when the store's snapshot did
+	// not keep its entries (an index never read since it was last built
+	// from the documents is not kept).
+	Built bool `json:"built,omitempty"`
 }
 
 // FindResult is one page of a query's documents, in its order, projected
@@ -52,18 +57,19 @@ const scanLimit = 10_000_000
 // use_index that names no index, and 1208 for an illegal collection name.
 func (s *Store) Find(collection string, q *query.Query) (FindResult, error) {
 	var res FindResult
-	err := s.viewBuilt(collection, q, func(tx *txn) error {
+	built, err := s.viewBuilt(collection, q, func(tx *txn) error {
 		var err error
 		res, err = s.find(tx, collection, q, false)
 		return err
 	})
+	res.Plan.Built = built
 	return res, err
 }
 
 // viewBuilt runs fn in a read transaction once the index the planner
 // takes for q is built: after a load, each index is built when a query
 // first needs it.
-func (s *Store) viewBuilt(collection string, q *query.Query, fn func(tx *txn) error) error {
+func (s *Store) viewBuilt(collection string, q *query.Query, fn func(tx *txn) error) (built bool, err error) {
 	for range 3 {
 		var need *secIndex
 		err := s.view(func(tx *txn) error {
@@ -74,13 +80,14 @@ func (s *Store) viewBuilt(collection string, q *query.Query, fn func(tx *txn) er
 			return fn(tx)
 		})
 		if err != nil || need == nil {
-			return err
+			return built, err
 		}
 		if err := s.ensureBuilt(need); err != nil {
-			return err
+			return built, err
 		}
+		built = true
 	}
-	return s.view(fn) // indexes defined and dropped meanwhile: what is built serves
+	return built, s.view(fn) // indexes defined and dropped meanwhile: what is built serves
 }
 
 // FindJSON is Find with the query as PouchDB's find takes it (query.Parse).
@@ -115,7 +122,7 @@ func ParseSelector(sel []byte) (*query.Selector, error) {
 // CountWhere returns how many of collection's documents sel matches.
 func (s *Store) CountWhere(collection string, sel *query.Selector) (int, error) {
 	var n int
-	err := s.viewBuilt(collection, &query.Query{Selector: sel}, func(tx *txn) error {
+	_, err := s.viewBuilt(collection, &query.Query{Selector: sel}, func(tx *txn) error {
 		res, err := s.find(tx, collection, &query.Query{Selector: sel}, true)
 		n = res.Plan.Matched
 		return err

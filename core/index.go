@@ -494,8 +494,8 @@ func (s *Store) resolveIndexes(t *txn, rebuild bool) (*indexSet, error) {
 	// when a query first needs it (ensureBuilt), so a reopen reads only
 	// the documents.
 	old := t.ixs
-	if rebuild {
-		old = nil
+	if rebuild && !t.restored {
+		old = nil // but for what a load restored (restoreIndexes)
 	}
 	for i, ix := range defs {
 		if o := old.named(ix.coll, ix.def.Name); o != nil && slices.Equal(o.def.Fields, ix.def.Fields) {
@@ -576,7 +576,7 @@ func (s *Store) endIndexes(t *txn, rebuild bool) error {
 	if !rebuild && !t.ixDefs {
 		return nil
 	}
-	if rebuild {
+	if rebuild && !t.restored {
 		t.ixs = s.ixs.Load()
 	}
 	set, err := s.resolveIndexes(t, rebuild)

@@ -55,6 +55,7 @@ type txn struct {
 	live      bool      // live queries watch: touched collects the ids written
 	touched   []string  // the ids of the documents written, for live queries
 	noIndexes bool      // a load: the indexes are built once at its end
+	restored  bool      // a load took saved index entries: ixs holds them (savedindex.go)
 }
 
 // Set sets key and records the change. A set of the key the last change
@@ -293,20 +294,7 @@ func (s *Store) SaveAt(w io.Writer, at func()) error {
 // call: copy what is kept. fn must not call into the store; its first
 // error ends the walk and is returned.
 func (s *Store) Items(at func(), fn func(key, value string) error) error {
-	return s.db.View(func(tx *buntdb.Tx) error {
-		if at != nil {
-			at()
-		}
-		var ferr error
-		err := ascendAll(&txn{Tx: tx, marks: s.marks}, func(key, value string) bool {
-			ferr = fn(key, value)
-			return ferr == nil
-		})
-		if ferr != nil {
-			return ferr
-		}
-		return err
-	})
+	return s.ItemsAndIndexes(at, fn, nil)
 }
 
 // LoadChanges applies the changes fill hands to apply (a snapshot's items
@@ -317,6 +305,15 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 // with a snapshot's keys in ascending order that is about half the cost of
 // Load, and far less than Replay of one transaction at a time.
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
+	return s.LoadSaved(func(apply func(Change) error, _ func([]SavedIndex)) error { return fill(apply) })
+}
+
+// LoadSaved is LoadChanges whose fill may also hand restore, once, between
+// a snapshot's items and the changes after it, the indexes saved with the
+// snapshot (ItemsAndIndexes): in a load into an empty store the indexes
+// they fit start built, and the changes after keep them; the others are
+// built when a query first needs them.
+func (s *Store) LoadSaved(fill func(apply func(Change) error, restore func([]SavedIndex)) error) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
 		tx := &txn{Tx: btx, marks: s.marks, noIndexes: true}
 		defer tx.undoOnError(&err)
@@ -326,7 +323,9 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 			}
 		}()
 		before := readUint(tx, nodeSeqKey)
+		empty := false
 		if n, err := tx.Len(); err == nil && n == 0 {
+			empty = true
 			// Nothing to restore on a rollback but the empty trees:
 			// buntdb then keeps no per-key rollback record, and the
 			// marks none either when there are none.
@@ -336,6 +335,19 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 			if len(s.marks.m) == 0 {
 				tx.loading, tx.sizeHint = true, 1024
 			}
+		}
+		var restoreErr error
+		restore := func(saved []SavedIndex) {
+			if !empty || tx.restored || restoreErr != nil {
+				return
+			}
+			set, err := s.restoreIndexes(tx, saved)
+			if err != nil {
+				restoreErr = err
+				return
+			}
+			// From here on the documents' writes keep the indexes.
+			tx.ixs, tx.noIndexes, tx.restored = set, false, true
 		}
 		err = fill(func(c Change) error {
 			if strings.HasPrefix(c.Key, dirtyPrefix) {
@@ -351,7 +363,10 @@ func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 			}
 			_, _, err := tx.Set(c.Key, c.Value, nil)
 			return err
-		})
+		}, restore)
+		if err == nil {
+			err = restoreErr
+		}
 		if err != nil {
 			return err
 		}

@@ -246,7 +246,7 @@ func (w *liveQuery) runAll() error {
 	q := *w.q
 	q.Skip, q.Limit, q.Fields = 0, w.window, nil
 	var rows []liveRow
-	err := w.s.viewBuilt(w.coll, &q, func(tx *txn) error {
+	_, err := w.s.viewBuilt(w.coll, &q, func(tx *txn) error {
 		res, err := w.s.find(tx, w.coll, &q, false)
 		if err != nil {
 			return err

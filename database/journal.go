@@ -143,10 +143,21 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	// The snapshot's items, then the log's frames after it, in one
 	// transaction; keys and values are slices of one copy of each.
 	torn := false
-	err = store.LoadChanges(func(apply func(core.Change) error) error {
+	err = store.LoadSaved(func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
 		if sn.format >= 2 {
-			if err := readItems(sn.body, sn.count, apply); err != nil {
+			body := string(sn.body)
+			end, err := readItems(body, sn.count, apply)
+			if err != nil {
 				return err
+			}
+			if sn.format >= 4 {
+				saved, err := readIndexes(body[end:])
+				if err != nil {
+					return err
+				}
+				restore(saved)
+			} else if end != len(body) {
+				return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(body)-end, sn.count)
 			}
 		}
 		text := string(log)
@@ -323,7 +334,8 @@ func (j *Journal) compact() error {
 	snap := make([]byte, snapHeaderLen, size+snapHeaderLen)
 	var seq uint64
 	count := 0
-	err := j.store.Items(func() {
+	var ixs indexWriter
+	err := j.store.ItemsAndIndexes(func() {
 		j.mu.Lock()
 		seq = j.seq
 		j.mu.Unlock()
@@ -331,11 +343,14 @@ func (j *Journal) compact() error {
 		snap = appendItem(snap, key, value)
 		count++
 		return nil
-	})
+	}, ixs.add)
 	if err != nil {
 		return fmt.Errorf("save store: %w", err)
 	}
-	putSnapHeader(snap, seq, count)
+	if ixs.n > 0 {
+		snap = ixs.appendTo(snap)
+	}
+	putSnapHeader(snap, seq, count, ixs.n > 0)
 	if err := j.st.Compact(snap); err != nil {
 		return err
 	}

@@ -21,6 +21,18 @@ import (
 //
 //	hilodb-snapshot 3 <seq> <items> <crc>\n | (uvarint len | key | uvarint len | value) …
 //
+// Format 4 is format 3 followed, inside what the checksum covers, by the
+// entries of the store's built indexes (core.SavedIndex), so that a reopen
+// does not build them from the documents again: a uvarint count of
+// indexes, then for each a uvarint length and its definition as JSON
+// ({"collection", "name", "fields", "keyFormat"}), a uvarint count of
+// entries, a uvarint length of the entries' bytes and the entries, each a
+// uvarint length and the key, then a uvarint length of the id the key ends
+// with. A compaction writes format 4 only when an index is built, so a
+// store without indexes stays readable by builds that know format 3 only;
+// such a build refuses format 4 (an unknown header) rather than miss its
+// entries.
+//
 // Reading it costs one copy of the bytes, the checksum and the inserts:
 // every key and value is a slice of that one copy, and the keys arrive in
 // the order the store keeps them. The copy lives as long as any item
@@ -34,6 +46,7 @@ import (
 // item) after a header line without the count; a snapshot saved before
 // there was a log is that format with no header at all.
 const (
+	snapHeaderV4 = "hilodb-snapshot 4 "
 	snapHeader   = "hilodb-snapshot 3 "
 	snapHeaderV2 = "hilodb-snapshot 2 "
 	snapHeaderV1 = "hilodb-snapshot 1 "
@@ -51,10 +64,14 @@ const snapHeaderLen = len(snapHeader) + 20 + 1 + 20 + 1 + 10 + 1
 // format 3 header.
 const snapSumLen = 10 + 1
 
-// putSnapHeader writes the format 3 header of a snapshot of seq holding
-// count items into the first snapHeaderLen bytes of b, whose items follow.
-func putSnapHeader(b []byte, seq uint64, count int) {
+// putSnapHeader writes the header of a snapshot of seq holding count
+// items into the first snapHeaderLen bytes of b, whose items follow (and
+// its indexes' entries, in format 4).
+func putSnapHeader(b []byte, seq uint64, count int, withIndexes bool) {
 	h := append(b[:0], snapHeader...)
+	if withIndexes {
+		h = append(b[:0], snapHeaderV4...)
+	}
 	h = fmt.Appendf(h, "%020d %020d ", seq, count) // in place: b is long enough
 	sum := crc32.Update(crc32.Checksum(h, crcTable), crcTable, b[snapHeaderLen:])
 	_ = fmt.Appendf(h, "%010d\n", sum)
@@ -70,10 +87,10 @@ func appendItem(b []byte, key, value string) []byte {
 
 // snapshot is what a snapshot's header says, and the bytes after it.
 type snapshot struct {
-	format int    // 1, 2 or 3
+	format int    // 1 to 4
 	seq    uint64 // the last frame it holds
-	count  int    // formats 2 and 3: how many items body holds
-	body   []byte // format 1: buntdb's file format; formats 2 and 3: the items
+	count  int    // formats 2 to 4: how many items body holds
+	body   []byte // format 1: buntdb's file format; formats 2 to 4: the items (and format 4's indexes)
 }
 
 // readSnapshot reads the header of snapshot b, in either format.
@@ -95,6 +112,9 @@ func readSnapshot(b []byte) (snapshot, error) {
 		return snapshot{format: 1, seq: seq, body: body}, nil
 	}
 	rest, ok := strings.CutPrefix(line, snapHeader)
+	if !ok {
+		rest, ok = strings.CutPrefix(line, snapHeaderV4)
+	}
 	if ok {
 		// The checksum covers what comes before it in the line, and the
 		// items.
@@ -122,21 +142,23 @@ func readSnapshot(b []byte) (snapshot, error) {
 		return snapshot{}, fmt.Errorf("snapshot header: %w: bad item count %q", errSnapshot, countText)
 	}
 	format := 2
-	if strings.HasPrefix(line, snapHeader) {
+	switch {
+	case strings.HasPrefix(line, snapHeader):
 		format = 3
+	case strings.HasPrefix(line, snapHeaderV4):
+		format = 4
 	}
 	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }
 
-// readItems hands apply each of the count items encoded in b, every key
-// and value a slice of one string copy of b (so the items loaded share it),
-// and fails unless b holds exactly count items.
-func readItems(b []byte, count int, apply func(core.Change) error) error {
-	text := string(b)
+// readItems hands apply each of the count items encoded in text, every
+// key and value a slice of it (so the items loaded share it), and returns
+// where they end: the end of text, but in format 4.
+func readItems(text string, count int, apply func(core.Change) error) (int, error) {
 	p := 0
 	field := func() (string, bool) {
-		n, k := binary.Uvarint(b[p:])
-		if k <= 0 || n > uint64(len(b)-p-k) {
+		n, k := uvarintAt(text, p)
+		if k <= 0 || n > uint64(len(text)-p-k) {
 			return "", false
 		}
 		start := p + k
@@ -146,18 +168,36 @@ func readItems(b []byte, count int, apply func(core.Change) error) error {
 	for i := range count {
 		key, ok := field()
 		if !ok {
-			return fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
+			return 0, fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
 		}
 		value, ok := field()
 		if !ok {
-			return fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
+			return 0, fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
 		}
 		if err := apply(core.Change{Key: key, Value: value}); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	if p != len(b) {
-		return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(b)-p, count)
+	return p, nil
+}
+
+// uvarintAt decodes the uvarint at s[p:] as binary.Uvarint does.
+func uvarintAt(s string, p int) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; p+i < len(s); i++ {
+		if i == binary.MaxVarintLen64 {
+			return 0, -(i + 1)
+		}
+		c := s[p+i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -(i + 1)
+			}
+			return x | uint64(c)<<shift, i + 1
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
 	}
-	return nil
+	return 0, 0
 }

@@ -764,6 +764,12 @@ export interface QueryPlan {
   examined: number;
   /** Documents the selector took. */
   matched: number;
+  /**
+   * Present and true when this query first built the index from the
+   * collection's documents: after a reopen whose snapshot did not keep the
+   * index's entries.
+   */
+  built?: boolean;
 }
 
 /** An index definition: its fields in order, and a name (else one made from the fields). */

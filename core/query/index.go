@@ -155,6 +155,37 @@ func (b *IndexBuilder) Finish() {
 	b.spans = nil
 }
 
+// KeyFormat numbers the encoding AppendKey gives index keys. Entries saved
+// under another number are not used: the index is built again instead.
+const KeyFormat = 1
+
+// Each calls fn with every entry in key order until it returns false.
+func (ix *Index) Each(fn func(Entry) bool) { ix.tree.Scan(fn) }
+
+// Restore fills an empty index with saved entries, each of n a key made as
+// AppendKey makes them and the length of the id it ends with, handed in
+// key order by each. It reports false, leaving the index empty, when an
+// entry is out of order, repeats its predecessor's key, or has an id
+// longer than its key.
+func (ix *Index) Restore(n int, each func(add func(key string, idLen int) bool) bool) bool {
+	prev, first := "", true
+	count := 0
+	ok := each(func(key string, idLen int) bool {
+		if idLen <= 0 || idLen > len(key) || (!first && key <= prev) {
+			return false
+		}
+		ix.tree.Load(Entry{Key: key, ID: key[len(key)-idLen:]})
+		prev, first = key, false
+		count++
+		return true
+	})
+	if !ok || count != n {
+		ix.tree = btree.NewBTreeGOptions(entryLess, btree.Options{NoLocks: true})
+		return false
+	}
+	return true
+}
+
 // IndexPlan is how an index serves a query: the keys to read, [Lo, Hi),
 // and what the read does for the query.
 type IndexPlan struct {

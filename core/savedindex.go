@@ -1,0 +1,112 @@
+package core
+
+import (
+	"slices"
+
+	"github.com/tidwall/buntdb"
+
+	"github.com/hilodb/hilodb/core/query"
+)
+
+// Saved indexes. A snapshot may keep the entries of the indexes built when
+// it was written, so that a reopen need not build them again from the
+// documents: ItemsAndIndexes hands them out after the items, in the same
+// read transaction, and LoadSaved takes them back between a snapshot's
+// items and the changes after it. Saved entries are used only when the
+// same key encoding made them (query.KeyFormat), for a definition the
+// loaded items hold unchanged, in a load into an empty store, and when
+// they are in strict key order; otherwise that index is built when a query
+// first needs it, as without them.
+
+// SavedIndex is one built index's entries, as a snapshot keeps them.
+type SavedIndex struct {
+	Collection string
+	Def        IndexDef
+	// KeyFormat is the key encoding that made the entries (query.KeyFormat).
+	KeyFormat int
+	// Len is how many entries Each hands out.
+	Len int
+	// Each calls add with every entry's key and the length of the document
+	// id the key ends with, in key order, until add returns false; it
+	// reports whether it handed out every entry.
+	Each func(add func(key string, idLen int) bool) bool
+}
+
+// ItemsAndIndexes calls fn as Items does, then index with the entries of
+// every index that is built, in the same read transaction: what index is
+// given matches the items exactly. A key handed to index is valid only
+// during the call.
+func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, index func(SavedIndex) error) error {
+	return s.db.View(func(tx *buntdb.Tx) error {
+		if at != nil {
+			at()
+		}
+		var ferr error
+		err := ascendAll(&txn{Tx: tx, marks: s.marks}, func(key, value string) bool {
+			ferr = fn(key, value)
+			return ferr == nil
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if err != nil || index == nil {
+			return err
+		}
+		// Under the read lock: no write changes a tree or builds one
+		// meanwhile.
+		set := s.ixs.Load()
+		if set == nil {
+			return nil
+		}
+		for _, ix := range set.all {
+			if !ix.built.Load() {
+				continue
+			}
+			tree := ix.tree
+			err := index(SavedIndex{
+				Collection: ix.coll,
+				Def:        ix.def,
+				KeyFormat:  query.KeyFormat,
+				Len:        tree.Len(),
+				Each: func(add func(key string, idLen int) bool) bool {
+					all := true
+					tree.Each(func(e query.Entry) bool {
+						all = add(e.Key, len(e.ID))
+						return all
+					})
+					return all
+				},
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// restoreIndexes compiles the definitions the transaction holds and gives
+// each the saved entries made for it, where they can be used: the index
+// set a load keeps up to date with the changes after its snapshot.
+func (s *Store) restoreIndexes(t *txn, saved []SavedIndex) (*indexSet, error) {
+	defs, err := readAllIndexDefs(t)
+	if err != nil || len(defs) == 0 {
+		return nil, err
+	}
+	for _, ix := range defs {
+		ix.docPfx = docPrefix + s.Prefix(ix.coll) + s.sep
+		for _, sv := range saved {
+			if sv.Collection != ix.coll || sv.Def.Name != ix.def.Name || !slices.Equal(sv.Def.Fields, ix.def.Fields) ||
+				sv.KeyFormat != query.KeyFormat || sv.Each == nil {
+				continue
+			}
+			tree := query.NewIndex(ix.fields)
+			if tree.Restore(sv.Len, sv.Each) {
+				ix.tree = tree
+				ix.built.Store(true)
+			}
+			break
+		}
+	}
+	return &indexSet{all: defs}, nil
+}
