@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/core"
 )
@@ -13,7 +14,9 @@ import (
 // after it. Each method returns once what it did is durable (or failed). The
 // journal calls one method at a time.
 type Storage interface {
-	// Load returns the snapshot (nil for none) and the log.
+	// Load returns the snapshot (nil for none) and the log, and hands them
+	// over: the storage never writes to those bytes again, so the store
+	// keeps its keys and values as slices of them, without a copy.
 	Load() (snapshot, log []byte, err error)
 	// Append adds bytes to the end of the log.
 	Append(frames []byte) error
@@ -145,7 +148,7 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	torn := false
 	err = store.LoadSaved(func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
 		if sn.format >= 2 {
-			body := string(sn.body)
+			body := handedOver(sn.body)
 			end, err := readItems(body, sn.count, apply)
 			if err != nil {
 				return err
@@ -160,7 +163,7 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 				return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(body)-end, sn.count)
 			}
 		}
-		text := string(log)
+		text := handedOver(log)
 		last := j.seq // the last frame read, or the snapshot's
 		for p := 0; p < len(log); {
 			seq, start, end, next, err := frameAt(log, p)
@@ -199,6 +202,14 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 		}
 	}
 	return j, nil
+}
+
+// handedOver is b as a string without a copy: bytes Storage.Load handed
+// over, which nothing writes to again (a copy of a snapshot of 100,000
+// documents took about 5% of a browser's reopen, and doubled its memory
+// while it lasted).
+func handedOver(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func newBatch() *batch { return &batch{done: make(chan struct{})} }
