@@ -158,18 +158,18 @@ test-ravendb-official: server
 ## fuzz: a minute on each of the server's fuzz targets
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzHandle -fuzztime=60s ./syncserver/
-	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/
+	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/storage/
 	$(GO) test -run '^$$' -fuzz=FuzzOpSequence -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzHTTPDoors -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz='^FuzzParseClientCerts$$' -fuzztime=30s ./syncserver/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePush$$' -fuzztime=60s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePushReply$$' -fuzztime=30s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzPullReplyAppendJSON$$' -fuzztime=30s ./internal/wire/
-	$(GO) test -run '^$$' -fuzz='^FuzzDecodeRecord$$' -fuzztime=30s ./syncserver/
+	$(GO) test -run '^$$' -fuzz='^FuzzDecodeRecord$$' -fuzztime=30s ./syncserver/storage/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodePullFast$$' -fuzztime=30s ./client/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenSnapshot -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz=FuzzOpenLog -fuzztime=60s ./database/
-	$(GO) test -run '^$$' -fuzz=FuzzSplitArray -fuzztime=60s ./internal/jsontext/
+	$(GO) test -run '^$$' -fuzz='^FuzzInsertArray$$' -fuzztime=60s ./core/
 	$(GO) test -run '^$$' -fuzz=FuzzPlainRun -fuzztime=60s ./internal/jsontext/
 	$(GO) test -run '^$$' -fuzz=FuzzHasLoneSurrogate -fuzztime=30s ./internal/jsontext/
 	$(GO) test -run '^$$' -fuzz='^FuzzScanBody$$' -fuzztime=60s ./core/
