@@ -71,6 +71,9 @@ func (s *Store) apply(tx *txn, w *write) (Result, *Error) {
 		if w.mustBeNew && exists {
 			return res, newError(ErrConflict, key, cur.Rev, "conflict, _rev values do not match: %q was stored meanwhile", w.id)
 		}
+		if exists && w.opts.madeIDsNew() && (w.fresh || w.seqPrefix != "" || w.identity != "") {
+			return res, newError(ErrUniqueConstraint, key, cur.Rev, "unique constraint violated: the id made for this document, %q, names a document that exists; insert again for the next", w.id)
+		}
 		if exists {
 			mode, e := w.opts.overwrite()
 			if e != nil {

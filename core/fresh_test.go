@@ -97,6 +97,44 @@ func TestGeneratedIDThatExists(t *testing.T) {
 	})
 }
 
+// TestMadeIDsNewNeverOverwrite: with MadeIDsNew (the edge's ArangoDB door),
+// an id the store makes (HiLo, node sequence, identity) that names a stored
+// document fails with unique_constraint whatever the overwrite mode, and the
+// stored document stays; a given id still follows the mode.
+func TestMadeIDsNewNeverOverwrite(t *testing.T) {
+	ctx := context.Background()
+	taken := []string{"orders/1-A", core.FormatNodeSeqID("orders/", 1, "C"), "orders/1"}
+	for _, mode := range []core.OverwriteMode{core.OverwriteReplace, core.OverwriteUpdate, core.OverwriteIgnore, core.OverwriteConflict} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := newTestStore(t)
+			for _, id := range append(taken, "orders/given") {
+				if _, err := s.Put(ctx, "orders", []byte(`{"_id":"`+id+`","by":"another"}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			docs := [][]byte{[]byte(`{"by":"made"}`), []byte(`{"_id":"orders/","by":"made"}`), []byte(`{"_id":"orders|","by":"made"}`)}
+			rs, err := s.InsertMany(ctx, "orders", docs, &core.WriteOptions{OverwriteMode: mode, MadeIDsNew: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range rs {
+				if r.Err == nil || r.Err.Num != core.NumUniqueConstraint {
+					t.Errorf("made id %s over a stored document: %+v, want unique constraint (1210)", taken[i], r)
+				}
+			}
+			for _, id := range taken {
+				if got, err := s.Get(id); err != nil || gjson.GetBytes(got, "by").String() != "another" {
+					t.Errorf("%s after the refused inserts: %s, %v", id, got, err)
+				}
+			}
+			r, err := s.Insert(ctx, "orders", []byte(`{"_id":"orders/given","by":"given"}`), &core.WriteOptions{OverwriteMode: mode, MadeIDsNew: true})
+			if wantErr := mode == core.OverwriteConflict; (err != nil) != wantErr {
+				t.Errorf("a given id in mode %s: %+v, %v", mode, r, err)
+			}
+		})
+	}
+}
+
 // A bulk write stores its documents in shared chunks, with each revision
 // held in its document's bytes and its clock values reserved a block at a
 // time. Every document must still read back as written, every revision

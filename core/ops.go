@@ -58,6 +58,13 @@ type WriteOptions struct {
 	// If-Match header), checked whatever IgnoreRevs says. It applies to
 	// single-document operations.
 	IfMatch string
+	// MadeIDsNew makes an insert whose id the store made (a HiLo id, a
+	// generated key, a UUID, a node sequence or an identity) fail with
+	// ErrUniqueConstraint when a document has that id, whatever
+	// OverwriteMode says: a made id names a new document, never one another
+	// client stored under it. The edge sets it, as the sync server's doors
+	// refuse the same.
+	MadeIDsNew bool
 }
 
 // newCopied reports whether Result.New is to hold a copy of the stored
@@ -69,6 +76,7 @@ func (o *WriteOptions) mergeObjects() bool {
 	return o == nil || o.MergeObjects == nil || *o.MergeObjects
 }
 func (o *WriteOptions) ignoreRevs() bool { return o == nil || o.IgnoreRevs == nil || *o.IgnoreRevs }
+func (o *WriteOptions) madeIDsNew() bool { return o != nil && o.MadeIDsNew }
 
 func (o *WriteOptions) overwrite() (OverwriteMode, *Error) {
 	if o == nil || o.OverwriteMode == "" {

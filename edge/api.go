@@ -247,7 +247,7 @@ func (a *app) postShort(ctx context.Context, r *request, rt route) *response {
 		return errorResponse(errcode.BadRequest, "malformed query: "+err.Error())
 	}
 	a.learnCollection(ctx, rt.coll)
-	res, err := a.store.Insert(ctx, rt.coll, r.body, &core.WriteOptions{ReturnNew: true})
+	res, err := a.store.Insert(ctx, rt.coll, r.body, &core.WriteOptions{ReturnNew: true, MadeIDsNew: true})
 	if err != nil {
 		return failure(err)
 	}

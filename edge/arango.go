@@ -77,6 +77,9 @@ func arangoOptions(r *request) (opts core.WriteOptions, waitForSync bool, q valu
 		return opts, false, q, errorResponse(errcode.BadRequest, "overwriteMode must be ignore, replace, update or conflict")
 	}
 	opts.IfMatch = strings.Trim(r.ifMatch, `"`)
+	// A key the edge makes never replaces a document, whatever the
+	// overwrite mode: the sync server's door refuses the same.
+	opts.MadeIDsNew = true
 	return opts, waitForSync, q, nil
 }
 

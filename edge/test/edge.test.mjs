@@ -304,6 +304,41 @@ test("the doors' rules hold at the edge as on the server: repeated members, lone
   }
 });
 
+test("a key the edge makes never lands on a document that exists, whatever the overwrite mode, as on the server", async () => {
+  assert.equal((await onServer("POST", "/_api/collection", { name: "made" })).status, 200);
+  const first = await call("POST", "/_api/document/made?waitForSync=true", { v: "edge" });
+  assert.equal(first.status, 201, JSON.stringify(first.json));
+  // Documents another client wrote, under the keys the edge makes next.
+  const taken = [];
+  for (let i = 1; i <= 8; i++) {
+    const key = String(Number(first.json._key) + i);
+    const put = await onServer("POST", "/_api/document/made", { _key: key, v: "server" });
+    assert.ok(put.status === 201 || put.status === 202, JSON.stringify(put.json));
+    taken.push(key);
+  }
+  await eventually(async () => (await call("GET", `/_api/document/made/${taken.at(-1)}`)).json?.v === "server", FRESH_BOUND_MS, "the taken keys at the edge");
+  for (const mode of ["replace", "update", "ignore", "conflict"]) {
+    for (const [what, text] of [["one", '{"v":"made"}'], ["an array", '[{"v":"made"},{"_key":"given' + mode + '","v":"given"}]']]) {
+      const res = await fetch(`${worker.base}/_api/document/made?overwriteMode=${mode}`, { method: "POST", body: text, headers: { "content-type": "application/json" }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const body = await res.json();
+      const made = Array.isArray(body) ? body[0] : body;
+      if (made.error) {
+        assert.equal(made.errorNum, 1210, `${mode}, ${what}: ${JSON.stringify(body)}`);
+      } else {
+        assert.ok(!taken.includes(made._key), `${mode}, ${what}: the key the edge made landed on ${made._id}: ${JSON.stringify(body)}`);
+      }
+      if (Array.isArray(body)) assert.equal(body[1]._key, `given${mode}`, `${mode}: the given key: ${JSON.stringify(body)}`);
+    }
+  }
+  for (const key of taken) {
+    assert.equal((await call("GET", `/_api/document/made/${key}`)).json?.v, "server", `made/${key} at the edge`);
+  }
+  await new Promise((ok) => setTimeout(ok, FRESH_BOUND_MS));
+  for (const key of taken) {
+    assert.equal((await onServer("GET", `/_api/document/made/${key}`)).json?.v, "server", `made/${key} on the server`);
+  }
+});
+
 test("the official arangojs client (pinned) against the edge", async () => {
   const db = new Database({ url: worker.base, databaseName: DB });
   const orders = db.collection("orders");
