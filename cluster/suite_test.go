@@ -24,7 +24,7 @@ var storeNeutralTests = []string{
 	"TestReturnOnlyFromTheLessee", "TestLastMaxCannotExhaustATag", "TestGetRepliesAreBounded",
 	"TestPushConflictRepliesAreBounded", "TestSameRevDifferentContentConflicts", "TestRepeatedMembersRefused",
 	"TestUnpairedSurrogatesRefused", "TestSinceAboveSequenceRefused", "TestPipelinedPushes", "TestPushNamesAnIDAgain",
-	"TestRevisionsOnlyGrow", "TestHTTPWritesPassThePushedRev", "TestSameRevOtherLoneSurrogateConflicts",
+	"TestRevisionsOnlyGrow", "TestHTTPWritesPassThePushedRev", "TestSameRevOtherLoneSurrogateConflicts", "TestIdentityValuesSkipStoredIDs",
 	"TestLostWritesNoted",
 }
 

@@ -425,3 +425,32 @@ func TestPushedKeyAgreesWithTheID(t *testing.T) {
 		t.Errorf("keys after other separators: %v", res)
 	}
 }
+
+// TestIdentityValuesSkipStoredIDs: an identity value handed out over the
+// websocket (what a client makes "name|" ids of) or RavenDB's identity/next
+// skips every value whose id "name/value" names a stored document, as the
+// ids the server makes do, so a client's "companies|" never lands on a
+// document another client wrote.
+func TestIdentityValuesSkipStoredIDs(t *testing.T) {
+	ts := startServer(t, syncserver.Config{})
+	for _, id := range []string{"companies/1", "companies/2", "companies/4", "companies/7"} {
+		if status, _ := ravenPut(t, ts, id, `{"v":"other"}`); status != 201 {
+			t.Fatalf("PUT %s: %d", id, status)
+		}
+	}
+	// A deleted document's id is not handed out again either.
+	if status, _ := do(t, "DELETE", ts.hs.URL+"/databases/shop/docs?id=companies/7", "", nil); status != 204 {
+		t.Fatalf("DELETE companies/7: %d", status)
+	}
+	r := dialRaw(t, ts)
+	r.call(`{"id":1,"op":"hello","db":"shop","node":""}`)
+	if got := r.call(`{"id":2,"op":"identity.next","name":"companies"}`); got["value"] != 3.0 {
+		t.Errorf("identity.next past companies/1 and /2: %v, want 3", got)
+	}
+	if got := r.call(`{"id":3,"op":"identity.nextBatch","names":["companies","companies","other"]}`); fmt.Sprint(got["values"]) != "[5 6 1]" {
+		t.Errorf("identity.nextBatch past companies/4: %v, want [5 6 1]", got)
+	}
+	if v := ravenNext(t, ts, "companies"); v != 8 {
+		t.Errorf("RavenDB identity/next past companies/7 (deleted): %v, want 8", v)
+	}
+}

@@ -1,13 +1,13 @@
 package syncserver
 
 import (
-	"github.com/hilodb/hilodb/auth"
-	"github.com/hilodb/hilodb/syncserver/storage"
-
 	"context"
 	"strconv"
 
+	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
+	"github.com/hilodb/hilodb/syncserver/storage"
 )
 
 // NextIdentity returns the next value of identity name in db (1 first),
@@ -43,10 +43,25 @@ func (s *Server) nextIdentities(ctx context.Context, db string, names []string) 
 			cur[name] = v
 		}
 		for i, name := range names {
-			if cur[name] >= storage.MaxSafeNumber {
-				return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: "identity " + Quote(name) + " has no values left"}
+			// A client makes "name/value" of a value (its "name|" ids):
+			// values whose id names a document, or did (a tombstone), are
+			// skipped, as the ids the server makes skip them (mint).
+			for skip := 0; ; skip++ {
+				if cur[name] >= storage.MaxSafeNumber {
+					return &protoError{code: wire.CodeOutOfKeys, num: wire.NumOutOfKeys, msg: "identity " + Quote(name) + " has no values left"}
+				}
+				if skip == maxMintSkip {
+					return Refusal(errcode.UniqueConstraint, "the next "+strconv.Itoa(maxMintSkip)+" values of identity "+Quote(name)+" name documents that exist; seed it past them")
+				}
+				cur[name]++
+				_, found, err := storage.GetRecord(tx, db, name+"/"+strconv.FormatInt(cur[name], 10))
+				if err != nil {
+					return err
+				}
+				if !found {
+					break
+				}
 			}
-			cur[name]++
 			out[i] = cur[name]
 		}
 		for name, v := range cur {

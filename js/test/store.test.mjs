@@ -166,6 +166,22 @@ describe('against a server without tokens', () => {
     assert.equal(second._id, 'companies/2');
   });
 
+  test('an id ending in | never lands on a document another client wrote', async () => {
+    // Written through RavenDB's door, where the identity has not reached.
+    for (const id of ['clients/1', 'clients/2']) {
+      const res = await fetch(`${server.base}/databases/shop/docs?id=${id}`, { method: 'PUT', body: '{"by":"other"}' });
+      assert.equal(res.status, 201);
+    }
+    await store.sync();
+    assert.equal((await store.get('clients/1')).by, 'other');
+    const mine = await store.put('clients', { _id: 'clients|', by: 'me' });
+    assert.equal(mine._id, 'clients/3');
+    await store.sync();
+    assert.equal((await store.get('clients/1')).by, 'other');
+    const res = await fetch(`${server.base}/databases/shop/docs?id=clients/1`);
+    assert.equal((await res.json()).Results[0].by, 'other', 'clients/1 on the server');
+  });
+
   test('get of a missing id rejects with not_found 1202', async () => {
     await rejectsWith(store.get('orders/does-not-exist'), 'not_found', 1202);
   });
