@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/query"
@@ -59,6 +60,7 @@ func (r replicaSource) Count(coll string, sel *query.Selector) (int, error) {
 
 func (r replicaSource) Get(ids []string) ([][]byte, error) {
 	out := make([][]byte, len(ids))
+	size := 0
 	for i, id := range ids {
 		d, err := r.store.Get(id)
 		switch {
@@ -66,6 +68,10 @@ func (r replicaSource) Get(ids []string) ([][]byte, error) {
 		case err != nil:
 			return nil, err
 		default:
+			// Measured as they are read: past the bound, no more is.
+			if size += len(d) + 1; size > maxReplyBytes && len(ids) > 1 {
+				return nil, fmt.Errorf("%w: the documents DOCUMENT() names pass the reply bound of %d bytes; ask for fewer", aqlcursor.ErrTooBig, maxReplyBytes)
+			}
 			out[i] = arangoView(d)
 		}
 	}
@@ -88,7 +94,7 @@ func (a *app) cursor(ctx context.Context, r *request, rt route) *response {
 			var plan *aql.Plan
 			if plan, err = aql.Parse(req.Query, req.BindVars); err == nil {
 				var res aqlcursor.Result
-				if res, err = aqlcursor.Run(replicaSource{a.store}, plan, req.FullCount); err == nil {
+				if res, err = aqlcursor.Run(replicaSource{a.store}, plan, req.FullCount, maxReplyBytes); err == nil {
 					body, err = a.cursors.Open(db, req, res)
 				}
 			}
@@ -133,6 +139,8 @@ func cursorFailure(err error) *response {
 		return errorResponse(errcode.CollectionNotFound, ce.Error())
 	case errors.Is(err, aqlcursor.ErrBadRequest):
 		return errorResponse(errcode.BadRequest, err.Error())
+	case errors.Is(err, aqlcursor.ErrTooBig):
+		return errorResponse(errcode.ReplyTooBig, err.Error())
 	case errors.Is(err, aqlcursor.ErrNotFound):
 		return errorResponse(errcode.CursorNotFound, "cursor not found")
 	case errors.Is(err, aqlcursor.ErrTooMany):

@@ -454,3 +454,64 @@ func TestIdentityValuesSkipStoredIDs(t *testing.T) {
 		t.Errorf("RavenDB identity/next past companies/7 (deleted): %v, want 8", v)
 	}
 }
+
+// TestQueryRepliesAreBounded: an AQL query through the ArangoDB door names
+// each document once, and its results, or an RQL query's projections,
+// fit in the reply bound, measured as they are made: DOCUMENT() of one id
+// many times, a RETURN that repeats the document or a select that repeats
+// a field once made a reply of hundreds of megabytes from one small
+// request.
+func TestQueryRepliesAreBounded(t *testing.T) {
+	ts := startServer(t, syncserver.Config{MaxMessageBytes: 1 << 20})
+	base := ts.hs.URL + "/_db/shop"
+	mustCollection(t, base, "big", nil)
+	blob := strings.Repeat("x", 200<<10)
+	for i := 1; i <= 8; i++ {
+		if status, b := do(t, "POST", base+"/_api/document/big", fmt.Sprintf(`{"_key":"%d","blob":"%s"}`, i, blob), nil); status >= 300 {
+			t.Fatalf("insert big/%d: %d %v", i, status, b)
+		}
+	}
+	ids := func(n int, distinct bool) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = `"big/1"`
+			if distinct {
+				s[i] = fmt.Sprintf(`"big/%d"`, i+1)
+			}
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	}
+	times := func(n int, s string) string { return strings.TrimSuffix(strings.Repeat(s+",", n), ",") }
+	sel := strings.TrimPrefix(strings.Repeat(", blob as a", 8), ", ")
+	for i := range 8 {
+		sel = strings.Replace(sel, "as a,", fmt.Sprintf("as a%d,", i), 1)
+	}
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		num        float64
+	}{
+		{"RQL: a select of one field 8 times", `{"Query":"from big select ` + sel + ` limit 1"}`, 413, 1906},
+		{"RQL: a select of one field twice", `{"Query":"from big select blob as a, blob as b limit 1"}`, 200, 0},
+		{"DOCUMENT of one id 1,000 times", `{"query":"RETURN DOCUMENT(@ids)","bindVars":{"ids":` + ids(1000, false) + `}}`, 400, 400},
+		{"DOCUMENT of 8 large documents", `{"query":"RETURN DOCUMENT(@ids)","bindVars":{"ids":` + ids(8, true) + `}}`, 413, 1906},
+		{"a RETURN of the document 8 times", `{"query":"FOR d IN big LIMIT 1 RETURN [` + times(8, "d") + `]"}`, 413, 1906},
+		{"a RETURN of an attribute 8 times", `{"query":"FOR d IN big LIMIT 1 RETURN {` + strings.ReplaceAll(times(8, "a: d.blob"), "a:", "a@:") + `}"}`, 413, 1906},
+		{"a RETURN of a bound value 16 times", `{"query":"FOR v IN @vals RETURN [` + times(16, "v") + `]","bindVars":{"vals":["` + blob[:100<<10] + `"]}}`, 413, 1906},
+		{"DOCUMENT of 4 large documents", `{"query":"RETURN DOCUMENT(@ids)","bindVars":{"ids":` + ids(4, true) + `}}`, 201, 0},
+		{"a RETURN of the document twice", `{"query":"FOR d IN big LIMIT 1 RETURN [d, d]"}`, 201, 0},
+	} {
+		body := tc.body
+		for i := 0; strings.Contains(body, "a@:"); i++ {
+			body = strings.Replace(body, "a@:", fmt.Sprintf("a%d:", i), 1)
+		}
+		path := base + "/_api/cursor"
+		if strings.HasPrefix(tc.name, "RQL") {
+			path = ts.hs.URL + "/databases/shop/queries"
+		}
+		status, b := do(t, "POST", path, body, nil)
+		if status != tc.status || errNum(b) != tc.num {
+			t.Errorf("%s: %d %.200v, want %d (%v)", tc.name, status, b, tc.status, tc.num)
+		}
+	}
+}

@@ -270,7 +270,7 @@ test("AQL at the edge: /_api/cursor answers from the replica as the sync server 
   }
 });
 
-test("the doors' rules hold at the edge as on the server: repeated members, lone surrogates, repeated keys", async () => {
+test("the doors' rules hold at the edge as on the server: repeated members, lone surrogates, repeated keys, bounded AQL results", async () => {
   const raw = async (base, method, path, text) => {
     const res = await fetch(base + path, {
       method,
@@ -293,6 +293,8 @@ test("the doors' rules hold at the edge as on the server: repeated members, lone
       ["a lone surrogate in a selector", "PUT", "/_api/document/guards?onlyget=true", '["g\\udc00"]', 400, 400],
       ["one key 2,000 times", "PUT", "/_api/document/guards?onlyget=true", JSON.stringify(Array(2000).fill(`g0${where}`)), 400, 400],
       ["a key and its id", "PUT", "/_api/document/guards?onlyget=true", JSON.stringify([`g0${where}`, { _id: `guards/g0${where}` }]), 400, 400],
+      ["an AQL DOCUMENT() of one id twice", "POST", "/_api/cursor", JSON.stringify({ query: "RETURN DOCUMENT(@ids)", bindVars: { ids: [`guards/g0${where}`, `guards/g0${where}`] } }), 400, 400],
+      ["an AQL RETURN of a document 200 times", "POST", "/_api/cursor", JSON.stringify({ query: `FOR d IN guards LIMIT 1 RETURN [${Array(200).fill("d").join(",")}]` }), 413, 1906],
     ]) {
       const got = await raw(base, method, prefix + path, text);
       assert.equal(got.status, status, `${where}, ${what}: ${JSON.stringify(got.json)}`);

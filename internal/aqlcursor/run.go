@@ -1,6 +1,7 @@
 package aqlcursor
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hilodb/hilodb/core/query"
@@ -37,13 +38,24 @@ type Result struct {
 	Scanned   int // documents read
 }
 
+// ErrTooBig is a query whose results would pass the door's reply bound
+// (the door answers reply_too_big).
+var ErrTooBig = errors.New("query results too big")
+
 // Run runs plan over src. fullCount asks for the matches before the LIMIT.
-func Run(src Source, plan *aql.Plan, fullCount bool) (Result, error) {
+// The results may take at most maxBytes together, measured as they are
+// made (a RETURN can repeat a document many times): past it, Run fails
+// with ErrTooBig. A DOCUMENT() that names an id twice fails with
+// ErrBadRequest, as the doors' other reads of many documents do.
+func Run(src Source, plan *aql.Plan, fullCount bool, maxBytes int) (Result, error) {
 	switch plan.Kind {
 	case aql.Value:
 		return Result{Rows: [][]byte{plan.Value}}, nil
 	case aql.ForValues:
-		rows, full, err := plan.Run()
+		rows, full, err := plan.RunWithin(maxBytes)
+		if errors.Is(err, query.ErrTooBig) {
+			return Result{}, tooBig(maxBytes)
+		}
 		return Result{Rows: rows, FullCount: full, Scanned: len(plan.Values)}, err
 	case aql.Length:
 		if err := exists(src, plan.Collection); err != nil {
@@ -52,9 +64,23 @@ func Run(src Source, plan *aql.Plan, fullCount bool) (Result, error) {
 		n, err := src.Count(plan.Collection, nil)
 		return Result{Rows: [][]byte{fmt.Appendf(nil, "%d", n)}, Scanned: n}, err
 	case aql.Document:
+		seen := make(map[string]bool, len(plan.DocIDs))
+		for _, id := range plan.DocIDs {
+			if seen[id] {
+				return Result{}, badRequest("DOCUMENT() names %q more than once; ask for each document once", truncate(id, 100))
+			}
+			seen[id] = true
+		}
 		docs, err := src.Get(plan.DocIDs)
 		if err != nil {
 			return Result{}, err
+		}
+		size := 0
+		for _, d := range docs {
+			size += len(d) + 1
+		}
+		if size > maxBytes && len(docs) > 1 {
+			return Result{}, tooBig(maxBytes)
 		}
 		if !plan.DocArray {
 			if docs[0] == nil {
@@ -91,10 +117,30 @@ func Run(src Source, plan *aql.Plan, fullCount bool) (Result, error) {
 		return Result{}, err
 	}
 	rows := make([][]byte, len(docs))
+	room := maxBytes
 	for i, d := range docs {
-		rows[i] = plan.Project(d)
+		if i == 0 {
+			room = max(room, len(d)+256) // one document may pass the bound alone, as in the doors' other reads
+		}
+		row, ok := plan.ProjectWithin(d, room)
+		if !ok {
+			return Result{}, tooBig(maxBytes)
+		}
+		rows[i] = row
+		room -= len(row) + 1
 	}
 	return Result{Rows: rows, FullCount: matches, Scanned: max(matches, len(docs))}, nil
+}
+
+func tooBig(maxBytes int) error {
+	return fmt.Errorf("%w: the query's results pass the reply bound of %d bytes; ask for fewer, or return less of each", ErrTooBig, maxBytes)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func exists(src Source, coll string) error {

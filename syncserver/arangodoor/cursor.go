@@ -60,6 +60,10 @@ func (a arangoSource) Get(ids []string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Measured before anything is rendered, as documents() is.
+	if err := a.s.CheckReply(syncserver.StoredSize(ids, docs), len(ids)); err != nil {
+		return nil, err
+	}
 	out := make([][]byte, len(docs))
 	for i, d := range docs {
 		if d != nil {
@@ -84,7 +88,7 @@ func (s *door) arangoQuery(w http.ResponseWriter, r *syncserver.Request) {
 		s.arangoCursorFail(w, err)
 		return
 	}
-	res, err := aqlcursor.Run(arangoSource{s: s, db: r.DB}, plan, req.FullCount)
+	res, err := aqlcursor.Run(arangoSource{s: s, db: r.DB}, plan, req.FullCount, s.ReplyBudget())
 	if err != nil {
 		s.arangoCursorFail(w, err)
 		return
@@ -147,6 +151,8 @@ func (s *door) arangoCursorFail(w http.ResponseWriter, err error) {
 		fail(errcode.CollectionNotFound, ce.Error())
 	case errors.Is(err, aqlcursor.ErrBadRequest):
 		fail(errcode.BadRequest, err.Error())
+	case errors.Is(err, aqlcursor.ErrTooBig):
+		fail(errcode.ReplyTooBig, err.Error())
 	case errors.Is(err, aqlcursor.ErrNotFound):
 		fail(errcode.CursorNotFound, "cursor not found")
 	case errors.Is(err, aqlcursor.ErrTooMany):

@@ -78,6 +78,7 @@ type guard interface {
 	Guard(name string, dbOf func(r *http.Request) string, fail syncserver.DoorErrors, readsBody bool, h func(w http.ResponseWriter, r *syncserver.Request)) http.HandlerFunc
 	CheckBatch(n int) error
 	CheckReply(size, n int) error
+	ReplyBudget() int
 	ErrorOf(err error) (errcode.Code, string)
 	CountError(name string)
 }

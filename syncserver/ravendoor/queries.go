@@ -2,6 +2,7 @@ package ravendoor
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"net/http"
 	"regexp"
@@ -151,11 +152,22 @@ func (s *door) ravenRunQuery(r *syncserver.Request, body ravenQueryBody, metadat
 	}
 	results := make([]json.RawMessage, 0, len(found.Docs))
 	h := fnv.New64a()
-	for _, d := range found.Docs {
+	room := s.ReplyBudget()
+	for i, d := range found.Docs {
 		h.Write(d)
 		id, rev := gjson.GetBytes(d, "_id").Str, gjson.GetBytes(d, "_rev").Str
 		if len(rq.Select) > 0 {
-			results = append(results, ravenProjection(d, id, rq.Select))
+			// A select can name a field many times: measured as it is
+			// made, within the reply bound (one document may pass it).
+			if i == 0 {
+				room = max(room, len(d)+256)
+			}
+			p, ok := ravenProjection(d, id, rq.Select, room)
+			if !ok {
+				return nil, syncserver.Refusal(errcode.ReplyTooBig, fmt.Sprintf("the query's projections pass the reply bound of %d bytes; ask for fewer documents or fields", s.ReplyBudget()))
+			}
+			room -= len(p) + 1
+			results = append(results, p)
 			continue
 		}
 		results = append(results, ravenDoc(id, &syncserver.StoredDoc{Rev: rev, Doc: d}, metadataOnly))
@@ -183,7 +195,9 @@ func (s *door) ravenRunQuery(r *syncserver.Request, body ravenQueryBody, metadat
 
 // ravenProjection is a projected result: each field under its alias (null
 // when the document has none), with @metadata saying it is a projection.
-func ravenProjection(doc []byte, id string, fields []rql.Field) json.RawMessage {
+// ok is false, and the result left unfinished, when it would pass room
+// bytes.
+func ravenProjection(doc []byte, id string, fields []rql.Field, room int) (p json.RawMessage, ok bool) {
 	out := []byte{'{'}
 	for _, f := range fields {
 		out = append(out, mustJSON(f.Alias)...)
@@ -191,6 +205,9 @@ func ravenProjection(doc []byte, id string, fields []rql.Field) json.RawMessage 
 		v := query.MustPath(f.Path).Get(doc)
 		if strings.Contains(f.Path, "[]") {
 			v = gjson.GetBytes(doc, gjsonPath(f.Path))
+		}
+		if len(out)+len(v.Raw) > room {
+			return nil, false
 		}
 		if v.Exists() {
 			out = append(out, v.Raw...)
@@ -205,7 +222,7 @@ func ravenProjection(doc []byte, id string, fields []rql.Field) json.RawMessage 
 	}
 	out = append(out, `"@metadata":`...)
 	out = append(out, mustJSON(meta)...)
-	return append(out, '}')
+	return append(out, '}'), true
 }
 
 func mustJSON(v any) []byte {

@@ -170,6 +170,48 @@ func TestValuesAndReturns(t *testing.T) {
 
 // TestOutsideTheSubset: each query fails at once with a SyntaxError at the
 // token at fault.
+// TestProjectWithin: a RETURN that repeats the document is measured as it
+// is made: within room it is Project's result, past it ok is false and at
+// most room+1 bytes were made; RunWithin fails with query.ErrTooBig.
+func TestProjectWithin(t *testing.T) {
+	doc := []byte(docs[0])
+	for _, tc := range []struct {
+		query string
+		room  int
+		ok    bool
+	}{
+		{"FOR d IN u RETURN d", len(doc), true},
+		{"FOR d IN u RETURN d", len(doc) - 1, false},
+		{"FOR d IN u RETURN [d, d, d]", 3*len(doc) + 4, true},
+		{"FOR d IN u RETURN [d, d, d]", 2 * len(doc), false},
+		{"FOR d IN u RETURN {a: d.name, b: [d.addr, d.tags], c: 1}", 200, true},
+		{"FOR d IN u RETURN {a: d.name, b: [d.addr, d.tags], c: 1}", 20, false},
+		{"FOR d IN u RETURN \"a long constant\"", 5, false},
+	} {
+		plan, err := aql.Parse(tc.query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, ok := plan.ProjectWithin(doc, tc.room)
+		if ok != tc.ok || len(out) > tc.room+1 {
+			t.Errorf("%s within %d: %d bytes, ok %v; want ok %v", tc.query, tc.room, len(out), ok, tc.ok)
+		}
+		if ok && string(out) != string(plan.Project(doc)) {
+			t.Errorf("%s within %d: %s, Project says %s", tc.query, tc.room, out, plan.Project(doc))
+		}
+	}
+	plan, err := aql.Parse("FOR v IN [1, 2, 3] RETURN [v, v, v, v]", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := plan.RunWithin(20); !errors.Is(err, query.ErrTooBig) {
+		t.Errorf("RunWithin(20): %v, want ErrTooBig", err)
+	}
+	if rows, _, err := plan.RunWithin(100); err != nil || len(rows) != 3 {
+		t.Errorf("RunWithin(100): %q, %v", rows, err)
+	}
+}
+
 func TestOutsideTheSubset(t *testing.T) {
 	cases := []struct {
 		q   string

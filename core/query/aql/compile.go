@@ -3,6 +3,7 @@ package aql
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -256,7 +257,16 @@ func regexpQuote(s string) string {
 // Project returns the RETURN expression's value for one result: doc is a
 // document (ForCollection, as the client sees it) or a value (ForValues).
 func (plan *Plan) Project(doc []byte) []byte {
-	return eval(plan.ret, gjson.ParseBytes(doc), nil)
+	return eval(plan.ret, gjson.ParseBytes(doc), nil, math.MaxInt)
+}
+
+// ProjectWithin is Project for a result that may take at most room bytes:
+// a RETURN can name the document many times, so a result is measured as
+// it is made, and ok is false, with no more than room+1 bytes made, when
+// it would take more.
+func (plan *Plan) ProjectWithin(doc []byte, room int) (out []byte, ok bool) {
+	out = eval(plan.ret, gjson.ParseBytes(doc), nil, room)
+	return out, len(out) <= room
 }
 
 // CountResult returns the one result of COLLECT WITH COUNT INTO: the
@@ -269,14 +279,19 @@ func (plan *Plan) CountResult(matches int) []byte {
 	if plan.zeroLimit {
 		n = 0
 	}
-	return eval(plan.ret, gjson.Parse(strconv.Itoa(n)), nil)
+	return eval(plan.ret, gjson.Parse(strconv.Itoa(n)), nil, math.MaxInt)
 }
 
-// eval writes e's value with the variable bound to v.
-func eval(e expr, v gjson.Result, dst []byte) []byte {
+// eval writes e's value with the variable bound to v. It stops once dst
+// passes limit, holding limit+1 bytes then, so that a value many times
+// larger than its query is never made.
+func eval(e expr, v gjson.Result, dst []byte, limit int) []byte {
+	if len(dst) > limit {
+		return dst
+	}
 	switch x := e.(type) {
 	case exLit:
-		return append(dst, x.raw...)
+		return appendWithin(dst, x.raw, limit)
 	case exVar:
 		r := v
 		for _, s := range x.segs {
@@ -287,9 +302,9 @@ func eval(e expr, v gjson.Result, dst []byte) []byte {
 			r = r.Get(gjson.Escape(s))
 		}
 		if !r.Exists() {
-			return append(dst, "null"...)
+			return appendWithin(dst, "null", limit)
 		}
-		return append(dst, r.Raw...)
+		return appendWithin(dst, r.Raw, limit)
 	case exObj:
 		dst = append(dst, '{')
 		for i, k := range x.keys {
@@ -297,9 +312,11 @@ func eval(e expr, v gjson.Result, dst []byte) []byte {
 				dst = append(dst, ',')
 			}
 			kb, _ := json.Marshal(k)
-			dst = append(dst, kb...)
+			dst = appendWithin(dst, kb, limit)
 			dst = append(dst, ':')
-			dst = eval(x.vals[i], v, dst)
+			if dst = eval(x.vals[i], v, dst, limit); len(dst) > limit {
+				return dst
+			}
 		}
 		return append(dst, '}')
 	case exArr:
@@ -308,16 +325,33 @@ func eval(e expr, v gjson.Result, dst []byte) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = eval(it, v, dst)
+			if dst = eval(it, v, dst, limit); len(dst) > limit {
+				return dst
+			}
 		}
 		return append(dst, ']')
 	}
-	return append(dst, "null"...)
+	return appendWithin(dst, "null", limit)
+}
+
+// appendWithin appends s to dst, or as much of it as takes dst one byte
+// past limit.
+func appendWithin[T string | []byte | json.RawMessage](dst []byte, s T, limit int) []byte {
+	if len(s) > limit-len(dst) {
+		return append(dst, s[:max(limit-len(dst)+1, 0)]...)
+	}
+	return append(dst, s...)
 }
 
 // Run answers a ForValues plan: its results in order, and the matches
 // before LIMIT (fullCount).
 func (plan *Plan) Run() (results [][]byte, fullCount int, err error) {
+	return plan.RunWithin(math.MaxInt)
+}
+
+// RunWithin is Run for results that may take at most room bytes together:
+// past it, it fails with query.ErrTooBig before making more.
+func (plan *Plan) RunWithin(room int) (results [][]byte, fullCount int, err error) {
 	if plan.Kind != ForValues {
 		return nil, 0, fmt.Errorf("run %v: %w", plan.Kind, query.ErrBadQuery)
 	}
@@ -336,7 +370,12 @@ func (plan *Plan) Run() (results [][]byte, fullCount int, err error) {
 	docs, _ := pager.Page()
 	results = make([][]byte, len(docs))
 	for i, d := range docs {
-		results[i] = plan.Project([]byte(gjson.GetBytes(d, valueField).Raw))
+		out, ok := plan.ProjectWithin([]byte(gjson.GetBytes(d, valueField).Raw), room)
+		if !ok {
+			return nil, 0, fmt.Errorf("run: %w", query.ErrTooBig)
+		}
+		results[i] = out
+		room -= len(out) + 1
 	}
 	return results, pager.Matched, nil
 }
