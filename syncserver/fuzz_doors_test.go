@@ -35,8 +35,9 @@ var fuzzColls = []string{"orders", "users"}
 // request sequences decoded from the fuzz input: HiLo leases and returns
 // (made up or not), identities and seeds, batches with server-made ids,
 // repeated members, lone surrogates and repeated reads, ArangoDB inserts
-// with every overwrite mode and multi-document reads. It checks that every
-// reply is bounded and well formed and that nothing is handed out twice: no
+// with every overwrite mode and multi-document reads, and queries whose
+// results repeat a document or a field. It checks that every reply is
+// bounded and well formed and that nothing is handed out twice: no
 // HiLo range overlaps another or a key the server made, an identity only
 // goes up, and a server-made id never names a document that was written.
 func FuzzHTTPDoors(f *testing.F) {
@@ -44,6 +45,7 @@ func FuzzHTTPDoors(f *testing.F) {
 	f.Add([]byte{4, 0, 5, 4, 1, 2, 2, 0, 0, 3, 0, 9, 5, 1, 0, 7, 1, 1, 8, 0, 4})
 	f.Add([]byte{7, 0, 3, 7, 0, 1, 0, 0, 0, 1, 0, 0, 4, 0, 7, 8, 0, 5, 6, 1, 2})
 	f.Add([]byte{3, 0, 255, 2, 0, 0, 4, 2, 3, 5, 0, 6, 9, 0, 0, 0, 1, 200, 2})
+	f.Add([]byte{4, 1, 7, 8, 3, 255, 8, 3, 253, 8, 3, 254})
 	srv, err := syncserver.New(syncserver.Config{DataDir: f.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		MaxBatch: 8, MaxMessageBytes: 64 << 10, Doors: servertest.Doors})
 	if err != nil {
@@ -184,7 +186,24 @@ func (m *doorsModel) step(srv http.Handler, db string, op, a, b int) {
 				}
 			}
 		}
-	case 8: // ArangoDB documents(), keys repeated or not
+	case 8: // ArangoDB documents(), keys repeated or not; or a query whose result repeats a document
+		if a%4 == 3 {
+			copies := strings.TrimSuffix(strings.Repeat("d,", 1+b), ",")
+			switch b % 3 {
+			case 0:
+				m.send(srv, "POST", "/_db/"+db+"/_api/cursor", `{"query":"FOR d IN `+coll+` RETURN [`+copies+`]","batchSize":1000}`, nil)
+			case 1:
+				ids := strings.TrimSuffix(strings.Repeat(`"`+coll+`/0",`, 1+b%4), ",")
+				m.send(srv, "POST", "/_db/"+db+"/_api/cursor", `{"query":"RETURN DOCUMENT(@ids)","bindVars":{"ids":[`+ids+`]}}`, nil)
+			case 2:
+				fields := make([]string, 1+b)
+				for i := range fields {
+					fields[i] = fmt.Sprintf("v as f%d", i)
+				}
+				m.send(srv, "POST", raven+"queries", `{"Query":"from `+coll+` select `+strings.Join(fields, ", ")+`"}`, nil)
+			}
+			return
+		}
 		keys := []string{}
 		for i := 0; i <= b%4; i++ {
 			keys = append(keys, strconv.Quote(strconv.Itoa((a+i*b)%3)))
