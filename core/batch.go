@@ -9,7 +9,7 @@ import (
 
 // BatchItem is one write of SaveBatch: a session's new, changed or deleted
 // entity, from a caller that tracks entities itself (the npm package's
-// session).
+// session, package core/session).
 type BatchItem struct {
 	// Delete removes the document ID (of any collection; a missing one is
 	// not an error unless IfRev is set).
@@ -20,6 +20,10 @@ type BatchItem struct {
 	// Collection and Body are the document to store (Body a JSON object).
 	Collection string
 	Body       []byte
+	// Loaded says the item writes back a document as it was loaded: its
+	// Collection is the stored one, taken as it is, even "" (a document
+	// replicated here without @metadata.@collection).
+	Loaded bool
 	// TypeName, if set, is stored as @metadata.Raven-Node-Type.
 	TypeName string
 	// IfRev is a precondition on the stored _rev; MustBeNew requires that
@@ -41,8 +45,10 @@ func (s *Store) SaveBatch(ctx context.Context, items []BatchItem) ([]Result, err
 			ws[i] = w
 			continue
 		}
-		if err := validateCollection(it.Collection); err != nil {
-			return nil, err
+		if !it.Loaded {
+			if err := validateCollection(it.Collection); err != nil {
+				return nil, err
+			}
 		}
 		w := &write{kind: opInsert, coll: it.Collection, body: it.Body, opts: &WriteOptions{OverwriteMode: OverwriteReplace}}
 		if it.TypeName != "" {

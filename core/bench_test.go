@@ -71,28 +71,6 @@ func BenchmarkInsertMany100(b *testing.B) {
 	}
 }
 
-// BenchmarkSessionSaveChanges100 stores 100 entities and saves them in one
-// transaction; ns/op is per entity.
-func BenchmarkSessionSaveChanges100(b *testing.B) {
-	s := newTestStore(b)
-	ctx := context.Background()
-	b.ReportAllocs()
-	var ss *core.Session
-	n := 0
-	for b.Loop() {
-		if n%100 == 0 {
-			ss = s.OpenSession(core.SessionOptions{})
-		}
-		ss.Store(ctx, &Order{Total: float64(n)})
-		n++
-		if n%100 == 0 {
-			if err := ss.SaveChanges(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-}
-
 // BenchmarkGet reads one stored document: the peer of the npm package's
 // get in bench/js/bridge.mjs (make bench-bridge runs both).
 func BenchmarkGet(b *testing.B) {

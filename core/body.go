@@ -120,6 +120,13 @@ func hasEscape(raw []byte) bool {
 	return false
 }
 
+// ReadHeader returns the _rev and the collection (@metadata.@collection)
+// of a document as the store returns it.
+func ReadHeader(doc string) (rev, collection string) {
+	h := readHeader(doc)
+	return h.Rev, h.Meta.Collection
+}
+
 // readHeader reads the _rev and @metadata.@collection of a stored document.
 func readHeader(doc string) header {
 	var h header

@@ -12,7 +12,7 @@ import (
 const EmptyCollection = "@empty"
 
 // MetadataNodeType is the @metadata attribute holding the entity's type name,
-// with which Session.LoadAny restores the type (RavenDB Node.js client's
+// with which a session's LoadAny restores the type (RavenDB Node.js client's
 // "Raven-Node-Type").
 const MetadataNodeType = "Raven-Node-Type"
 
@@ -88,8 +88,8 @@ func (c *Conventions) RegisterIDConvention(sample any, fn IDConvention) {
 	c.byType[t] = fn
 }
 
-// RegisterType records sample's type under its FindJsTypeName, so that
-// Session.LoadAny can restore it from a document's Raven-Node-Type.
+// RegisterType records sample's type under its FindJsTypeName, so that a
+// session's LoadAny can restore it from a document's Raven-Node-Type.
 func (c *Conventions) RegisterType(sample any) {
 	t := derefType(reflect.TypeOf(sample))
 	name := c.JsTypeName(t)
@@ -109,7 +109,10 @@ func (c *Conventions) FindJsType(name string) (reflect.Type, bool) {
 	return t, ok
 }
 
-func (c *Conventions) idConvention(t reflect.Type) IDConvention {
+// IDConventionFor returns the id generator for entities of struct type t:
+// the one RegisterIDConvention registered for it, else GenerateDocumentID
+// (nil when neither is set).
+func (c *Conventions) IDConventionFor(t reflect.Type) IDConvention {
 	c.mu.RLock()
 	fn := c.byType[t]
 	c.mu.RUnlock()

@@ -4,12 +4,12 @@
 // hybrid logical clock plus the node tag), ArangoDB's document operations
 // (insert, replace, update, remove, read; single and multi-document, with
 // _rev preconditions, overwriteMode, keepNull, mergeObjects, returnNew,
-// returnOld and silent), RavenDB's conventions and a unit-of-work Session,
-// error numbers, and the document store over buntdb.
+// returnOld and silent), RavenDB's conventions, error numbers, and the
+// document store over buntdb. RavenDB's unit of work (a session) is built on
+// the store in package core/session; SaveBatch is its one write.
 //
 // The names follow the RavenDB Node.js client where there is one
-// (Session.Store, Load, Delete, SaveChanges, GetDocumentID;
-// Conventions.FindCollectionName, TransformClassCollectionNameToDocumentIDPrefix,
+// (Conventions.FindCollectionName, TransformClassCollectionNameToDocumentIDPrefix,
 // IdentityPartsSeparator, FindIdentityPropertyNameFromCollectionName,
 // RegisterIDConvention) and ArangoDB's document API otherwise (Insert,
 // Replace, Update, Remove, Document, KeyOptions, WriteOptions). docs/ids.md
@@ -28,6 +28,5 @@
 // # Concurrency
 //
 // Store, Clock and Conventions (once set up) are safe for concurrent use;
-// each single or multi-document write is one buntdb transaction. A Session
-// is a unit of work for one goroutine.
+// each single or multi-document write is one buntdb transaction.
 package core

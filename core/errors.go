@@ -103,6 +103,14 @@ func (e *Error) HTTPStatus() int {
 	return 500
 }
 
+// NewError builds an *Error of kind, one of this package's sentinels
+// (another kind gives ErrInternal), with a formatted message and the key
+// and current revision of the document concerned, if any. It is how a
+// package built on the store (a session, say) reports errors the same way.
+func NewError(kind error, key, rev, format string, args ...any) *Error {
+	return newError(kind, key, rev, format, args...)
+}
+
 // newError builds an *Error of the given kind with a formatted message.
 func newError(kind error, key, rev, format string, args ...any) *Error {
 	k, ok := kinds[kind]

@@ -111,38 +111,6 @@ func ExampleStore_SeedIdentityFor() {
 	// products/1996
 }
 
-func ExampleSession() {
-	s := exampleStore()
-	defer s.Close()
-	ctx := context.Background()
-
-	type Order struct {
-		Id    string
-		Total float64
-	}
-	session := s.OpenSession(core.SessionOptions{})
-	order := &Order{Total: 12}
-	session.Store(ctx, order) // HiLo id now
-	fmt.Println(order.Id)
-	company := &Company{ID: "companies|", Name: "acme"}
-	session.Store(ctx, company) // identity at SaveChanges
-	id, _ := session.GetDocumentID(company)
-	fmt.Println(id)
-	if err := session.SaveChanges(ctx); err != nil {
-		fmt.Println(err)
-	}
-	fmt.Println(company.ID)
-
-	var loaded Order
-	s.OpenSession(core.SessionOptions{}).Load(ctx, "orders/1-A", &loaded)
-	fmt.Println(loaded.Total)
-	// Output:
-	// orders/1-A
-	// companies|
-	// companies/1
-	// 12
-}
-
 func ExamplePluralize() {
 	for _, name := range []string{"Order", "Category", "Address", "LineItem"} {
 		coll := core.Pluralize(name)

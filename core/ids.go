@@ -64,6 +64,12 @@ func classifyID(id string, present bool, sep string) idKind {
 	return idGiven
 }
 
+// IsFinalID reports whether id names a document as it is, rather than in
+// one of the forms that ask for an id when the document is written: ""
+// (a UUID), ending in sep (this node's sequence) or in "|" (an identity
+// from the sync server).
+func IsFinalID(id, sep string) bool { return classifyID(id, true, sep) == idGiven }
+
 // identityName returns the identity an id ending in "|" or the separator
 // counts from: "companies|" and "companies/" both name "companies", which is
 // also the name NextIdentityFor and SeedIdentityFor take.

@@ -129,6 +129,10 @@ func (s *Store) Conventions() *Conventions { return s.conv }
 // Separator returns the identity parts separator.
 func (s *Store) Separator() string { return s.sep }
 
+// Numbers returns the store's source of HiLo numbers (Options.Numbers, or
+// Options.IDs when it is one), or nil when it has none.
+func (s *Store) Numbers() NumberSource { return s.nums }
+
 // Close closes the store.
 func (s *Store) Close() error {
 	s.live.closeAll()

@@ -1,4 +1,4 @@
-package core_test
+package session_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/session"
 )
 
 type Order struct {
@@ -52,7 +53,7 @@ type NoID struct {
 func TestSessionStoreAssignsHiLoAtStore(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	ss := s.OpenSession(core.SessionOptions{})
+	ss := session.Open(s.Store, session.Options{})
 	o := &Order{Total: 10}
 	if err := ss.Store(ctx, o); err != nil {
 		t.Fatal(err)
@@ -89,15 +90,6 @@ func TestSessionStoreAssignsHiLoAtStore(t *testing.T) {
 	}
 }
 
-func mustGet(t *testing.T, s *testStore, id string) []byte {
-	t.Helper()
-	b, err := s.Get(id)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", id, err)
-	}
-	return b
-}
-
 // TestSessionIDStrategies has one row per id strategy of docs/ids.md, through the session.
 func TestSessionIDStrategies(t *testing.T) {
 	tests := []struct {
@@ -128,7 +120,7 @@ func TestSessionIDStrategies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(t)
 			ctx := context.Background()
-			ss := s.OpenSession(core.SessionOptions{})
+			ss := session.Open(s.Store, session.Options{})
 			if err := ss.Store(ctx, tt.entity, tt.storeID...); err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +178,7 @@ func regexpMatch(re, s string) bool {
 func TestSessionLoadNumericAndUUID(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	ss := s.OpenSession(core.SessionOptions{})
+	ss := session.Open(s.Store, session.Options{})
 	a := &Address{Id: 3, Street: "Main"}
 	tk := &Ticket{Title: "t"}
 	ss.Store(ctx, a)
@@ -195,7 +187,7 @@ func TestSessionLoadNumericAndUUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	tid, _ := ss.GetDocumentID(tk)
-	ss2 := s.OpenSession(core.SessionOptions{})
+	ss2 := session.Open(s.Store, session.Options{})
 	var got Address
 	if err := ss2.Load(ctx, "addresses/3", &got); err != nil {
 		t.Fatal(err)
@@ -212,7 +204,7 @@ func TestSessionLoadNumericAndUUID(t *testing.T) {
 func TestSessionAllOrNothing(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	ss := s.OpenSession(core.SessionOptions{})
+	ss := session.Open(s.Store, session.Options{})
 	a, b := &Order{Total: 1}, &Company{ID: "companies|"}
 	c := &Company{ID: "companies/"}
 	ss.Store(ctx, a)
@@ -249,9 +241,9 @@ func TestSessionAllOrNothing(t *testing.T) {
 func TestSessionFailureRollsBack(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	ss := s.OpenSession(core.SessionOptions{UseOptimisticConcurrency: true})
+	ss := session.Open(s.Store, session.Options{UseOptimisticConcurrency: true})
 	var o Order
-	seed := s.OpenSession(core.SessionOptions{})
+	seed := session.Open(s.Store, session.Options{})
 	seed.Store(ctx, &Order{Id: "orders/x", Total: 1})
 	seed.SaveChanges(ctx)
 	if err := ss.Load(ctx, "orders/x", &o); err != nil {
@@ -272,7 +264,7 @@ func TestSessionFailureRollsBack(t *testing.T) {
 		t.Error("orders/x overwritten")
 	}
 	// Optimistic concurrency also refuses a new entity whose id exists.
-	ss2 := s.OpenSession(core.SessionOptions{UseOptimisticConcurrency: true})
+	ss2 := session.Open(s.Store, session.Options{UseOptimisticConcurrency: true})
 	ss2.Store(ctx, &Order{Id: "orders/x"})
 	wantErr(t, ss2.SaveChanges(ctx), 1200, core.ErrConflict)
 }
@@ -280,12 +272,12 @@ func TestSessionFailureRollsBack(t *testing.T) {
 func TestSessionLoadDelete(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	ss := s.OpenSession(core.SessionOptions{})
+	ss := session.Open(s.Store, session.Options{})
 	ss.Store(ctx, &Order{Id: "orders/a", Total: 1})
 	ss.Store(ctx, &Order{Id: "orders/b", Total: 2})
 	ss.SaveChanges(ctx)
 
-	ss = s.OpenSession(core.SessionOptions{})
+	ss = session.Open(s.Store, session.Options{})
 	var a, a2 Order
 	if err := ss.Load(ctx, "orders/a", &a); err != nil || a.Id != "orders/a" || a.Total != 1 {
 		t.Fatalf("Load: %+v %v", a, err)
@@ -325,7 +317,7 @@ func TestSessionLoadDelete(t *testing.T) {
 		t.Error("a new entity deleted before save was stored")
 	}
 	// Unchanged loaded entities are not written again.
-	ss = s.OpenSession(core.SessionOptions{})
+	ss = session.Open(s.Store, session.Options{})
 	ss.Store(ctx, &Order{Id: "orders/c"})
 	ss.SaveChanges(ctx)
 	rev := decode(t, mustGet(t, s, "orders/c"))["_rev"]
@@ -338,7 +330,7 @@ func TestSessionLoadDelete(t *testing.T) {
 func TestSessionErrors(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	ss := s.OpenSession(core.SessionOptions{})
+	ss := session.Open(s.Store, session.Options{})
 	for _, bad := range []any{Order{}, nil, (*Order)(nil), 3, "orders/1"} {
 		if err := ss.Store(ctx, bad); !errors.Is(err, core.ErrBadParameter) {
 			t.Errorf("Store(%#v): %v", bad, err)
@@ -360,5 +352,32 @@ func TestSessionErrors(t *testing.T) {
 	}
 	if err := ss.Load(ctx, "orders/dup", Order{}); !errors.Is(err, core.ErrBadParameter) {
 		t.Errorf("load into a value: %v", err)
+	}
+}
+
+// TestSessionSavesDocumentWithoutCollection: a document replicated here
+// without @metadata.@collection (written by another kind of client) is
+// loaded, changed and saved back as it is, its collection not checked
+// again.
+func TestSessionSavesDocumentWithoutCollection(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	rev := core.EncodeRev(1<<40, "B")
+	ch := core.RemoteChange{Version: core.Version{ID: "things/1", Rev: rev, Doc: []byte(`{"_id":"things/1","_rev":"` + rev + `","n":1}`)}, Seq: 1}
+	if _, err := s.ApplyRemote([]core.RemoteChange{ch}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	ss := session.Open(s.Store, session.Options{})
+	m := map[string]any{}
+	if err := ss.Load(ctx, "things/1", &m); err != nil {
+		t.Fatal(err)
+	}
+	m["n"] = 2.0
+	if err := ss.SaveChanges(ctx); err != nil {
+		t.Fatalf("SaveChanges: %v", err)
+	}
+	doc := decode(t, mustGet(t, s, "things/1"))
+	if doc["n"] != 2.0 || doc["_rev"] == rev {
+		t.Errorf("got %v, want n 2 and a new _rev", doc)
 	}
 }

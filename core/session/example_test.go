@@ -1,0 +1,53 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/session"
+	"github.com/hilodb/hilodb/idgen"
+)
+
+// exampleStore opens a store whose HiLo ranges come from an in-memory
+// source standing in for the sync server (tag "A"); this node is "C".
+func exampleStore() *core.Store {
+	s, _ := core.Open(":memory:", core.Options{
+		Node:       "C",
+		IDs:        idgen.NewGenerator(newMemRanges(32)),
+		Identities: &memIdentities{vals: map[string]int64{}},
+	})
+	return s
+}
+
+func ExampleSession() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+
+	type Order struct {
+		Id    string
+		Total float64
+	}
+	ss := session.Open(s, session.Options{})
+	order := &Order{Total: 12}
+	ss.Store(ctx, order) // HiLo id now
+	fmt.Println(order.Id)
+	company := &Company{ID: "companies|", Name: "acme"}
+	ss.Store(ctx, company) // identity at SaveChanges
+	id, _ := ss.GetDocumentID(company)
+	fmt.Println(id)
+	if err := ss.SaveChanges(ctx); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(company.ID)
+
+	var loaded Order
+	session.Open(s, session.Options{}).Load(ctx, "orders/1-A", &loaded)
+	fmt.Println(loaded.Total)
+	// Output:
+	// orders/1-A
+	// companies|
+	// companies/1
+	// 12
+}
