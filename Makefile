@@ -172,6 +172,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzInsertArray$$' -fuzztime=60s ./core/
 	$(GO) test -run '^$$' -fuzz=FuzzPlainRun -fuzztime=60s ./internal/jsontext/
 	$(GO) test -run '^$$' -fuzz=FuzzHasLoneSurrogate -fuzztime=30s ./internal/jsontext/
+	$(GO) test -run '^$$' -fuzz=FuzzMembers -fuzztime=60s ./internal/jsontext/
 	$(GO) test -run '^$$' -fuzz='^FuzzScanBody$$' -fuzztime=60s ./core/
 	$(GO) test -run '^$$' -fuzz='^FuzzParseSelector$$' -fuzztime=60s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/

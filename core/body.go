@@ -23,7 +23,7 @@ type sysAttrs struct {
 // _rev. A null _id or _key counts as absent; any other non-string is an
 // illegal key (1221).
 func scanBody(body []byte) (sysAttrs, *Error) {
-	it := newObjIter(body, 1)
+	it := jsontext.NewMembers(body, 1)
 	return scanMembers(&it)
 }
 
@@ -32,21 +32,21 @@ func scanBody(body []byte) (sysAttrs, *Error) {
 // whatever follows it. end is the index after that brace, or -1 when the
 // object is not valid JSON (e then says so).
 func scanElement(text []byte, i int) (a sysAttrs, end int, e *Error) {
-	it := newElemIter(text, i)
+	it := jsontext.NewElementMembers(text, i)
 	a, e = scanMembers(&it)
-	if it.bad {
+	if it.Bad() {
 		return a, -1, e
 	}
-	return a, it.end, e
+	return a, it.End(), e
 }
 
 // scanMembers reads the system attributes of the object it walks.
-func scanMembers(it *objIter) (sysAttrs, *Error) {
+func scanMembers(it *jsontext.Members) (sysAttrs, *Error) {
 	var a sysAttrs
 	reserved := false
 	var err *Error
 	for {
-		k, v, esc, ok := it.next()
+		k, v, esc, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -90,13 +90,13 @@ func scanMembers(it *objIter) (sysAttrs, *Error) {
 			a.rev, a.hasRev = str, true
 		}
 	}
-	if it.bad {
+	if it.Bad() {
 		return sysAttrs{}, newError(ErrBadJSON, "", "", "malformed JSON: a document must be a JSON object")
 	}
 	if err != nil {
 		return sysAttrs{}, err
 	}
-	a.plain = !it.loose && !reserved
+	a.plain = !it.Loose() && !reserved
 	return a, nil
 }
 
@@ -181,9 +181,9 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 		}
 	} else {
 		out = append(out, '{')
-		it := newObjIter(body, 1)
+		it := jsontext.NewMembers(body, 1)
 		for {
-			k, v, esc, ok := it.next()
+			k, v, esc, ok := it.Next()
 			if !ok {
 				break
 			}
@@ -198,7 +198,7 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 			}
 			out = appendMember(out, &n, k, v)
 		}
-		if it.bad {
+		if it.Bad() {
 			return nil, 0, newError(ErrBadJSON, key, "", "malformed JSON: a document must be a JSON object")
 		}
 	}
@@ -218,9 +218,9 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 		if userMeta[0] != '{' {
 			return nil, 0, newError(ErrBadJSON, key, "", "malformed JSON: @metadata must be a JSON object")
 		}
-		it := newObjIter(userMeta, 2)
+		it := jsontext.NewMembers(userMeta, 2)
 		for {
-			k, v, esc, ok := it.next()
+			k, v, esc, ok := it.Next()
 			if !ok {
 				break
 			}
@@ -281,4 +281,21 @@ func appendMember(out []byte, n *int, k, v []byte) []byte {
 	out = append(out, k...)
 	out = append(out, ':')
 	return append(out, v...)
+}
+
+// stringValue returns the text of a JSON string as written (quotes
+// included), unescaped as gjson does.
+func stringValue(raw []byte, esc bool) string {
+	if !esc {
+		return string(raw[1 : len(raw)-1])
+	}
+	return gjson.ParseBytes(raw).String()
+}
+
+// nameIs reports whether the key raw (with its quotes) names name.
+func nameIs(raw []byte, esc bool, name string) bool {
+	if !esc {
+		return len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name
+	}
+	return gjson.ParseBytes(raw).String() == name
 }

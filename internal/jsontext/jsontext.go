@@ -1,6 +1,9 @@
-// Package jsontext holds the small JSON encoding helpers that hot paths use
-// to build JSON by hand (documents in core, frames in client and
-// syncserver) instead of going through encoding/json.
+// Package jsontext holds the small JSON helpers that hot paths use to build
+// and read JSON by hand (documents in core, frames in client and
+// syncserver) instead of going through encoding/json: a string encoder,
+// skips over whitespace and values, and Members, a walk over an object's
+// members that checks the text with json.Valid's rules as it goes (how
+// core reads a document it is given, once).
 package jsontext
 
 import (

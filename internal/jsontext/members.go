@@ -1,33 +1,26 @@
-package core
+package jsontext
 
-import (
-	"github.com/tidwall/gjson"
-
-	"github.com/hilodb/hilodb/internal/jsontext"
-)
-
-// The write path reads a caller's document once, with the scanner below,
-// instead of checking it with encoding/json and walking it twice more with
-// gjson: under WebAssembly each of those passes cost about as much as
-// storing the document.
+// core's write path reads a caller's document once, with the scanner
+// below, instead of checking it with encoding/json and walking it twice
+// more with gjson: under WebAssembly each of those passes cost about as
+// much as storing the document.
 
 // maxJSONDepth is encoding/json's limit on nesting, which json.Valid
 // enforces and the scanner copies.
 const maxJSONDepth = 10000
 
-// objIter walks the members of the JSON object in b, checking the text as
-// it goes with json.Valid's rules: after next reports no more members, bad
+// Members walks the members of the JSON object in b, checking the text as
+// it goes with json.Valid's rules: after Next reports no more members, Bad
 // says whether b was anything but one valid JSON object (with optional
 // whitespace around it).
-type objIter struct {
+type Members struct {
 	b     []byte
 	i     int
 	depth int  // containers open around the members (1 for a document)
 	bad   bool // b is not one valid JSON object
 	done  bool
 	// loose is set once whitespace is seen between the object's own tokens
-	// or around it: the object is not in the compact form encodeDoc can
-	// copy as it is.
+	// or around it: the object is not in compact form.
 	loose bool
 	// tail says that b goes on after the object (an element of an array):
 	// the walk ends at its closing brace, and end is the index after it.
@@ -35,10 +28,10 @@ type objIter struct {
 	end  int
 }
 
-// newObjIter starts walking the object in b, whose members are at nesting
+// NewMembers starts walking the object in b, whose members are at nesting
 // depth depth (1 for a top-level document).
-func newObjIter(b []byte, depth int) objIter {
-	it := objIter{b: b, depth: depth}
+func NewMembers(b []byte, depth int) Members {
+	it := Members{b: b, depth: depth}
 	it.i = it.ws(0)
 	if it.i >= len(b) || b[it.i] != '{' {
 		it.bad, it.done = true, true
@@ -51,10 +44,11 @@ func newObjIter(b []byte, depth int) objIter {
 	return it
 }
 
-// newElemIter starts walking the object whose opening brace is b[i], an
-// element of an array: what follows its closing brace is not its own.
-func newElemIter(b []byte, i int) objIter {
-	it := objIter{b: b, depth: 1, tail: true}
+// NewElementMembers starts walking the object whose opening brace is b[i],
+// an element of an array: what follows its closing brace is not its own,
+// and End says where it ends.
+func NewElementMembers(b []byte, i int) Members {
+	it := Members{b: b, depth: 1, tail: true}
 	it.i = it.ws(i + 1)
 	if it.i < len(b) && b[it.i] == '}' {
 		it.close()
@@ -63,8 +57,8 @@ func newElemIter(b []byte, i int) objIter {
 }
 
 // ws skips whitespace from i, noting any it finds.
-func (it *objIter) ws(i int) int {
-	j := skipWS(it.b, i)
+func (it *Members) ws(i int) int {
+	j := skipSpace(it.b, i)
 	if j != i {
 		it.loose = true
 	}
@@ -73,7 +67,7 @@ func (it *objIter) ws(i int) int {
 
 // close finishes the walk at the object's closing brace: only whitespace
 // may follow it, unless the object is an element (tail).
-func (it *objIter) close() {
+func (it *Members) close() {
 	it.done = true
 	if it.tail {
 		it.end = it.i + 1
@@ -84,10 +78,10 @@ func (it *objIter) close() {
 	}
 }
 
-// next returns the next member: its key with the quotes (esc when it holds
+// Next returns the next member: its key with the quotes (esc when it holds
 // an escape) and its value, exactly as written. ok is false once there are
-// no more, or at the first error (bad is then set).
-func (it *objIter) next() (key, val []byte, esc, ok bool) {
+// no more, or at the first error (Bad is then true).
+func (it *Members) Next() (key, val []byte, esc, ok bool) {
 	if it.done {
 		return nil, nil, false, false
 	}
@@ -124,21 +118,22 @@ func (it *objIter) next() (key, val []byte, esc, ok bool) {
 	return key, val, esc, true
 }
 
-func (it *objIter) fail() ([]byte, []byte, bool, bool) {
+// Bad reports whether the text is not one valid JSON object (for an
+// element, whether the object is not valid), once Next has returned ok
+// false.
+func (it *Members) Bad() bool { return it.bad }
+
+// Loose reports whether whitespace was seen between the object's own
+// tokens or around it: the object is not in compact form.
+func (it *Members) Loose() bool { return it.loose }
+
+// End returns the index after the closing brace of an element's object
+// (NewElementMembers), once Next has returned ok false without Bad.
+func (it *Members) End() int { return it.end }
+
+func (it *Members) fail() ([]byte, []byte, bool, bool) {
 	it.bad, it.done = true, true
 	return nil, nil, false, false
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // scanString checks the JSON string starting at b[i] (a quote) and returns
@@ -149,7 +144,7 @@ func scanString(b []byte, i int) (end int, esc, ok bool) {
 	}
 	for i++; ; {
 		// Plain bytes a word at a time; then the byte that stopped it.
-		if i = jsontext.PlainRun(b, i); i >= len(b) {
+		if i = PlainRun(b, i); i >= len(b) {
 			return 0, false, false
 		}
 		switch b[i] {
@@ -241,7 +236,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 				closer = ']'
 			}
 			stack = append(stack, closer)
-			i = skipWS(b, i+1)
+			i = skipSpace(b, i+1)
 			if i < len(b) && b[i] == closer {
 				i++
 				stack = stack[:len(stack)-1]
@@ -281,7 +276,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 			if len(stack) == 0 {
 				return i, true
 			}
-			i = skipWS(b, i)
+			i = skipSpace(b, i)
 			if i >= len(b) {
 				return 0, false
 			}
@@ -294,7 +289,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 			if b[i] != ',' {
 				return 0, false
 			}
-			i = skipWS(b, i+1)
+			i = skipSpace(b, i+1)
 			if top == '}' {
 				if i, ok = memberStart(b, i); !ok {
 					return 0, false
@@ -312,11 +307,11 @@ func memberStart(b []byte, i int) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	i = skipWS(b, i)
+	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != ':' {
 		return 0, false
 	}
-	return skipWS(b, i+1), true
+	return skipSpace(b, i+1), true
 }
 
 func literal(b []byte, i int, lit string) (int, bool) {
@@ -324,21 +319,4 @@ func literal(b []byte, i int, lit string) (int, bool) {
 		return 0, false
 	}
 	return i + len(lit), true
-}
-
-// stringValue returns the text of a JSON string as written (quotes
-// included), unescaped as gjson does.
-func stringValue(raw []byte, esc bool) string {
-	if !esc {
-		return string(raw[1 : len(raw)-1])
-	}
-	return gjson.ParseBytes(raw).String()
-}
-
-// nameIs reports whether the key raw (with its quotes) names name.
-func nameIs(raw []byte, esc bool, name string) bool {
-	if !esc {
-		return len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name
-	}
-	return gjson.ParseBytes(raw).String() == name
 }
