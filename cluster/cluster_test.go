@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/servertest"
 )
@@ -64,7 +64,7 @@ type worker struct {
 	name string
 	// clock makes the revisions: a push takes only hilodb revisions,
 	// each past the document's stored one.
-	clock *core.Clock
+	clock *revision.Clock
 }
 
 func (w *worker) step(ctx context.Context, led *ledger) error {
@@ -325,7 +325,7 @@ func TestCluster(t *testing.T) {
 		base := ""
 		// Each round's revisions are past the last round's.
 		t0 := uint64(time.Now().Add(-time.Hour).UnixMilli()) << 20
-		raceRev := func(round, i int) string { return core.EncodeRev(t0+uint64(round*4+i), "R") }
+		raceRev := func(round, i int) string { return revision.Encode(t0+uint64(round*4+i), "R") }
 		for round := range 10 {
 			var wg sync.WaitGroup
 			results := make([]client.PushResult, 3)
@@ -450,7 +450,7 @@ func TestCluster(t *testing.T) {
 				}
 				cl := client.New(urls[first], client.Options{Database: "load", URLs: others, RequestTimeout: 3 * time.Second})
 				defer cl.Close()
-				w := &worker{c: cl, rng: rand.New(rand.NewPCG(uint64(i), 3)), last: map[string]idgen.Range{}, revs: map[string]string{}, name: fmt.Sprintf("w%d", i), clock: core.NewClock(fmt.Sprintf("W%d", i))}
+				w := &worker{c: cl, rng: rand.New(rand.NewPCG(uint64(i), 3)), last: map[string]idgen.Range{}, revs: map[string]string{}, name: fmt.Sprintf("w%d", i), clock: revision.NewClock(fmt.Sprintf("W%d", i))}
 				for {
 					select {
 					case <-stop:

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/hilodb/hilodb/core/revision"
+	"github.com/hilodb/hilodb/core/uuid"
 )
 
 // Applying a prepared write inside a write transaction: the checks against
@@ -25,8 +28,8 @@ type header struct {
 // one (docs/ids.md).
 func (s *Store) nodeSeqID(tx *txn, prefix string) (string, *Error) {
 	node := s.clock.Node()
-	if !IsNodeTag(node) {
-		return prefix + NewUUIDv7(), nil
+	if !revision.IsNodeTag(node) {
+		return prefix + uuid.NewV7(), nil
 	}
 	n := readUint(tx, nodeSeqKey) + 1
 	if _, _, err := tx.Set(nodeSeqKey, strconv.FormatUint(n, 10), nil); err != nil {

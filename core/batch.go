@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/hilodb/hilodb/core/uuid"
 )
 
 // BatchItem is one write of SaveBatch: a session's new, changed or deleted
@@ -56,7 +58,7 @@ func (s *Store) SaveBatch(ctx context.Context, items []BatchItem) ([]Result, err
 		}
 		switch {
 		case it.ID == "":
-			w.id = NewUUID()
+			w.id = uuid.New()
 		case strings.HasSuffix(it.ID, "|"):
 			name := identityName(it.ID, s.sep)
 			if e := s.checkPrefix(name); e != nil {

@@ -9,31 +9,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-func BenchmarkNextRev(b *testing.B) {
-	c := core.NewClock("A")
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = c.NextRev()
-	}
-}
-
-func BenchmarkNextRevParallel(b *testing.B) {
-	c := core.NewClock("A")
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			_ = c.NextRev()
-		}
-	})
-}
-
-func BenchmarkDecodeRev(b *testing.B) {
-	rev := core.NewClock("A").NextRev()
-	for b.Loop() {
-		_, _, _ = core.DecodeRev(rev)
-	}
-}
-
 var benchDoc = []byte(`{"customer":"companies/1-A","lines":[{"product":"products/7-A","qty":2,"price":9.5}],"total":19,"status":"new"}`)
 
 // BenchmarkPut is one document per transaction with a HiLo id.

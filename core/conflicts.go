@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/tidwall/buntdb"
 )
 
@@ -87,7 +88,7 @@ func (s *Store) ClearConflicts(id string) error {
 // them; a write kept already (the change came again) is left out.
 func (s *Store) noteWon(tx *txn, ch RemoteChange) ([]Conflict, error) {
 	node := s.clock.Node()
-	if _, n, err := DecodeRev(ch.Rev); err != nil || n != node || node == "" {
+	if _, n, err := revision.Decode(ch.Rev); err != nil || n != node || node == "" {
 		return nil, nil
 	}
 	var out []Conflict

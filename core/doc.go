@@ -1,12 +1,13 @@
 // Package core holds hilodb's documents: key, id and collection-name rules,
 // every id strategy (HiLo, UUID, semantic, node-sequence ids ending in the
-// separator, identities ending in "|", keyOptions generators), revisions (a
-// hybrid logical clock plus the node tag), ArangoDB's document operations
-// (insert, replace, update, remove, read; single and multi-document, with
-// _rev preconditions, overwriteMode, keepNull, mergeObjects, returnNew,
-// returnOld and silent), RavenDB's conventions, error numbers, and the
-// document store over buntdb. RavenDB's unit of work (a session) is built on
-// the store in package core/session; SaveBatch is its one write.
+// separator, identities ending in "|", keyOptions generators), ArangoDB's
+// document operations (insert, replace, update, remove, read; single and
+// multi-document, with _rev preconditions, overwriteMode, keepNull,
+// mergeObjects, returnNew, returnOld and silent), RavenDB's conventions,
+// error numbers, and the document store over buntdb. Beside it: revisions,
+// a hybrid logical clock plus the node tag, in core/revision; UUIDs in
+// core/uuid; RavenDB's unit of work (a session), built on the store, in
+// core/session, whose one write is SaveBatch.
 //
 // The names follow the RavenDB Node.js client where there is one
 // (Conventions.FindCollectionName, TransformClassCollectionNameToDocumentIDPrefix,
@@ -27,6 +28,6 @@
 //
 // # Concurrency
 //
-// Store, Clock and Conventions (once set up) are safe for concurrent use;
+// Store and Conventions (once set up) are safe for concurrent use;
 // each single or multi-document write is one buntdb transaction.
 package core

@@ -133,15 +133,6 @@ func ExampleParseID() {
 	// illegal_key
 }
 
-func ExampleEncodeRev() {
-	v, node, _ := core.DecodeRev("_l6zhVDW---A")
-	fmt.Println(v>>20, v&(1<<20-1), node)
-	fmt.Println(core.EncodeRev(v, "B"))
-	// Output:
-	// 1785857268822 0 A
-	// _l6zhVDW---B
-}
-
 func ExampleStore_Find() {
 	s := exampleStore()
 	defer s.Close()

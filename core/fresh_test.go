@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/tidwall/gjson"
 )
 
@@ -169,7 +170,7 @@ func TestBulkWriteDocumentsAndRevisions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prev, _, err := core.DecodeRev(lastRev)
+		prev, _, err := revision.Decode(lastRev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +178,7 @@ func TestBulkWriteDocumentsAndRevisions(t *testing.T) {
 			if r.Err != nil {
 				t.Fatalf("doc %d: %v", i, r.Err)
 			}
-			v, node, err := core.DecodeRev(r.Rev)
+			v, node, err := revision.Decode(r.Rev)
 			if err != nil || node != "C" || v <= prev {
 				t.Fatalf("doc %d: _rev %q (%v): not after the one before (%d)", i, r.Rev, err, prev)
 			}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+
+	"github.com/hilodb/hilodb/core/uuid"
 )
 
 // Key generator types of KeyOptions.Type.
@@ -140,7 +142,7 @@ func PaddedKey(n uint64) string {
 // from its HiLo counter.
 func (g keyGen) nextKey(ctx context.Context, nums NumberSource, tag string) (string, error) {
 	if g.typ == KeyGenUUID {
-		return NewUUID(), nil
+		return uuid.New(), nil
 	}
 	if nums == nil {
 		return "", newError(ErrNeedsServer, "", "", "no number source to make %s keys for %q", g.typ, tag)

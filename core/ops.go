@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/hilodb/hilodb/idgen"
 )
 
@@ -221,7 +222,7 @@ func (s *Store) resolveInsert(w *write, coll string, g keyGen, doc []byte, a sys
 	case idGenerate:
 		w.genID, w.fresh = true, true
 	case idUUID:
-		w.id, w.fresh = NewUUID(), true
+		w.id, w.fresh = uuid.New(), true
 	case idNodeSeq:
 		if err := s.checkPrefix(id[:len(id)-len(s.sep)]); err != nil {
 			w.err = err

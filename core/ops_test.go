@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/idgen"
 )
 
@@ -214,12 +215,12 @@ func TestRevOnEveryWrite(t *testing.T) {
 	}
 	revs := []string{r1.Rev, r2.Rev, r3.Rev}
 	for i, r := range revs {
-		v, node, err := core.DecodeRev(r)
+		v, node, err := revision.Decode(r)
 		if err != nil || node != "C" {
 			t.Fatalf("rev %q: %v %q", r, err, node)
 		}
 		if i > 0 {
-			pv, _, _ := core.DecodeRev(revs[i-1])
+			pv, _, _ := revision.Decode(revs[i-1])
 			if v <= pv {
 				t.Errorf("rev %d not after the one before", i)
 			}
@@ -526,9 +527,9 @@ func TestRevUniqueAcrossNodes(t *testing.T) {
 		fixed := time.UnixMilli(1_700_000_000_000)
 		return func() time.Time { return fixed }
 	}
-	a, b := core.NewClock("A"), core.NewClock("B")
-	core.SetClockNow(a, at())
-	core.SetClockNow(b, at())
+	a, b := revision.NewClock("A"), revision.NewClock("B")
+	a.SetNow(at())
+	b.SetNow(at())
 	seen := map[string]bool{}
 	for range 1000 {
 		for _, r := range []string{a.NextRev(), b.NextRev()} {
@@ -542,8 +543,8 @@ func TestRevUniqueAcrossNodes(t *testing.T) {
 
 func TestClockStepsBack(t *testing.T) {
 	now := time.UnixMilli(1_700_000_000_000)
-	c := core.NewClock("A")
-	core.SetClockNow(c, func() time.Time { return now })
+	c := revision.NewClock("A")
+	c.SetNow(func() time.Time { return now })
 	first := c.Tick()
 	now = now.Add(-time.Hour) // the wall clock steps back
 	second := c.Tick()
@@ -561,11 +562,11 @@ func TestClockStepsBack(t *testing.T) {
 
 func TestIsNodeTag(t *testing.T) {
 	for tag, want := range map[string]bool{"A": true, "B7": true, "ABCDEFGH": true, "ABCDEFGHI": false, "": false, "a": false, "lq3x9abc": false, "A-B": false} {
-		if core.IsNodeTag(tag) != want {
+		if revision.IsNodeTag(tag) != want {
 			t.Errorf("IsNodeTag(%q) != %v", tag, want)
 		}
 	}
-	if core.NewClock("").HasNodeTag() {
+	if revision.NewClock("").HasNodeTag() {
 		t.Error("the local stand-in passes as a node tag")
 	}
 }
@@ -616,7 +617,7 @@ func TestRevisionsOfABatch(t *testing.T) {
 	var mu sync.Mutex
 	reads := 0
 	wall := time.UnixMilli(1_800_000_000_000)
-	core.SetClockNow(s.Clock(), func() time.Time {
+	s.Clock().SetNow(func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		reads++
@@ -636,7 +637,7 @@ func TestRevisionsOfABatch(t *testing.T) {
 	}
 	var last uint64
 	for i, r := range rs {
-		v, _, err := core.DecodeRev(r.Rev)
+		v, _, err := revision.Decode(r.Rev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -655,7 +656,7 @@ func TestRevisionsOfABatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _, _ := core.DecodeRev(r.Rev)
+	v, _, _ := revision.Decode(r.Rev)
 	if v>>20 != uint64(wall.UnixMilli()) || v <= last {
 		t.Errorf("the next transaction's revision %s: want the new wall clock, after the batch's", r.Rev)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
 )
@@ -346,7 +347,7 @@ func txInt(tx *txn, key string) (int64, error) {
 // changed and the conflict it settled, if any.
 func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bool) (bool, *Conflict, error) {
 	remote := ch.Version
-	if v, _, err := DecodeRev(remote.Rev); err == nil {
+	if v, _, err := revision.Decode(remote.Rev); err == nil {
 		s.clock.Observe(v)
 	}
 	docKey := docPrefix + remote.ID
@@ -436,14 +437,14 @@ func (s *Store) applyOne(tx *txn, ch RemoteChange, resolve Resolver, anyDirty bo
 // local, a revision of the same node: the node's clock only goes forward.
 func (s *Store) ownEarlier(rev, local string) bool {
 	node := s.clock.Node()
-	if !IsNodeTag(node) {
+	if !revision.IsNodeTag(node) {
 		return false
 	}
-	v, n, err := DecodeRev(rev)
+	v, n, err := revision.Decode(rev)
 	if err != nil || n != node {
 		return false
 	}
-	lv, ln, err := DecodeRev(local)
+	lv, ln, err := revision.Decode(local)
 	return err == nil && ln == node && v < lv
 }
 
@@ -550,7 +551,7 @@ func (s *Store) Rebase(id string) error {
 // its base and content, and goes out again with the next push.
 func (s *Store) Rerev(id, rev, seen string) error {
 	for _, r := range []string{rev, seen} {
-		if v, _, err := DecodeRev(r); err == nil {
+		if v, _, err := revision.Decode(r); err == nil {
 			s.clock.Observe(v)
 		}
 	}

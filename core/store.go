@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/hilodb/hilodb/core/revision"
+	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/tidwall/buntdb"
 )
 
@@ -50,7 +52,7 @@ type Options struct {
 // one buntdb transaction.
 type Store struct {
 	db     *buntdb.DB
-	clock  *Clock
+	clock  *revision.Clock
 	ids    IDSource
 	nums   NumberSource
 	idents IdentitySource
@@ -104,7 +106,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		db:     db,
-		clock:  NewClock(opts.Node),
+		clock:  revision.NewClock(opts.Node),
 		ids:    opts.IDs,
 		nums:   opts.Numbers,
 		idents: opts.Identities,
@@ -121,7 +123,7 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 // Clock returns the store's revision clock.
-func (s *Store) Clock() *Clock { return s.clock }
+func (s *Store) Clock() *revision.Clock { return s.clock }
 
 // Conventions returns the store's conventions.
 func (s *Store) Conventions() *Conventions { return s.conv }
@@ -342,7 +344,7 @@ func (s *Store) GenerateID(ctx context.Context, collection string) (string, erro
 
 func (s *Store) generateID(ctx context.Context, collection string, g keyGen) (string, error) {
 	if collection == EmptyCollection {
-		return NewUUID(), nil
+		return uuid.New(), nil
 	}
 	prefix := s.conv.IDPrefix(collection)
 	if g.typ == KeyGenHiLo {
@@ -537,7 +539,7 @@ func (s *Store) NodeSequence() uint64 {
 // revisions of one transaction still order after every earlier one and
 // after each other (the clock's counter goes on).
 func (s *Store) nextRev(tx *txn) string {
-	return EncodeRev(s.nextTick(tx), s.clock.Node())
+	return revision.Encode(s.nextTick(tx), s.clock.Node())
 }
 
 // tickBlock is how many clock values a transaction of many writes reserves
@@ -546,20 +548,20 @@ const tickBlock = 1024
 
 // nextTick returns the clock value of the next revision made in tx. A
 // transaction of many writes (a bulk write) reserves its values a block at
-// a time, in one atomic step each (Clock.tickN); values it reserves and
+// a time, in one atomic step each (Clock.TickN); values it reserves and
 // does not use are never used. Such a transaction writes local documents
 // only: one that applies remote versions (and moves the clock past theirs,
 // Clock.Observe) has no size hint and takes each value as it goes.
 func (s *Store) nextTick(tx *txn) uint64 {
 	if tx.wallMs == 0 {
-		tx.wallMs = s.clock.now().UnixMilli()
+		tx.wallMs = s.clock.Now().UnixMilli()
 	}
 	if tx.sizeHint < 64 {
-		return s.clock.tickAt(tx.wallMs)
+		return s.clock.TickAt(tx.wallMs)
 	}
 	if tx.tick == tx.tickEnd {
 		n := uint64(min(tx.sizeHint, tickBlock))
-		tx.tick = s.clock.tickN(tx.wallMs, n)
+		tx.tick = s.clock.TickN(tx.wallMs, n)
 		tx.tickEnd = tx.tick + n
 	}
 	v := tx.tick
@@ -568,17 +570,17 @@ func (s *Store) nextTick(tx *txn) uint64 {
 }
 
 // revBuf holds a revision while a document is encoded (nextRevIn).
-type revBuf [revClockLen + 16]byte
+type revBuf [revision.ClockLen + 16]byte
 
 // nextRevIn is nextRev written into b, without an allocation: the string
 // it returns shares b's bytes and must not outlive b. A node tag too long
 // for b gets an allocated revision.
 func (s *Store) nextRevIn(tx *txn, b *revBuf) string {
 	v, node := s.nextTick(tx), s.clock.Node()
-	if len(node) > len(b)-revClockLen {
-		return EncodeRev(v, node)
+	if len(node) > len(b)-revision.ClockLen {
+		return revision.Encode(v, node)
 	}
-	encodeClock(b[:revClockLen], v)
-	n := revClockLen + copy(b[revClockLen:], node)
+	revision.EncodeClock(b[:revision.ClockLen], v)
+	n := revision.ClockLen + copy(b[revision.ClockLen:], node)
 	return unsafe.String(&b[0], n)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/tidwall/gjson"
 )
 
@@ -47,7 +48,7 @@ func TestPutGetDelete(t *testing.T) {
 		t.Errorf("@metadata: got %v", doc["@metadata"])
 	}
 	rev1, _ := doc["_rev"].(string)
-	if _, node, err := core.DecodeRev(rev1); err != nil || node != "C" {
+	if _, node, err := revision.Decode(rev1); err != nil || node != "C" {
 		t.Errorf("_rev %q: %v node %q", rev1, err, node)
 	}
 	got, err := s.Get("orders/1-A")

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 )
 
 // TestStaleRevIsMadeAgain: a store whose clock ran behind (it never saw a
@@ -22,7 +22,7 @@ func TestStaleRevIsMadeAgain(t *testing.T) {
 	other := client.New(srv.url(), client.Options{Database: "shop"})
 	defer other.Close()
 	ahead := uint64(time.Now().Add(time.Hour).UnixMilli()) << 20
-	made, gone := core.EncodeRev(ahead, "Z"), core.EncodeRev(ahead+1, "Z")
+	made, gone := revision.Encode(ahead, "Z"), revision.Encode(ahead+1, "Z")
 	for _, it := range []client.PushItem{
 		{ID: "notes/x", Rev: made, Doc: json.RawMessage(`{"by":"other"}`)},
 		{ID: "notes/x", BaseRev: made, Rev: gone, Deleted: true},
@@ -43,7 +43,7 @@ func TestStaleRevIsMadeAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _, err := core.DecodeRev(got[0].Rev)
+	v, _, err := revision.Decode(got[0].Rev)
 	if err != nil || v <= ahead+1 || got[0].Deleted || !json.Valid(got[0].Doc) {
 		t.Fatalf("server holds %+v, want the store's write with a rev past the tombstone's", got[0])
 	}

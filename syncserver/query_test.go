@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/query"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/syncserver"
 )
 
 // testRev is a hilodb revision from node C, at a clock n ticks past now.
-func testRev(n int) string { return core.EncodeRev(revBase+uint64(n), "C") }
+func testRev(n int) string { return revision.Encode(revBase+uint64(n), "C") }
 
 var revBase = uint64(time.Now().UnixMilli()) << 20
 

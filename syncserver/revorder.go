@@ -4,14 +4,14 @@ package syncserver
 // document, must never name other content, or a replica that holds it
 // keeps the old content for good (it takes an equal _rev for the same
 // version). Revisions are hybrid logical clock values with a node tag
-// (core.EncodeRev); every write a door accepts must carry a clock greater
+// (revision.Encode); every write a door accepts must carry a clock greater
 // than the stored version's, so a document's revisions only grow.
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/internal/wire"
 )
 
@@ -21,7 +21,7 @@ import (
 const maxRevAhead = 24 * time.Hour
 
 // maxRevNodeLen bounds a revision's node tag: a server tag or a client's
-// local stand-in (see core.IsNodeTag, core.NewClock).
+// local stand-in (see revision.IsNodeTag, revision.NewClock).
 const maxRevNodeLen = 16
 
 // checkPushedRev refuses a pushed revision that is not a hilodb revision
@@ -29,7 +29,7 @@ const maxRevNodeLen = 16
 // letters, digits, '-' and '_'), or whose clock is more than maxRevAhead
 // past now.
 func checkPushedRev(rev string, now time.Time) *wire.Error {
-	v, node, err := core.DecodeRev(rev)
+	v, node, err := revision.Decode(rev)
 	if err != nil || !revNodeTag(node) {
 		return &wire.Error{Code: wire.CodeBadDoc, Num: wire.NumBadDoc, Message: fmt.Sprintf("rev %q is not a hilodb revision: 11 clock characters, then a node tag of 1 to %d letters, digits, '-' or '_'", Truncate(rev, 64), maxRevNodeLen)}
 	}
@@ -54,7 +54,7 @@ func revNodeTag(node string) bool {
 // revClock returns the clock of a stored revision; one written before
 // revisions were checked, which is no hilodb revision, counts as 0.
 func revClock(rev string) uint64 {
-	v, _, err := core.DecodeRev(rev)
+	v, _, err := revision.Decode(rev)
 	if err != nil {
 		return 0
 	}

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/syncserver"
 )
 
 // revAt returns a revision whose clock is d past now, node T, plus n.
 func revAt(d time.Duration, n uint64) string {
-	return core.EncodeRev(uint64(time.Now().Add(d).UnixMilli())<<20+n, "T")
+	return revision.Encode(uint64(time.Now().Add(d).UnixMilli())<<20+n, "T")
 }
 
 // TestRevisionsOnlyGrow: a push whose rev is not newer than the stored
@@ -113,10 +113,10 @@ func TestHTTPWritesPassThePushedRev(t *testing.T) {
 			t.Fatalf("push %s: %v", id, res)
 		}
 	}
-	aheadV, _, _ := core.DecodeRev(ahead)
+	aheadV, _, _ := revision.Decode(ahead)
 	status, b := do(t, "PUT", ts.hs.URL+"/_db/shop/_api/document/c/x", `{"v":2}`, nil)
 	rev, _ := b["_rev"].(string)
-	if v, _, err := core.DecodeRev(rev); status >= 300 || err != nil || v <= aheadV {
+	if v, _, err := revision.Decode(rev); status >= 300 || err != nil || v <= aheadV {
 		t.Errorf("ArangoDB PUT over a pushed rev %s: %d, _rev %q, want one past it", ahead, status, rev)
 	}
 	status, b = do(t, "PUT", ts.hs.URL+"/databases/shop/docs?id=orders/1", `{"v":2}`, nil)
@@ -125,7 +125,7 @@ func TestHTTPWritesPassThePushedRev(t *testing.T) {
 	}
 	got := r.call(`{"id":3,"op":"get","ids":["orders/1"]}`)["docs"].([]any)[0].(map[string]any)
 	rev, _ = got["rev"].(string)
-	if v, _, err := core.DecodeRev(rev); err != nil || v <= aheadV {
+	if v, _, err := revision.Decode(rev); err != nil || v <= aheadV {
 		t.Errorf("RavenDB PUT over a pushed rev %s: stored _rev %q, want one past it", ahead, rev)
 	}
 }

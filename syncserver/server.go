@@ -17,7 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hilodb/hilodb/auth"
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/internal/wire"
 	"github.com/hilodb/hilodb/syncserver/storage"
@@ -188,7 +188,7 @@ type Server struct {
 	hub *hub // live change subscribers
 	// clock makes the revisions of writes that come through the HTTP
 	// doors (clients make their own); they end in the server's tag.
-	clock *core.Clock
+	clock *revision.Clock
 	// numbers are the HiLo numbers the server leases for the keys it makes.
 	numbers serverNumbers
 
@@ -298,7 +298,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, metrics: m, now: time.Now, dbs: dbs,
-		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), perAddr: make(map[string]int), hub: newHub(), clock: core.NewClock(cfg.ServerTag)}
+		ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{}), perAddr: make(map[string]int), hub: newHub(), clock: revision.NewClock(cfg.ServerTag)}
 	s.buffered.limit = cfg.MaxBufferedBytes
 	s.dbBodies.limit = cfg.MaxBufferedPerDB
 	s.mux = http.NewServeMux()

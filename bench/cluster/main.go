@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/etcdtest"
 )
@@ -170,7 +170,7 @@ func bench(setup string, urls []string, clients int, d time.Duration, batch int)
 		return r, fmt.Errorf("identities: %w", err)
 	}
 	seq := make([]int, len(cls))
-	clock := core.NewClock("B") // a push takes hilodb revisions only
+	clock := revision.NewClock("B") // a push takes hilodb revisions only
 	if r.DocsPerSec, err = measure(cls, d, func(i int, c *client.Client) (int, error) {
 		items := make([]client.PushItem, batch)
 		for j := range items {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hilodb/hilodb/client"
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/internal/servertest"
 )
 
@@ -50,8 +50,8 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			c := client.New(url, client.Options{Database: "shop"})
 			defer c.Close()
 			local := map[string]state{}
-			clock := core.NewClock(fmt.Sprintf("W%d", w)) // revisions only grow (docs/protocol.md)
-			var pending []client.PushItem                 // sent, reply not seen: send again as it is
+			clock := revision.NewClock(fmt.Sprintf("W%d", w)) // revisions only grow (docs/protocol.md)
+			var pending []client.PushItem                     // sent, reply not seen: send again as it is
 			for stopped := false; ; {
 				select {
 				case <-stop:

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/uuid"
 )
 
 // Identity property kinds.
@@ -25,7 +26,7 @@ type idProperty struct {
 	mapKey   string
 }
 
-var uuidType = reflect.TypeOf(core.UUID{})
+var uuidType = reflect.TypeOf(uuid.UUID{})
 
 // findIDProperty finds the identity field of struct type typ.
 func findIDProperty(conv *core.Conventions, typ reflect.Type, coll string) (idProperty, error) {
@@ -65,7 +66,7 @@ func findIDProperty(conv *core.Conventions, typ reflect.Type, coll string) (idPr
 		case f.Type.Kind() >= reflect.Uint && f.Type.Kind() <= reflect.Uint64:
 			p.kind = propUint
 		default:
-			return p, core.NewError(core.ErrBadParameter, "", "", "bad parameter: identity property %s.%s has type %s; use a string, *string, an integer or core.UUID", typ.Name(), f.Name, f.Type)
+			return p, core.NewError(core.ErrBadParameter, "", "", "bad parameter: identity property %s.%s has type %s; use a string, *string, an integer or uuid.UUID", typ.Name(), f.Name, f.Type)
 		}
 		return p, nil
 	}
@@ -119,8 +120,8 @@ func (p idProperty) get(entity any, conv *core.Conventions, sep, coll string) (s
 		}
 		return prefix + strconv.FormatUint(f.Uint(), 10), true, nil
 	case propUUID:
-		u := f.Interface().(core.UUID)
-		if u == (core.UUID{}) {
+		u := f.Interface().(uuid.UUID)
+		if u == (uuid.UUID{}) {
 			return "", false, nil
 		}
 		return prefix + u.String(), true, nil
@@ -159,7 +160,7 @@ func (p idProperty) set(entity any, id string, conv *core.Conventions) error {
 		}
 		f.SetUint(n)
 	case propUUID:
-		u, err := core.ParseUUID(conv.IDValuePart(id))
+		u, err := uuid.Parse(conv.IDValuePart(id))
 		if err != nil {
 			return core.NewError(core.ErrBadParameter, id, "", "bad parameter: id %q has no UUID value part", id)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/uuid"
 )
 
 // Store is what a Session needs of a document store: its conventions and
@@ -196,7 +197,7 @@ func (ss *Session) newID(ctx context.Context, entity any, coll string, prop idPr
 		}
 		return conv.IDPrefix(coll) + ss.sep + strconv.FormatInt(n, 10), nil
 	case propUUID:
-		return conv.IDPrefix(coll) + ss.sep + core.NewUUID(), nil
+		return conv.IDPrefix(coll) + ss.sep + uuid.New(), nil
 	}
 	return ss.store.GenerateID(ctx, coll)
 }

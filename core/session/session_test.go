@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/core/session"
+	"github.com/hilodb/hilodb/core/uuid"
 )
 
 type Order struct {
@@ -37,7 +39,7 @@ type Invoice struct {
 }
 
 type Ticket struct {
-	Id    core.UUID
+	Id    uuid.UUID
 	Title string
 }
 
@@ -155,7 +157,7 @@ func TestSessionIDStrategies(t *testing.T) {
 					if *x != id {
 						t.Errorf("Id field %q, want %q", *x, id)
 					}
-				case core.UUID:
+				case uuid.UUID:
 					if !strings.HasSuffix(id, x.String()) {
 						t.Errorf("UUID field %s, id %s", x, id)
 					}
@@ -362,7 +364,7 @@ func TestSessionErrors(t *testing.T) {
 func TestSessionSavesDocumentWithoutCollection(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	rev := core.EncodeRev(1<<40, "B")
+	rev := revision.Encode(1<<40, "B")
 	ch := core.RemoteChange{Version: core.Version{ID: "things/1", Rev: rev, Doc: []byte(`{"_id":"things/1","_rev":"` + rev + `","n":1}`)}, Seq: 1}
 	if _, err := s.ApplyRemote([]core.RemoteChange{ch}, 1, nil); err != nil {
 		t.Fatal(err)

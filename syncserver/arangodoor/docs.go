@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/syncserver"
 )
@@ -31,7 +32,7 @@ type arangoOpts struct {
 func (s *door) arangoKey(ctx context.Context, db, coll string, def syncserver.CollectionDef, want int) (string, error) {
 	ko := def.KeyOptions
 	if ko.Type == core.KeyGenUUID {
-		return core.NewUUID(), nil
+		return uuid.New(), nil
 	}
 	n, err := s.NextNumber(ctx, db, coll, want)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/syncserver"
 )
@@ -122,7 +122,7 @@ func (s *door) ravenBatch(w http.ResponseWriter, r *syncserver.Request) {
 // UUID, "prefix|" and "prefix/", see mint.go) is made in the write.
 func ravenPutWrite(id string, cv *string, doc json.RawMessage) (syncserver.DocWrite, error) {
 	if id == "" {
-		id = core.NewUUID()
+		id = uuid.New()
 	}
 	mint, err := syncserver.Mintable(id)
 	if err != nil {

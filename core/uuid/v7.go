@@ -1,11 +1,13 @@
-package core
+package uuid
 
 import (
 	"sync"
 	"time"
+
+	"github.com/hilodb/hilodb/internal/hostrand"
 )
 
-// v7 holds the last time and counter NewUUIDv7 used, so that the UUIDs of
+// v7 holds the last time and counter NewV7 used, so that the UUIDs of
 // one process sort in the order they were made, also within a millisecond.
 var v7 struct {
 	mu    sync.Mutex
@@ -13,7 +15,7 @@ var v7 struct {
 	count uint16 // 12 bits: rand_a of RFC 9562 §6.2, method 1
 }
 
-// NewUUIDv7 returns a time-ordered UUID (RFC 9562, version 7) in its
+// NewV7 returns a time-ordered UUID (RFC 9562, version 7) in its
 // lower-case 36-character form, e.g. "0195f3a2-7c1e-7000-8a3b-1f2e3d4c5b6a":
 // 48 bits of Unix milliseconds, a 12-bit counter that orders the UUIDs made
 // in one millisecond, and 62 random bits. A store that has never leased a
@@ -24,9 +26,9 @@ var v7 struct {
 // they were made, as HiLo ids of one range do.
 //
 // It is safe for concurrent use.
-func NewUUIDv7() string {
+func NewV7() string {
 	var u [16]byte
-	randomBytes(u[:])
+	hostrand.Read(u[:])
 	v7.mu.Lock()
 	ms := time.Now().UnixMilli()
 	if ms <= v7.ms {

@@ -1,4 +1,4 @@
-package core_test
+package uuid_test
 
 import (
 	"regexp"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/uuid"
 )
 
 var uuidv7Form = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -16,20 +16,20 @@ func TestNewUUIDv7(t *testing.T) {
 	const n = 20000
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = core.NewUUIDv7()
+		ids[i] = uuid.NewV7()
 	}
 	after := time.Now().UnixMilli()
 	seen := make(map[string]bool, n)
 	for i, id := range ids {
 		if !uuidv7Form.MatchString(id) {
-			t.Fatalf("NewUUIDv7() = %q, want the version 7 form", id)
+			t.Fatalf("NewV7() = %q, want the version 7 form", id)
 		}
 		if seen[id] {
-			t.Fatalf("NewUUIDv7() made %q twice", id)
+			t.Fatalf("NewV7() made %q twice", id)
 		}
 		seen[id] = true
 		if i > 0 && id <= ids[i-1] {
-			t.Fatalf("NewUUIDv7() made %q after %q: want ascending", id, ids[i-1])
+			t.Fatalf("NewV7() made %q after %q: want ascending", id, ids[i-1])
 		}
 	}
 	var ms int64
@@ -53,14 +53,14 @@ func TestNewUUIDv7Concurrent(t *testing.T) {
 			defer wg.Done()
 			last := ""
 			for range each {
-				id := core.NewUUIDv7()
+				id := uuid.NewV7()
 				if id <= last {
-					t.Errorf("NewUUIDv7() made %q after %q in one goroutine: want ascending", id, last)
+					t.Errorf("NewV7() made %q after %q in one goroutine: want ascending", id, last)
 				}
 				last = id
 				mu.Lock()
 				if seen[id] {
-					t.Errorf("NewUUIDv7() made %q twice", id)
+					t.Errorf("NewV7() made %q twice", id)
 				}
 				seen[id] = true
 				mu.Unlock()

@@ -1,4 +1,4 @@
-package core
+package hostrand
 
 import (
 	"sync"
@@ -17,8 +17,8 @@ var rnd struct {
 	arr  js.Value
 }
 
-// randomBytes fills b with random bytes from the host.
-func randomBytes(b []byte) {
+// Read fills b with random bytes from the host.
+func Read(b []byte) {
 	rnd.Lock()
 	defer rnd.Unlock()
 	for len(b) > 0 {

@@ -1,8 +1,12 @@
-package core
+package revision
 
 import (
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/hilodb/hilodb/internal/hostrand"
 )
 
 // revAlphabet is ArangoDB's alphabet for encoded hybrid logical clock values.
@@ -11,9 +15,9 @@ import (
 // by their decoded values, never as strings.
 const revAlphabet = "-_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// revClockLen is the length of the clock part of a _rev: 11 characters of 6
-// bits hold any 64-bit value.
-const revClockLen = 11
+// ClockLen is the length of the clock part of a revision: 11 characters
+// of 6 bits hold any 64-bit value.
+const ClockLen = 11
 
 var revIndex = func() (t [256]int8) {
 	for i := range t {
@@ -24,6 +28,10 @@ var revIndex = func() (t [256]int8) {
 	}
 	return t
 }()
+
+// ErrMalformed is the error Decode returns (wrapped, with the text and
+// what is wrong with it) for text that is not a revision.
+var ErrMalformed = errors.New("malformed _rev")
 
 // Clock is a hybrid logical clock: each value is (milliseconds since the
 // epoch << 20) | a 20-bit counter, strictly increasing for the life of the
@@ -80,15 +88,23 @@ func IsNodeTag(tag string) bool {
 	return true
 }
 
+// Now returns the time of the wall clock the clock reads (time.Now unless
+// SetNow replaced it).
+func (c *Clock) Now() time.Time { return c.now() }
+
+// SetNow replaces the wall clock the clock reads, for tests and
+// simulations. Call it before the clock is shared: it is not synchronized.
+func (c *Clock) SetNow(now func() time.Time) { c.now = now }
+
 // Tick returns the next clock value, greater than every value this clock
 // returned or observed before.
 func (c *Clock) Tick() uint64 {
-	return c.tickAt(c.now().UnixMilli())
+	return c.TickAt(c.now().UnixMilli())
 }
 
-// tickAt is Tick with the wall clock read as ms (Unix milliseconds) by the
+// TickAt is Tick with the wall clock read as ms (Unix milliseconds) by the
 // caller: a transaction reads it once for all the revisions it makes.
-func (c *Clock) tickAt(ms int64) uint64 {
+func (c *Clock) TickAt(ms int64) uint64 {
 	for {
 		old := c.last.Load()
 		next := old + 1
@@ -101,12 +117,12 @@ func (c *Clock) tickAt(ms int64) uint64 {
 	}
 }
 
-// tickN reserves n consecutive clock values (n ≥ 1), with the wall clock
+// TickN reserves n consecutive clock values (n ≥ 1), with the wall clock
 // read as ms by the caller, and returns the first: first..first+n-1 are
 // all greater than every value returned or observed before, and no other
 // call returns any of them. A transaction of many writes takes its
 // revisions' values this way, one atomic step for all of them.
-func (c *Clock) tickN(ms int64, n uint64) uint64 {
+func (c *Clock) TickN(ms int64, n uint64) uint64 {
 	for {
 		old := c.last.Load()
 		first := old + 1
@@ -133,37 +149,40 @@ func (c *Clock) Observe(v uint64) {
 // NextRev returns a new revision: the encoded clock value followed by the
 // node tag. It makes one allocation.
 func (c *Clock) NextRev() string {
-	return EncodeRev(c.Tick(), c.Node())
+	return Encode(c.Tick(), c.Node())
 }
 
-// EncodeRev returns the revision for clock value v made on node.
-func EncodeRev(v uint64, node string) string {
-	var buf [revClockLen + 16]byte
-	b := buf[:revClockLen]
-	if len(node) > len(buf)-revClockLen {
-		b = make([]byte, revClockLen, revClockLen+len(node))
+// Encode returns the revision for clock value v made on node.
+func Encode(v uint64, node string) string {
+	var buf [ClockLen + 16]byte
+	b := buf[:ClockLen]
+	if len(node) > len(buf)-ClockLen {
+		b = make([]byte, ClockLen, ClockLen+len(node))
 	}
-	encodeClock(b, v)
+	EncodeClock(b, v)
 	return string(append(b, node...))
 }
 
-func encodeClock(b []byte, v uint64) {
-	for i := revClockLen - 1; i >= 0; i-- {
+// EncodeClock writes the ClockLen characters of clock value v into
+// b[:ClockLen], without an allocation: the revision's clock part, which the
+// node tag follows.
+func EncodeClock(b []byte, v uint64) {
+	for i := ClockLen - 1; i >= 0; i-- {
 		b[i] = revAlphabet[v&63]
 		v >>= 6
 	}
 }
 
-// DecodeRev splits a revision made by EncodeRev or NextRev into its clock
-// value and node tag. It returns an error for text that is not such a
-// revision.
-func DecodeRev(rev string) (v uint64, node string, err error) {
-	if len(rev) <= revClockLen {
-		return 0, "", newError(ErrBadJSON, "", rev, "malformed _rev %q: too short", rev)
+// Decode splits a revision made by Encode or NextRev into its clock value
+// and node tag. It returns an error wrapping ErrMalformed for text that is
+// not such a revision.
+func Decode(rev string) (v uint64, node string, err error) {
+	if len(rev) <= ClockLen {
+		return 0, "", fmt.Errorf("%w %q: too short", ErrMalformed, rev)
 	}
 	// Every applied remote change decodes its _rev (Clock.Observe): the
 	// eleven digits are read without a branch each, and checked together.
-	_ = rev[revClockLen-1]
+	_ = rev[ClockLen-1]
 	d0, d1, d2, d3 := revIndex[rev[0]], revIndex[rev[1]], revIndex[rev[2]], revIndex[rev[3]]
 	d4, d5, d6, d7 := revIndex[rev[4]], revIndex[rev[5]], revIndex[rev[6]], revIndex[rev[7]]
 	d8, d9, d10 := revIndex[rev[8]], revIndex[rev[9]], revIndex[rev[10]]
@@ -173,28 +192,28 @@ func DecodeRev(rev string) (v uint64, node string, err error) {
 	v = uint64(d0)<<60 | uint64(d1)<<54 | uint64(d2)<<48 | uint64(d3)<<42 |
 		uint64(d4)<<36 | uint64(d5)<<30 | uint64(d6)<<24 | uint64(d7)<<18 |
 		uint64(d8)<<12 | uint64(d9)<<6 | uint64(d10)
-	return v, rev[revClockLen:], nil
+	return v, rev[ClockLen:], nil
 }
 
 // badRev says what is wrong with a revision's clock digits.
-func badRev(rev string) *Error {
+func badRev(rev string) error {
 	// The first character holds only the top 4 bits of 64.
 	if revIndex[rev[0]] < 0 || revIndex[rev[0]] > 15 {
-		return newError(ErrBadJSON, "", rev, "malformed _rev %q", rev)
+		return fmt.Errorf("%w %q", ErrMalformed, rev)
 	}
-	for i := 0; i < revClockLen; i++ {
+	for i := 0; i < ClockLen; i++ {
 		if revIndex[rev[i]] < 0 {
-			return newError(ErrBadJSON, "", rev, "malformed _rev %q: byte %q at offset %d", rev, rev[i], i)
+			return fmt.Errorf("%w %q: byte %q at offset %d", ErrMalformed, rev, rev[i], i)
 		}
 	}
-	return newError(ErrInternal, "", rev, "_rev %q: no fault found", rev) // not reached
+	return fmt.Errorf("_rev %q: no fault found", rev) // not reached
 }
 
 // randomLocalTag returns "l" and 7 random lower-case letters and digits.
 func randomLocalTag() string {
 	const alpha = "abcdefghijklmnopqrstuvwxyz0123456789"
 	var b [8]byte
-	randomBytes(b[:])
+	hostrand.Read(b[:])
 	b[0] = 'l'
 	for i := 1; i < len(b); i++ {
 		b[i] = alpha[int(b[i])%len(alpha)]

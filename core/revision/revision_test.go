@@ -1,19 +1,19 @@
-package core_test
+package revision_test
 
 import (
 	"sync"
 	"testing"
 
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/revision"
 )
 
 func TestRevIncreasingAndDistinct(t *testing.T) {
-	c := core.NewClock("B")
+	c := revision.NewClock("B")
 	seen := map[string]bool{}
 	var prev uint64
 	for range 100_000 {
 		rev := c.NextRev()
-		v, node, err := core.DecodeRev(rev)
+		v, node, err := revision.Decode(rev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func TestRevIncreasingAndDistinct(t *testing.T) {
 }
 
 func TestRevConcurrentDistinct(t *testing.T) {
-	c := core.NewClock("A")
+	c := revision.NewClock("A")
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	var wg sync.WaitGroup
@@ -53,25 +53,25 @@ func TestRevConcurrentDistinct(t *testing.T) {
 
 func TestRevFormat(t *testing.T) {
 	// ArangoDB's example revision decodes and encodes back.
-	v, node, err := core.DecodeRev("_l6zhVDW---A")
+	v, node, err := revision.Decode("_l6zhVDW---A")
 	if err != nil || node != "A" {
-		t.Fatalf("DecodeRev: %v %q", err, node)
+		t.Fatalf("Decode: %v %q", err, node)
 	}
-	if got := core.EncodeRev(v, "A"); got != "_l6zhVDW---A" {
-		t.Errorf("EncodeRev = %q", got)
+	if got := revision.Encode(v, "A"); got != "_l6zhVDW---A" {
+		t.Errorf("Encode = %q", got)
 	}
 	for _, bad := range []string{"", "short", "z__________A", "_l6zhVDW--/A", "_l6zhVDW---"} {
-		if _, _, err := core.DecodeRev(bad); err == nil {
-			t.Errorf("DecodeRev(%q) accepted", bad)
+		if _, _, err := revision.Decode(bad); err == nil {
+			t.Errorf("Decode(%q) accepted", bad)
 		}
 	}
 }
 
 func TestClockObserve(t *testing.T) {
-	c := core.NewClock("A")
-	first, _, _ := core.DecodeRev(c.NextRev())
+	c := revision.NewClock("A")
+	first, _, _ := revision.Decode(c.NextRev())
 	c.Observe(first + 1<<30)
-	next, _, _ := core.DecodeRev(c.NextRev())
+	next, _, _ := revision.Decode(c.NextRev())
 	if next <= first+1<<30 {
 		t.Errorf("after Observe: %d, want > %d", next, first+1<<30)
 	}
@@ -85,21 +85,21 @@ func FuzzRev(f *testing.F) {
 		if node == "" {
 			return
 		}
-		rev := core.EncodeRev(v, node)
-		gv, gnode, err := core.DecodeRev(rev)
+		rev := revision.Encode(v, node)
+		gv, gnode, err := revision.Decode(rev)
 		if err != nil || gv != v || gnode != node {
 			t.Fatalf("round trip of %d,%q via %q: %d,%q,%v", v, node, rev, gv, gnode, err)
 		}
 	})
 }
 
-func FuzzDecodeRev(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	f.Add("_l6zhVDW---A")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, rev string) {
-		v, node, err := core.DecodeRev(rev)
-		if err == nil && core.EncodeRev(v, node) != rev {
-			t.Fatalf("DecodeRev(%q) accepted but does not encode back", rev)
+		v, node, err := revision.Decode(rev)
+		if err == nil && revision.Encode(v, node) != rev {
+			t.Fatalf("Decode(%q) accepted but does not encode back", rev)
 		}
 	})
 }
@@ -108,7 +108,7 @@ func FuzzDecodeRev(f *testing.F) {
 // block at a time; with single writes made beside it, on other goroutines,
 // no value is made twice and each goroutine's values increase.
 func TestRevBlocksBesideSingleTicks(t *testing.T) {
-	c := core.NewClock("A")
+	c := revision.NewClock("A")
 	var mu sync.Mutex
 	seen := map[uint64]bool{}
 	var wg sync.WaitGroup
@@ -122,7 +122,7 @@ func TestRevBlocksBesideSingleTicks(t *testing.T) {
 					local = append(local, c.Tick())
 					continue
 				}
-				first := core.TickN(c, uint64(1+i%50))
+				first := c.TickN(c.Now().UnixMilli(), uint64(1+i%50))
 				for k := range uint64(1 + i%50) {
 					local = append(local, first+k)
 				}
