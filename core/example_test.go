@@ -111,18 +111,6 @@ func ExampleStore_SeedIdentityFor() {
 	// products/1996
 }
 
-func ExamplePluralize() {
-	for _, name := range []string{"Order", "Category", "Address", "LineItem"} {
-		coll := core.Pluralize(name)
-		fmt.Println(name, coll, core.IDPrefix(coll))
-	}
-	// Output:
-	// Order Orders orders
-	// Category Categories categories
-	// Address Addresses addresses
-	// LineItem LineItems LineItems
-}
-
 func ExampleParseID() {
 	prefix, key, _ := core.ParseID("orders/1-A", "/")
 	fmt.Println(prefix, key)

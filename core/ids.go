@@ -4,7 +4,19 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/hilodb/hilodb/core/naming"
 )
+
+// EmptyCollection is the collection of object literals for which no
+// collection could be found, as RavenDB's "@empty" (naming.EmptyCollection):
+// their ids are bare UUIDs, with no prefix.
+const EmptyCollection = naming.EmptyCollection
+
+// MetadataNodeType is the @metadata attribute holding the entity's type name,
+// with which a session's LoadAny restores the type (RavenDB Node.js client's
+// "Raven-Node-Type").
+const MetadataNodeType = "Raven-Node-Type"
 
 // IDSource hands out HiLo ids for an id prefix ("orders" → "orders/1-A").
 // *idgen.Generator implements it.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/tidwall/buntdb"
@@ -36,8 +37,8 @@ type Options struct {
 	// Separator joins an id prefix and a key. Default "/", or the
 	// Conventions' IdentityPartsSeparator when that is set.
 	Separator string
-	// Conventions map entities to documents. Default DefaultConventions().
-	Conventions *Conventions
+	// Conventions map entities to documents. Default naming.Default().
+	Conventions *naming.Conventions
 	// ChangeFeed keeps the local change feed (Changes): every document
 	// written gets a local sequence number. It costs a few keys per write,
 	// so it is off unless asked for.
@@ -56,7 +57,7 @@ type Store struct {
 	ids    IDSource
 	nums   NumberSource
 	idents IdentitySource
-	conv   *Conventions
+	conv   *naming.Conventions
 	sep    string
 
 	colMu sync.RWMutex
@@ -99,7 +100,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	conv := opts.Conventions
 	if conv == nil {
-		conv = DefaultConventions()
+		conv = naming.Default()
 	}
 	if opts.Separator != "" {
 		conv.IdentityPartsSeparator = opts.Separator
@@ -126,7 +127,7 @@ func Open(path string, opts Options) (*Store, error) {
 func (s *Store) Clock() *revision.Clock { return s.clock }
 
 // Conventions returns the store's conventions.
-func (s *Store) Conventions() *Conventions { return s.conv }
+func (s *Store) Conventions() *naming.Conventions { return s.conv }
 
 // Separator returns the identity parts separator.
 func (s *Store) Separator() string { return s.sep }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/query"
 	"github.com/hilodb/hilodb/syncserver/storage"
 )
@@ -57,7 +58,7 @@ func (q *queryIndexes) of(db string) *dbIndexes {
 
 // collectionOf returns the collection whose ids start with idPfx under
 // the default conventions ("orders/" → "orders").
-func idPrefixOf(coll string) string { return core.DefaultConventions().IDPrefix(coll) + "/" }
+func idPrefixOf(coll string) string { return naming.Default().IDPrefix(coll) + "/" }
 
 // planIndexed picks, for a query over the documents of idPfx, the best of
 // db's index definitions; ok is false when none helps. Called inside tx.

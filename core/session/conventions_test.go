@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/session"
 )
 
 // TestConventionsOverridable replaces every convention on a store.
 func TestConventionsOverridable(t *testing.T) {
-	conv := core.DefaultConventions()
+	conv := naming.Default()
 	conv.IdentityPartsSeparator = ":"
 	conv.FindCollectionName = func(typeName string) string { return "T" + typeName }
 	conv.TransformClassCollectionNameToDocumentIDPrefix = func(c string) string { return "p" + c }
@@ -52,7 +53,7 @@ func TestIdentityPropertyConventions(t *testing.T) {
 		Key  string
 		Name string
 	}
-	conv := core.DefaultConventions()
+	conv := naming.Default()
 	conv.FindIdentityPropertyNameFromCollectionName = func(c string) string {
 		if c == "Things" {
 			return "Key"
@@ -85,7 +86,7 @@ func TestIdentityPropertyConventions(t *testing.T) {
 }
 
 func TestObjectLiterals(t *testing.T) {
-	conv := core.DefaultConventions()
+	conv := naming.Default()
 	s := newTestStore(t, func(o *core.Options) { o.Conventions = conv })
 	ctx := context.Background()
 	ss := session.Open(s.Store, session.Options{})
@@ -118,7 +119,7 @@ func TestObjectLiterals(t *testing.T) {
 }
 
 func TestTypeRestoredOnLoad(t *testing.T) {
-	conv := core.DefaultConventions()
+	conv := naming.Default()
 	conv.RegisterType(&Order{})
 	s := newTestStore(t, func(o *core.Options) { o.Conventions = conv })
 	ctx := context.Background()
@@ -145,10 +146,10 @@ func TestTypeRestoredOnLoad(t *testing.T) {
 }
 
 func TestCustomIDGenerator(t *testing.T) {
-	conv := core.DefaultConventions()
+	conv := naming.Default()
 	// Identities by default, as RavenDB's DocumentKeyGenerator example.
 	conv.GenerateDocumentID = func(ctx context.Context, coll string, entity any) (string, error) {
-		return core.IDPrefix(coll) + "|", nil
+		return naming.IDPrefix(coll) + "|", nil
 	}
 	conv.RegisterIDConvention(&Company{}, func(ctx context.Context, coll string, entity any) (string, error) {
 		return "companies/" + entity.(*Company).Name, nil

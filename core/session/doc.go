@@ -2,7 +2,7 @@
 // shaped like the RavenDB Node.js client's session: Store, Load, LoadAny,
 // Delete, GetDocumentID and SaveChanges, with entities that are pointers to
 // structs or object literals (map[string]any), mapped to documents by the
-// store's core.Conventions.
+// store's naming.Conventions.
 //
 //	ss := session.Open(store, session.Options{})
 //	ss.Store(ctx, &Order{Total: 12}) // a HiLo id now: orders/1-A

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/uuid"
 )
 
@@ -29,7 +30,7 @@ type idProperty struct {
 var uuidType = reflect.TypeOf(uuid.UUID{})
 
 // findIDProperty finds the identity field of struct type typ.
-func findIDProperty(conv *core.Conventions, typ reflect.Type, coll string) (idProperty, error) {
+func findIDProperty(conv *naming.Conventions, typ reflect.Type, coll string) (idProperty, error) {
 	name := conv.IdentityPropertyName(coll)
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
@@ -84,7 +85,7 @@ func cutComma(s string) (string, string, bool) {
 
 // get returns the id an entity brings; present is false when it has none
 // (no property, a nil *string, an empty string, or a zero number or UUID).
-func (p idProperty) get(entity any, conv *core.Conventions, sep, coll string) (string, bool, error) {
+func (p idProperty) get(entity any, conv *naming.Conventions, sep, coll string) (string, bool, error) {
 	if m, ok := entity.(map[string]any); ok {
 		v, ok := m[p.mapKey]
 		if !ok || v == nil {
@@ -131,7 +132,7 @@ func (p idProperty) get(entity any, conv *core.Conventions, sep, coll string) (s
 
 // set writes id into the entity's identity property; numeric and UUID
 // properties get the value part after the last separator.
-func (p idProperty) set(entity any, id string, conv *core.Conventions) error {
+func (p idProperty) set(entity any, id string, conv *naming.Conventions) error {
 	if m, ok := entity.(map[string]any); ok {
 		m[p.mapKey] = id
 		return nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/uuid"
 )
 
@@ -16,7 +17,7 @@ import (
 // properties, and one all-or-nothing batch write for SaveChanges.
 // *core.Store implements it.
 type Store interface {
-	Conventions() *core.Conventions
+	Conventions() *naming.Conventions
 	Separator() string
 	Get(id string) ([]byte, error)
 	GenerateID(ctx context.Context, collection string) (string, error)
@@ -47,7 +48,7 @@ type Options struct {
 // A Session is not safe for concurrent use; open one per unit of work.
 type Session struct {
 	store   Store
-	conv    *core.Conventions
+	conv    *naming.Conventions
 	sep     string
 	opts    Options
 	order   []*tracked

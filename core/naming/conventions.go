@@ -1,4 +1,4 @@
-package core
+package naming
 
 import (
 	"context"
@@ -8,13 +8,9 @@ import (
 )
 
 // EmptyCollection is the collection of object literals for which no
-// collection could be found, as RavenDB's "@empty"; they get UUID ids.
+// collection could be found, as RavenDB's "@empty"; they get UUID ids with
+// no prefix.
 const EmptyCollection = "@empty"
-
-// MetadataNodeType is the @metadata attribute holding the entity's type name,
-// with which a session's LoadAny restores the type (RavenDB Node.js client's
-// "Raven-Node-Type").
-const MetadataNodeType = "Raven-Node-Type"
 
 // IDConvention makes the id for a new entity in place of HiLo. It may return
 // an id ending in the separator or in "|" (resolved at SaveChanges), "" for
@@ -70,8 +66,8 @@ type Conventions struct {
 	types  map[string]reflect.Type
 }
 
-// DefaultConventions returns RavenDB's default conventions.
-func DefaultConventions() *Conventions {
+// Default returns RavenDB's default conventions.
+func Default() *Conventions {
 	return &Conventions{IdentityPartsSeparator: "/"}
 }
 

@@ -1,10 +1,10 @@
-package core_test
+package naming_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/naming"
 )
 
 func TestPluralize(t *testing.T) {
@@ -17,7 +17,7 @@ func TestPluralize(t *testing.T) {
 		"user": "users", "HTTPProxy": "HTTPProxies", "": "",
 	}
 	for in, want := range tests {
-		if got := core.Pluralize(in); got != want {
+		if got := naming.Pluralize(in); got != want {
 			t.Errorf("Pluralize(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -26,7 +26,7 @@ func TestPluralize(t *testing.T) {
 func TestIDPrefix(t *testing.T) {
 	tests := map[string]string{"Orders": "orders", "orders": "orders", "LineItems": "LineItems", "Users": "users", "HTTP": "HTTP", "@empty": "@empty", "Äpfel": "äpfel", "äPfel": "äpfel", "ÄPFEL": "ÄPFEL", "ÄpfelUndBirnen": "ÄpfelUndBirnen", "": ""}
 	for in, want := range tests {
-		if got := core.IDPrefix(in); got != want {
+		if got := naming.IDPrefix(in); got != want {
 			t.Errorf("IDPrefix(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -49,14 +49,14 @@ func FuzzIDPrefix(f *testing.F) {
 		if upper <= 1 {
 			want = strings.ToLower(name)
 		}
-		if got := core.IDPrefix(name); got != want {
+		if got := naming.IDPrefix(name); got != want {
 			t.Errorf("IDPrefix(%q) = %q, want %q", name, got, want)
 		}
 	})
 }
 
 func TestIDValuePart(t *testing.T) {
-	c := core.DefaultConventions()
+	c := naming.Default()
 	for id, want := range map[string]string{"orders/3": "3", "a/b/c": "c", "plain": "plain", "x/": "x"} {
 		if got := c.IDValuePart(id); got != want {
 			t.Errorf("IDValuePart(%q) = %q, want %q", id, got, want)
