@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/jsontext"
 )
@@ -50,9 +51,9 @@ type idBatcher interface {
 // takeIDs takes the generated ids of the writes that need one (genID), in
 // their order: HiLo ids in one call when the id source can give them so,
 // else one at a time (takeID).
-func (s *Store) takeIDs(ctx context.Context, slab []write, coll string, g keyGen) {
+func (s *Store) takeIDs(ctx context.Context, slab []write, coll string, g keygen.Generator) {
 	b, ok := s.ids.(idBatcher)
-	if !ok || g.typ != KeyGenHiLo || coll == EmptyCollection || s.sep != "/" && s.nums != nil {
+	if !ok || g.Type != keygen.HiLo || coll == EmptyCollection || s.sep != "/" && s.nums != nil {
 		for i := range slab {
 			if slab[i].genID {
 				s.takeID(ctx, &slab[i], coll, g)
@@ -101,9 +102,9 @@ type idPreparer interface {
 // guess too high leaves numbers in the range for later writes (and, should
 // the process die, skips them), one too low leaves the rest to the write's
 // own takes.
-func (s *Store) prepareIDs(coll string, g keyGen, first *write, n int) {
+func (s *Store) prepareIDs(coll string, g keygen.Generator, first *write, n int) {
 	p, ok := s.ids.(idPreparer)
-	if !ok || !first.genID || g.typ != KeyGenHiLo || coll == EmptyCollection {
+	if !ok || !first.genID || g.Type != keygen.HiLo || coll == EmptyCollection {
 		return
 	}
 	p.Prepare(s.conv.IDPrefix(coll), n)
@@ -121,7 +122,7 @@ func notArray(at int) *Error {
 // scanArray reads the elements of the array text into writes resolved as
 // InsertMany's, without their generated ids (genID). Once it has read a
 // few, it has the id source get ready for the rest (prepareIDs).
-func (s *Store) scanArray(coll string, g keyGen, text []byte, max int, opts *WriteOptions) ([]write, error) {
+func (s *Store) scanArray(coll string, g keygen.Generator, text []byte, max int, opts *WriteOptions) ([]write, error) {
 	i := jsontext.SkipSpace(text, 0)
 	if i >= len(text) || text[i] != '[' {
 		return nil, notArray(i)

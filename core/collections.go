@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/tidwall/buntdb"
 )
 
@@ -70,7 +71,7 @@ func (s *Store) AdoptCollection(def CollectionDef) error {
 	if err := validateCollection(def.Name); err != nil {
 		return err
 	}
-	g, err := def.KeyOptions.compile()
+	g, err := compileKeys(def.KeyOptions)
 	if err != nil {
 		return err
 	}
@@ -97,4 +98,33 @@ func (s *Store) AdoptCollection(def CollectionDef) error {
 	s.cols[def.Name] = g
 	s.colMu.Unlock()
 	return nil
+}
+
+// compileKeys compiles a collection's keyOptions (keygen.Options.Compile),
+// its errors numbered as the store's (1232).
+func compileKeys(o keygen.Options) (keygen.Generator, error) {
+	g, err := o.Compile()
+	if err != nil {
+		return g, keyGenError(err)
+	}
+	return g, nil
+}
+
+// keyGenError gives a key generator's error (a *keygen.Error) the store's
+// number for its kind: 1232 invalid_key_generator, 1225 out_of_keys, or
+// needs_server when it has no numbers. Any other error is returned as it
+// is.
+func keyGenError(err error) error {
+	var e *keygen.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	kind := ErrInvalidKeyGenerator
+	switch e.Kind {
+	case keygen.ErrOutOfKeys:
+		kind = ErrOutOfKeys
+	case keygen.ErrNoNumbers:
+		kind = ErrNeedsServer
+	}
+	return newError(kind, "", "", "%s", e.Message)
 }

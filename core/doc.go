@@ -3,18 +3,18 @@
 // separator, identities ending in "|", keyOptions generators), ArangoDB's
 // document operations (insert, replace, update, remove, read; single and
 // multi-document, with _rev preconditions, overwriteMode, keepNull,
-// mergeObjects, returnNew, returnOld and silent), RavenDB's conventions,
-// error numbers, and the document store over buntdb. Beside it: revisions,
-// a hybrid logical clock plus the node tag, in core/revision; UUIDs in
-// core/uuid; RavenDB's unit of work (a session), built on the store, in
-// core/session, whose one write is SaveBatch.
+// mergeObjects, returnNew, returnOld and silent), error numbers, and the
+// document store over buntdb. Beside it, in packages of their own:
+// revisions, a hybrid logical clock plus the node tag (core/revision);
+// UUIDs (core/uuid); ArangoDB's key generators (core/keygen); RavenDB's
+// conventions (core/naming); and RavenDB's unit of work, a session built on
+// the store (core/session), whose one write is SaveBatch.
 //
-// The names follow the RavenDB Node.js client where there is one
-// (Conventions.FindCollectionName, TransformClassCollectionNameToDocumentIDPrefix,
-// IdentityPartsSeparator, FindIdentityPropertyNameFromCollectionName,
-// RegisterIDConvention) and ArangoDB's document API otherwise (Insert,
-// Replace, Update, Remove, Document, KeyOptions, WriteOptions). docs/ids.md
-// explains the strategies and where hilodb differs from both.
+// The names follow the RavenDB Node.js client where there is one (the
+// conventions in core/naming, the session in core/session) and ArangoDB's
+// document API otherwise (Insert, Replace, Update, Remove, Document,
+// WriteOptions, and keygen.Options for keyOptions). docs/ids.md explains
+// the strategies and where hilodb differs from both.
 //
 // Servers are reached only through small interfaces: IDSource and
 // NumberSource (HiLo, implemented by *idgen.Generator) and IdentitySource

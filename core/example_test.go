@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/idgen"
 )
 
@@ -74,15 +75,15 @@ func ExampleStore_CreateCollection() {
 	s := exampleStore()
 	defer s.Close()
 	ctx := context.Background()
-	s.CreateCollection("invoices", core.CollectionOptions{KeyOptions: core.KeyOptions{
-		Type: core.KeyGenAutoincrement, Offset: core.Ptr(100.0), Increment: core.Ptr(10.0),
+	s.CreateCollection("invoices", core.CollectionOptions{KeyOptions: keygen.Options{
+		Type: keygen.Autoincrement, Offset: core.Ptr(100.0), Increment: core.Ptr(10.0),
 	}})
 	for range 3 {
 		r, _ := s.Insert(ctx, "invoices", []byte(`{}`), nil)
 		fmt.Println(r.ID)
 	}
-	err := s.CreateCollection("bad", core.CollectionOptions{KeyOptions: core.KeyOptions{
-		Type: core.KeyGenAutoincrement, Increment: core.Ptr(70000.0),
+	err := s.CreateCollection("bad", core.CollectionOptions{KeyOptions: keygen.Options{
+		Type: keygen.Autoincrement, Increment: core.Ptr(70000.0),
 	}})
 	fmt.Println(core.AsError(err).Num, err)
 	// Output:

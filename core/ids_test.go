@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/hilodb/hilodb/idgen"
 )
@@ -155,10 +156,10 @@ func TestMillionIDsNoDuplicate(t *testing.T) {
 			case 0:
 				ids = append(ids, fmt.Sprintf("things/%d", n))
 			case 1:
-				v, _ := core.AutoincrementKey(n, 0, 1)
+				v, _ := keygen.AutoincrementKey(n, 0, 1)
 				ids = append(ids, fmt.Sprintf("things/%d", v))
 			case 2:
-				ids = append(ids, "things/"+core.PaddedKey(uint64(n)))
+				ids = append(ids, "things/"+keygen.PaddedKey(uint64(n)))
 			}
 		}
 		add(ids)

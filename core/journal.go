@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/tidwall/buntdb"
 )
 
@@ -252,7 +253,7 @@ func (s *Store) Replay(changes []Change) error {
 	}
 	s.live.reloaded()
 	s.colMu.Lock()
-	s.cols = make(map[string]keyGen)
+	s.cols = make(map[string]keygen.Generator)
 	s.colMu.Unlock()
 	return nil
 }

@@ -8,9 +8,14 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/hilodb/hilodb/idgen"
 )
+
+// Ptr returns a pointer to v, for the optional fields of WriteOptions and
+// keygen.Options.
+func Ptr[T any](v T) *T { return &v }
 
 // OverwriteMode says what an insert does when the document exists already.
 type OverwriteMode string
@@ -167,7 +172,7 @@ type write struct {
 // prepareInsert resolves the id of a document to insert. HiLo ids and
 // generated keys are taken here; node-sequence ids are made inside the
 // transaction and identities in one call for the batch.
-func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keyGen, doc []byte, opts *WriteOptions) *write {
+func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keygen.Generator, doc []byte, opts *WriteOptions) *write {
 	a, e := scanBody(doc)
 	s.resolveInsert(w, coll, g, doc, a, e, opts)
 	if w.genID {
@@ -178,7 +183,7 @@ func (s *Store) prepareInsert(ctx context.Context, w *write, coll string, g keyG
 
 // takeID takes the generated id of w (w.genID): a HiLo id or a generated
 // key.
-func (s *Store) takeID(ctx context.Context, w *write, coll string, g keyGen) {
+func (s *Store) takeID(ctx context.Context, w *write, coll string, g keygen.Generator) {
 	w.genID = false
 	gid, err := s.generateID(ctx, coll, g)
 	if err != nil {
@@ -190,7 +195,7 @@ func (s *Store) takeID(ctx context.Context, w *write, coll string, g keyGen) {
 
 // resolveInsert is prepareInsert once the document is scanned (a, or the
 // scan's error e), without taking a generated id: it sets w.genID instead.
-func (s *Store) resolveInsert(w *write, coll string, g keyGen, doc []byte, a sysAttrs, e *Error, opts *WriteOptions) {
+func (s *Store) resolveInsert(w *write, coll string, g keygen.Generator, doc []byte, a sysAttrs, e *Error, opts *WriteOptions) {
 	*w = write{kind: opInsert, coll: coll, opts: opts, body: doc}
 	if e != nil {
 		w.err = e
@@ -203,7 +208,7 @@ func (s *Store) resolveInsert(w *write, coll string, g keyGen, doc []byte, a sys
 	id, hasID := a.id, a.hasID
 	if !hasID && a.hasKey {
 		key := a.key
-		if !g.allowUserKeys {
+		if !g.AllowUserKeys {
 			w.err = newError(ErrUnexpectedKey, key, "", "unexpected document key: collection %q does not allow user-given keys", coll)
 			return
 		}
@@ -237,7 +242,7 @@ func (s *Store) resolveInsert(w *write, coll string, g keyGen, doc []byte, a sys
 		}
 		w.identity = name
 	case idGiven:
-		if !g.allowUserKeys {
+		if !g.AllowUserKeys {
 			w.err = newError(ErrUnexpectedKey, id, "", "unexpected document key: collection %q does not allow user-given keys", coll)
 			return
 		}
@@ -402,9 +407,9 @@ func (s *Store) single(ctx context.Context, w *write) (Result, error) {
 }
 
 // collectionGen validates coll and returns its key generator.
-func (s *Store) collectionGen(coll string) (keyGen, error) {
+func (s *Store) collectionGen(coll string) (keygen.Generator, error) {
 	if err := validateCollection(coll); err != nil {
-		return keyGen{}, err
+		return keygen.Generator{}, err
 	}
 	return s.keyGen(coll)
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/core/uuid"
@@ -61,7 +62,7 @@ type Store struct {
 	sep    string
 
 	colMu sync.RWMutex
-	cols  map[string]keyGen // compiled collection definitions, by name
+	cols  map[string]keygen.Generator // compiled collection definitions, by name
 
 	watchMu  sync.Mutex
 	watchers []func() // called after local writes (OnWrite)
@@ -113,7 +114,7 @@ func Open(path string, opts Options) (*Store, error) {
 		idents: opts.Identities,
 		conv:   conv,
 		sep:    conv.Separator(),
-		cols:   make(map[string]keyGen),
+		cols:   make(map[string]keygen.Generator),
 		feed:   opts.ChangeFeed,
 		marks:  newPendingMarks(),
 	}
@@ -214,7 +215,7 @@ func keepNodeSeq(tx *txn, before uint64) error {
 // they are read again from what was loaded.
 func (s *Store) forgetCollections() {
 	s.colMu.Lock()
-	s.cols = make(map[string]keyGen)
+	s.cols = make(map[string]keygen.Generator)
 	s.colMu.Unlock()
 }
 
@@ -229,8 +230,8 @@ func readUint(tx *txn, key string) uint64 {
 
 // CollectionOptions define a collection.
 type CollectionOptions struct {
-	// KeyOptions choose how keys are made; see KeyOptions.
-	KeyOptions KeyOptions `json:"keyOptions"`
+	// KeyOptions choose how keys are made; see keygen.Options.
+	KeyOptions keygen.Options `json:"keyOptions"`
 }
 
 // CreateCollection defines collection name with opts. Collections need not
@@ -248,7 +249,7 @@ func (s *Store) CreateCollectionContext(ctx context.Context, name string, opts C
 	if err := validateCollection(name); err != nil {
 		return err
 	}
-	g, err := opts.KeyOptions.compile()
+	g, err := compileKeys(opts.KeyOptions)
 	if err != nil {
 		return err
 	}
@@ -300,7 +301,7 @@ func (s *Store) CollectionInfo(name string) (opts CollectionOptions, ok bool) {
 }
 
 // keyGen returns the compiled key generator of collection name.
-func (s *Store) keyGen(name string) (keyGen, error) {
+func (s *Store) keyGen(name string) (keygen.Generator, error) {
 	s.colMu.RLock()
 	g, ok := s.cols[name]
 	s.colMu.RUnlock()
@@ -308,7 +309,7 @@ func (s *Store) keyGen(name string) (keyGen, error) {
 		return g, nil
 	}
 	opts, _ := s.CollectionInfo(name)
-	g, err := opts.KeyOptions.compile()
+	g, err := compileKeys(opts.KeyOptions)
 	if err != nil {
 		return g, err
 	}
@@ -343,12 +344,12 @@ func (s *Store) GenerateID(ctx context.Context, collection string) (string, erro
 	return s.generateID(ctx, collection, g)
 }
 
-func (s *Store) generateID(ctx context.Context, collection string, g keyGen) (string, error) {
+func (s *Store) generateID(ctx context.Context, collection string, g keygen.Generator) (string, error) {
 	if collection == EmptyCollection {
 		return uuid.New(), nil
 	}
 	prefix := s.conv.IDPrefix(collection)
-	if g.typ == KeyGenHiLo {
+	if g.Type == keygen.HiLo {
 		if s.sep != "/" && s.nums != nil {
 			// The sync server's ranges carry "tag/" as their prefix: build
 			// the id with this store's separator from the number instead.
@@ -367,9 +368,9 @@ func (s *Store) generateID(ctx context.Context, collection string, g keyGen) (st
 		}
 		return id, nil
 	}
-	key, err := g.nextKey(ctx, s.nums, prefix)
+	key, err := g.NextKey(ctx, s.nums, prefix)
 	if err != nil {
-		return "", err
+		return "", keyGenError(err)
 	}
 	return prefix + s.sep + key, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/core/revision"
 	"github.com/tidwall/gjson"
 )
@@ -367,7 +368,7 @@ func TestSaveLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.CreateCollection("users", core.CollectionOptions{KeyOptions: core.KeyOptions{Type: "padded"}}); err != nil {
+	if err := s.CreateCollection("users", core.CollectionOptions{KeyOptions: keygen.Options{Type: "padded"}}); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer

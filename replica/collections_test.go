@@ -11,6 +11,7 @@ import (
 
 	"github.com/hilodb/hilodb/client"
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/idgen"
 	"github.com/hilodb/hilodb/internal/servertest"
 	"github.com/hilodb/hilodb/replica"
@@ -38,8 +39,8 @@ func TestCollectionDefinitionsReplicate(t *testing.T) {
 
 	// a and b both define users before either synced: a's reaches the
 	// server first and wins; b adopts it.
-	trad := core.CollectionOptions{KeyOptions: core.KeyOptions{Type: core.KeyGenTraditional}}
-	padded := core.CollectionOptions{KeyOptions: core.KeyOptions{Type: core.KeyGenPadded}}
+	trad := core.CollectionOptions{KeyOptions: keygen.Options{Type: keygen.Traditional}}
+	padded := core.CollectionOptions{KeyOptions: keygen.Options{Type: keygen.Padded}}
 	if err := a.CreateCollection("users", trad); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestCollectionDefinitionsReplicate(t *testing.T) {
 	decimal := regexp.MustCompile(`^users/[0-9]+$`)
 	seen := map[string]bool{}
 	for name, st := range map[string]*core.Store{"a": a, "b": b, "c": c} {
-		if o, ok := st.CollectionInfo("users"); !ok || o.KeyOptions.Type != core.KeyGenTraditional {
+		if o, ok := st.CollectionInfo("users"); !ok || o.KeyOptions.Type != keygen.Traditional {
 			t.Errorf("%s: users = %+v, %v; want the first definition (traditional)", name, o, ok)
 		}
 		if p, _ := st.PendingCollections(); len(p) != 0 {
@@ -76,7 +77,7 @@ func TestCollectionDefinitionsReplicate(t *testing.T) {
 		}
 	}
 	// A definition made later reaches the others at their next sync.
-	if err := c.CreateCollection("events", core.CollectionOptions{KeyOptions: core.KeyOptions{Type: core.KeyGenAutoincrement, Offset: core.Ptr(1000.0)}}); err != nil {
+	if err := c.CreateCollection("events", core.CollectionOptions{KeyOptions: keygen.Options{Type: keygen.Autoincrement, Offset: core.Ptr(1000.0)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := repC.Sync(ctx); err != nil {
@@ -85,7 +86,7 @@ func TestCollectionDefinitionsReplicate(t *testing.T) {
 	if err := repA.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if o, ok := a.CollectionInfo("events"); !ok || o.KeyOptions.Type != core.KeyGenAutoincrement || o.KeyOptions.Offset == nil || *o.KeyOptions.Offset != 1000 {
+	if o, ok := a.CollectionInfo("events"); !ok || o.KeyOptions.Type != keygen.Autoincrement || o.KeyOptions.Offset == nil || *o.KeyOptions.Offset != 1000 {
 		t.Errorf("a: events = %+v, %v", o, ok)
 	}
 }
@@ -114,7 +115,7 @@ func TestCollectionsFromAServerThatDoesNotSendThem(t *testing.T) {
 	if _, err := rep.Pull(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if o, ok := st.CollectionInfo("users"); !ok || o.KeyOptions.Type != core.KeyGenPadded {
+	if o, ok := st.CollectionInfo("users"); !ok || o.KeyOptions.Type != keygen.Padded {
 		t.Errorf("users = %+v, %v; want the server's definition (padded)", o, ok)
 	}
 	if n := lists.Load(); n != 1 {

@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"github.com/hilodb/hilodb/auth"
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/syncserver/storage"
 
 	"bytes"
@@ -30,8 +31,8 @@ func colDefKey(db, name string) string { return colDefPrefix + db + "/" + name }
 // CollectionDef is a collection's definition as the server keeps it and
 // sends it: its name and keyOptions.
 type CollectionDef struct {
-	Name       string          `json:"name"`
-	KeyOptions core.KeyOptions `json:"keyOptions"`
+	Name       string         `json:"name"`
+	KeyOptions keygen.Options `json:"keyOptions"`
 }
 
 func init() {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/syncserver"
@@ -31,7 +32,7 @@ type arangoOpts struct {
 // want is how many keys the batch may still need, this one included.
 func (s *door) arangoKey(ctx context.Context, db, coll string, def syncserver.CollectionDef, want int) (string, error) {
 	ko := def.KeyOptions
-	if ko.Type == core.KeyGenUUID {
+	if ko.Type == keygen.UUID {
 		return uuid.New(), nil
 	}
 	n, err := s.NextNumber(ctx, db, coll, want)
@@ -39,11 +40,11 @@ func (s *door) arangoKey(ctx context.Context, db, coll string, def syncserver.Co
 		return "", err
 	}
 	switch ko.Type {
-	case core.KeyGenTraditional:
+	case keygen.Traditional:
 		return strconv.FormatInt(n, 10), nil
-	case core.KeyGenPadded:
-		return core.PaddedKey(uint64(n)), nil
-	case core.KeyGenAutoincrement:
+	case keygen.Padded:
+		return keygen.PaddedKey(uint64(n)), nil
+	case keygen.Autoincrement:
 		inc, off := uint64(1), uint64(0)
 		if ko.Increment != nil {
 			inc = uint64(*ko.Increment)
@@ -51,7 +52,7 @@ func (s *door) arangoKey(ctx context.Context, db, coll string, def syncserver.Co
 		if ko.Offset != nil {
 			off = uint64(*ko.Offset)
 		}
-		v, ok := core.AutoincrementKey(n, off, inc)
+		v, ok := keygen.AutoincrementKey(n, off, inc)
 		if !ok {
 			return "", &syncserver.DocError{Code: errcode.OutOfKeys, Msg: "collection " + syncserver.Quote(coll) + " has no keys left"}
 		}

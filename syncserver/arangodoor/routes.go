@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/errcode"
 	"github.com/hilodb/hilodb/syncserver"
 )
@@ -72,7 +72,7 @@ func withDefaultKeyType(ko json.RawMessage) json.RawMessage {
 	if _, ok := m["type"]; ok {
 		return ko
 	}
-	m["type"], _ = json.Marshal(core.KeyGenTraditional)
+	m["type"], _ = json.Marshal(keygen.Traditional)
 	b, _ := json.Marshal(m)
 	return b
 }
