@@ -57,12 +57,26 @@ type txn struct {
 	touched   []string  // the ids of the documents written, for live queries
 	noIndexes bool      // a load: the indexes are built once at its end
 	restored  bool      // a load took saved index entries: ixs holds them (savedindex.go)
+	blindSets bool      // the transaction called DeleteAll, after which buntdb's Set reports no replaced value
 }
 
 // Set sets key and records the change. A set of the key the last change
 // set replaces that change: replaying either gives the same store.
 func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, error) {
+	var before string
+	var had, readBefore bool
+	if t.blindSets && t.ixs != nil && strings.HasPrefix(key, docPrefix) {
+		// After a DeleteAll buntdb's Set reports no value it replaced: the
+		// indexes need it to take the document's old entries out.
+		before, readBefore = "", true
+		if v, err := t.Tx.Get(key); err == nil {
+			before, had = v, true
+		}
+	}
 	prev, replaced, err := t.Tx.Set(key, value, opts)
+	if readBefore {
+		prev, replaced = before, had
+	}
 	if err == nil && (t.ixs != nil || t.live || t.noIndexes || strings.HasPrefix(key, ixdefPrefix)) {
 		err = t.keyChanged(key, prev, replaced, value, true)
 	}
@@ -333,6 +347,7 @@ func (s *Store) LoadSaved(fill func(apply func(Change) error, restore func([]Sav
 			if err := tx.DeleteAll(); err != nil {
 				return err
 			}
+			tx.blindSets = true
 			if len(s.marks.m) == 0 {
 				tx.loading, tx.sizeHint = true, 1024
 			}

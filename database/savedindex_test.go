@@ -47,10 +47,16 @@ func TestSavedIndexesAtReopen(t *testing.T) {
 	if !strings.HasPrefix(string(snap), "hilodb-snapshot 4 ") {
 		t.Fatalf("snapshot header %q, want format 4 with two built indexes", snap[:20])
 	}
-	// Logged after the snapshot: new documents, replaced ones, removed
-	// ones, and an index of its own.
-	for i := 550; i < 700; i++ {
-		putOrder(st, i*7)
+	// Logged after the snapshot: new documents, replaced ones (their
+	// entries move), removed ones, and an index of its own.
+	for i := 500; i < 700; i++ {
+		putOrder(st, i)
+	}
+	for i := 100; i < 300; i += 3 {
+		doc := fmt.Sprintf(`{"_id":"orders/%d","status":"open","total":%d}`, i, 100+i)
+		if _, err := st.Put(ctx, "orders", []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := range 40 {
 		if _, err := st.Remove(ctx, "orders", fmt.Sprint(i*5), nil); err != nil {
