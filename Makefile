@@ -155,7 +155,7 @@ test-ravendb-official: server
 		$(RAVENDB_SUITE)/test/Ported/HiLoTest.ts $(RAVENDB_SUITE)/test/Ported/ConditionalLoadTest.ts $(RAVENDB_SUITE)/test/Ported/Lazy/LazyTest.ts \
 		$(RAVENDB_SUITE)/test/Ported/MailingList/LoadAllStartingWith.ts $(RAVENDB_SUITE)/test/Ported/Queries/RegexQueryTest.ts $(RAVENDB_SUITE)/test/Ported/QueryTest.ts
 
-## fuzz: a minute on each of the server's fuzz targets
+## fuzz: every fuzz target of the repository in turn, 30-60 s each
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzHandle -fuzztime=60s ./syncserver/
 	$(GO) test -run '^$$' -fuzz=FuzzScanLog -fuzztime=60s ./syncserver/storage/
@@ -179,6 +179,25 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzAppendKey$$' -fuzztime=30s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/rql/
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=60s ./core/query/aql/
+	$(GO) test -run '^$$' -fuzz='^FuzzAppendString$$' -fuzztime=30s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzCollectionName$$' -fuzztime=30s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzParseID$$' -fuzztime=30s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzPendingMarks$$' -fuzztime=60s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzSyncMeta$$' -fuzztime=30s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzValidateKey$$' -fuzztime=30s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzValidatePrefix$$' -fuzztime=30s ./core/
+	$(GO) test -run '^$$' -fuzz='^FuzzIDPrefix$$' -fuzztime=30s ./core/naming/
+	$(GO) test -run '^$$' -fuzz='^FuzzGetFields$$' -fuzztime=30s ./core/query/
+	$(GO) test -run '^$$' -fuzz='^FuzzDecodeAgainstLoop$$' -fuzztime=30s ./core/revision/
+	$(GO) test -run '^$$' -fuzz='^FuzzRev$$' -fuzztime=30s ./core/revision/
+	$(GO) test -run '^$$' -fuzz='^FuzzUUID$$' -fuzztime=30s ./core/uuid/
+	$(GO) test -run '^$$' -fuzz='^FuzzReadIndexes$$' -fuzztime=60s ./database/
+	$(GO) test -run '^$$' -fuzz='^FuzzArangoView$$' -fuzztime=30s ./edge/
+	$(GO) test -run '^$$' -fuzz='^FuzzURLCodec$$' -fuzztime=30s ./edge/
+	$(GO) test -run '^$$' -fuzz='^FuzzAppendString$$' -fuzztime=30s ./internal/jsontext/
+	$(GO) test -run '^$$' -fuzz='^FuzzParseRangeTime$$' -fuzztime=30s ./internal/wire/
+	$(GO) test -run '^$$' -fuzz='^FuzzDepthWithin$$' -fuzztime=30s ./syncserver/
+	$(GO) test -run '^$$' -fuzz='^FuzzNormalizeValidDoc$$' -fuzztime=60s ./syncserver/
 
 ## lint: gofmt, go vet and staticcheck, for the host and for GOOS=js
 lint:
