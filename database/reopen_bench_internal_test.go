@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hilodb/hilodb/core"
 )
@@ -80,21 +81,27 @@ func BenchmarkReopenSavedIndexes(b *testing.B) {
 	}{{"saved", saved, false}, {"built", built, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.snap)))
+			var opening, querying time.Duration
 			for b.Loop() {
 				st, err := core.Open(":memory:", core.Options{Node: "B"})
 				if err != nil {
 					b.Fatal(err)
 				}
 				snap := append([]byte(nil), c.snap...) // handed over to the store
+				t0 := time.Now()
 				if _, err := OpenJournal(&heldStorage{snap: snap}, st, JournalOptions{}); err != nil {
 					b.Fatal(err)
 				}
+				t1 := time.Now()
 				res, err := st.FindJSON("todos", q)
+				opening, querying = opening+t1.Sub(t0), querying+time.Since(t1)
 				if err != nil || len(res.Docs) != 20 || res.Plan.Built != c.build {
 					b.Fatalf("first query: %d documents, plan %+v, %v", len(res.Docs), res.Plan, err)
 				}
 				st.Close()
 			}
+			b.ReportMetric(float64(opening.Milliseconds())/float64(b.N), "open-ms/op")
+			b.ReportMetric(float64(querying.Milliseconds())/float64(b.N), "query-ms/op")
 		})
 	}
 }
