@@ -190,6 +190,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzGetFields$$' -fuzztime=30s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzDecodeAgainstLoop$$' -fuzztime=30s ./core/revision/
 	$(GO) test -run '^$$' -fuzz='^FuzzRev$$' -fuzztime=30s ./core/revision/
+	$(GO) test -run '^$$' -fuzz='^FuzzDecode$$' -fuzztime=30s ./core/revision/
 	$(GO) test -run '^$$' -fuzz='^FuzzUUID$$' -fuzztime=30s ./core/uuid/
 	$(GO) test -run '^$$' -fuzz='^FuzzReadIndexes$$' -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz='^FuzzArangoView$$' -fuzztime=30s ./edge/
