@@ -159,10 +159,7 @@ func TestInsertArrayPreparesIDs(t *testing.T) {
 	if _, err := s.InsertArray(ctx, "orders", []byte(keyed), 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	ranges.mu.Lock()
-	leased := ranges.max["orders"]
-	ranges.mu.Unlock()
-	if leased != 0 {
+	if leased := ranges.Leased("orders"); leased != 0 {
 		t.Fatalf("documents with their own keys leased %d numbers", leased)
 	}
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/storetest"
 )
 
 func TestKeyOptionsValidation(t *testing.T) {
@@ -526,7 +527,7 @@ func TestIsNodeTag(t *testing.T) {
 // TestInsertManyLeasesForTheBatch: a batch of generated ids asks its HiLo
 // for one range that holds it, rather than one small range after another.
 func TestInsertManyLeasesForTheBatch(t *testing.T) {
-	src := &sizedRanges{memRanges: newMemRanges(32)}
+	src := &storetest.SizedRanges{Ranges: newMemRanges(32)}
 	gen := idgen.NewGenerator(src)
 	s, err := core.Open(":memory:", core.Options{Node: "C", IDs: gen})
 	if err != nil {
@@ -556,8 +557,8 @@ func TestInsertManyLeasesForTheBatch(t *testing.T) {
 	if len(ids) != len(docs) {
 		t.Fatalf("%d distinct ids for %d documents", len(ids), len(docs))
 	}
-	if src.leases != 2 {
-		t.Errorf("%d leases for one insert and a batch of %d, want 2", src.leases, len(docs))
+	if src.Leases() != 2 {
+		t.Errorf("%d leases for one insert and a batch of %d, want 2", src.Leases(), len(docs))
 	}
 }
 

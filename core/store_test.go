@@ -287,7 +287,7 @@ func TestIdentities(t *testing.T) {
 
 func TestIdentitiesOffline(t *testing.T) {
 	s := newTestStore(t)
-	s.idents.offline = true
+	s.Idents.Offline = true
 	ctx := context.Background()
 	_, err := s.Put(ctx, "companies", []byte(`{"_id":"companies|"}`))
 	e := wantErr(t, err, core.NumNeedsServer, core.ErrNeedsServer)
@@ -336,8 +336,8 @@ func TestIdentitiesBatchOneCall(t *testing.T) {
 	if got := strings.Join(ids, " "); got != "companies/1 users/1 companies/2 companies/x" {
 		t.Errorf("got %s", got)
 	}
-	if s.idents.calls != 1 {
-		t.Errorf("identity calls: %d, want 1 for the batch", s.idents.calls)
+	if s.Idents.Calls != 1 {
+		t.Errorf("identity calls: %d, want 1 for the batch", s.Idents.Calls)
 	}
 }
 

@@ -171,7 +171,7 @@ func TestCustomIDGenerator(t *testing.T) {
 	if o1.Id != "orders/1" || o2.Id != "orders/2" {
 		t.Errorf("identity by default: %q %q", o1.Id, o2.Id)
 	}
-	if s.idents.calls != 1 {
-		t.Errorf("identity calls %d, want 1 for the batch", s.idents.calls)
+	if s.Idents.Calls != 1 {
+		t.Errorf("identity calls %d, want 1 for the batch", s.Idents.Calls)
 	}
 }

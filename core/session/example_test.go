@@ -15,7 +15,7 @@ func exampleStore() *core.Store {
 	s, _ := core.Open(":memory:", core.Options{
 		Node:       "C",
 		IDs:        idgen.NewGenerator(newMemRanges(32)),
-		Identities: &memIdentities{vals: map[string]int64{}},
+		Identities: newMemIdentities(),
 	})
 	return s
 }

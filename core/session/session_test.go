@@ -212,7 +212,7 @@ func TestSessionAllOrNothing(t *testing.T) {
 	ss.Store(ctx, a)
 	ss.Store(ctx, b)
 	ss.Store(ctx, c)
-	s.idents.offline = true
+	s.Idents.Offline = true
 	err := ss.SaveChanges(ctx)
 	e := wantErr(t, err, core.NumNeedsServer, core.ErrNeedsServer)
 	if e.Code != "needs_server" {
@@ -228,7 +228,7 @@ func TestSessionAllOrNothing(t *testing.T) {
 		t.Errorf("pending id changed to %q", id)
 	}
 	// Back online, the same session saves everything.
-	s.idents.offline = false
+	s.Idents.Offline = false
 	if err := ss.SaveChanges(ctx); err != nil {
 		t.Fatal(err)
 	}
