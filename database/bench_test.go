@@ -10,17 +10,6 @@ import (
 	"github.com/hilodb/hilodb/database"
 )
 
-// memStorage is a Storage in memory: the benchmarks measure the journal,
-// not the disk.
-type memStorage struct{ snap, log []byte }
-
-func (m *memStorage) Load() ([]byte, []byte, error) { return m.snap, m.log, nil }
-func (m *memStorage) Append(b []byte) error         { m.log = append(m.log, b...); return nil }
-func (m *memStorage) Compact(b []byte) error {
-	m.snap, m.log = append([]byte(nil), b...), nil
-	return nil
-}
-
 // BenchmarkPutInto compares one durable put into an empty store with one
 // into a store of 100,000 documents: a write costs what it changes.
 func BenchmarkPutInto(b *testing.B) {
@@ -32,7 +21,7 @@ func BenchmarkPutInto(b *testing.B) {
 			for i := range size {
 				st.Put(ctx, "orders", []byte(fmt.Sprintf(`{"_id":"orders/%d","n":%d}`, i, i)))
 			}
-			if _, err := database.OpenJournal(&memStorage{}, st, database.JournalOptions{}); err != nil {
+			if _, err := database.OpenJournal(&database.MemStorage{}, st, database.JournalOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
@@ -53,7 +42,7 @@ func BenchmarkPutInto(b *testing.B) {
 func BenchmarkReopen(b *testing.B) {
 	st, _ := core.Open(":memory:", core.Options{Node: "B"})
 	ctx := context.Background()
-	mem := &memStorage{}
+	mem := &database.MemStorage{}
 	j, err := database.OpenJournal(mem, st, database.JournalOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -80,10 +69,10 @@ func BenchmarkReopen(b *testing.B) {
 	for _, tt := range []struct {
 		format string
 		snap   []byte
-	}{{"1", v1.Bytes()}, {"2", mem.snap}} {
+	}{{"1", v1.Bytes()}, {"2", mem.Snap}} {
 		b.Run("format="+tt.format, func(b *testing.B) {
 			b.SetBytes(int64(len(tt.snap)))
-			reopenEach(b, &memStorage{snap: tt.snap})
+			reopenEach(b, &database.MemStorage{Snap: tt.snap})
 		})
 	}
 }
@@ -96,7 +85,7 @@ func BenchmarkReopenLog(b *testing.B) {
 		b.Run(fmt.Sprintf("docsPerFrame=%d", per), func(b *testing.B) {
 			st, _ := core.Open(":memory:", core.Options{Node: "B"})
 			ctx := context.Background()
-			mem := &memStorage{}
+			mem := &database.MemStorage{}
 			if _, err := database.OpenJournal(mem, st, database.JournalOptions{CompactAt: 1 << 40}); err != nil {
 				b.Fatal(err)
 			}
@@ -111,21 +100,21 @@ func BenchmarkReopenLog(b *testing.B) {
 				}
 			}
 			st.Close()
-			if mem.snap != nil {
+			if mem.Snap != nil {
 				b.Fatal("compacted")
 			}
-			b.SetBytes(int64(len(mem.log)))
-			reopenEach(b, &memStorage{log: mem.log})
+			b.SetBytes(int64(len(mem.Log)))
+			reopenEach(b, &database.MemStorage{Log: mem.Log})
 		})
 	}
 }
 
 // reopenEach opens a fresh store over what saved holds once per iteration
 // of b: what a reopen costs.
-func reopenEach(b *testing.B, saved *memStorage) {
+func reopenEach(b *testing.B, saved *database.MemStorage) {
 	for b.Loop() {
 		fresh, _ := core.Open(":memory:", core.Options{Node: "B"})
-		if _, err := database.OpenJournal(&memStorage{snap: saved.snap, log: saved.log}, fresh, database.JournalOptions{}); err != nil {
+		if _, err := database.OpenJournal(&database.MemStorage{Snap: saved.Snap, Log: saved.Log}, fresh, database.JournalOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		fresh.Close()

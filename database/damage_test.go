@@ -19,22 +19,22 @@ func logOf(t *testing.T, frames int) []byte {
 	t.Helper()
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	mem := &memStorage{}
+	mem := &database.MemStorage{}
 	if _, err := database.OpenJournal(mem, st, database.JournalOptions{CompactAt: 1 << 30}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range frames {
 		put(t, st, fmt.Sprintf("orders/%d", i), i)
 	}
-	return mem.log
+	return mem.Log
 }
 
 // countOrders opens a store over log and says how many of orders/0…n-1 it
 // holds, or the open's error.
-func countOrders(log []byte, n int) (int, *memStorage, error) {
+func countOrders(log []byte, n int) (int, *database.MemStorage, error) {
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	mem := &memStorage{log: bytes.Clone(log)}
+	mem := &database.MemStorage{Log: bytes.Clone(log)}
 	if _, err := database.OpenJournal(mem, st, database.JournalOptions{CompactAt: 1 << 30}); err != nil {
 		return 0, mem, err
 	}
@@ -66,8 +66,8 @@ func TestDamagedLogStopsTheOpen(t *testing.T) {
 			if !strings.Contains(err.Error(), "damaged at byte") || !strings.Contains(err.Error(), "docs/operations.md") {
 				t.Errorf("error does not say where and how to recover: %v", err)
 			}
-			if !bytes.Equal(mem.log, bad) || mem.snap != nil {
-				t.Errorf("the failed open changed the storage: log %d bytes, snapshot %d", len(mem.log), len(mem.snap))
+			if !bytes.Equal(mem.Log, bad) || mem.Snap != nil {
+				t.Errorf("the failed open changed the storage: log %d bytes, snapshot %d", len(mem.Log), len(mem.Snap))
 			}
 		})
 	}
@@ -80,8 +80,8 @@ func TestDamagedLogStopsTheOpen(t *testing.T) {
 			if err != nil || n != frames-1 {
 				t.Fatalf("opened with %d of %d writes, err %v; want %d", n, frames, err, frames-1)
 			}
-			if len(mem.log) != 0 || len(mem.snap) == 0 {
-				t.Errorf("the unfinished frame was not compacted away: log %d bytes, snapshot %d", len(mem.log), len(mem.snap))
+			if len(mem.Log) != 0 || len(mem.Snap) == 0 {
+				t.Errorf("the unfinished frame was not compacted away: log %d bytes, snapshot %d", len(mem.Log), len(mem.Snap))
 			}
 		})
 	}
@@ -98,7 +98,7 @@ func TestDamagedSnapshotFailsItsChecksum(t *testing.T) {
 			bad := bytes.Clone(snap)
 			bad[i] ^= flip
 			st, _ := core.Open(":memory:", core.Options{Node: "T"})
-			if _, err := database.OpenJournal(&memStorage{snap: bad}, st, database.JournalOptions{}); err == nil {
+			if _, err := database.OpenJournal(&database.MemStorage{Snap: bad}, st, database.JournalOptions{}); err == nil {
 				opened++
 				if opened <= 3 {
 					t.Errorf("byte %d of %d flipped by %#x: opened", i, len(snap), flip)
@@ -115,7 +115,7 @@ func TestDamagedSnapshotFailsItsChecksum(t *testing.T) {
 	bad[len(bad)-2] ^= 0x20
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	if _, err := database.OpenJournal(&memStorage{snap: bad}, st, database.JournalOptions{}); !errors.Is(err, database.ErrDamaged) || !strings.Contains(err.Error(), "checksum") {
+	if _, err := database.OpenJournal(&database.MemStorage{Snap: bad}, st, database.JournalOptions{}); !errors.Is(err, database.ErrDamaged) || !strings.Contains(err.Error(), "checksum") {
 		t.Errorf("damaged item: %v, want ErrDamaged about the checksum", err)
 	}
 }
@@ -132,7 +132,7 @@ func TestReadsFormat2Snapshot(t *testing.T) {
 	v2 := fmt.Appendf(nil, "hilodb-snapshot 2 %s %s\n%s", f[2], f[3], body)
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	if _, err := database.OpenJournal(&memStorage{snap: v2}, st, database.JournalOptions{}); err != nil {
+	if _, err := database.OpenJournal(&database.MemStorage{Snap: v2}, st, database.JournalOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 4 {

@@ -9,16 +9,6 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// heldStorage is a Storage in memory.
-type heldStorage struct{ snap, log []byte }
-
-func (m *heldStorage) Load() ([]byte, []byte, error) { return m.snap, m.log, nil }
-func (m *heldStorage) Append(b []byte) error         { m.log = append(m.log, b...); return nil }
-func (m *heldStorage) Compact(b []byte) error {
-	m.snap, m.log = append([]byte(nil), b...), nil
-	return nil
-}
-
 // withoutIndexes is format 4 snapshot snap as format 3: its items alone.
 func withoutIndexes(tb testing.TB, snap []byte) []byte {
 	sn, err := readSnapshot(snap)
@@ -45,7 +35,7 @@ func BenchmarkReopenSavedIndexes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	held := &heldStorage{}
+	held := &MemStorage{}
 	j, err := OpenJournal(held, st, JournalOptions{CompactAt: 1 << 40})
 	if err != nil {
 		b.Fatal(err)
@@ -71,7 +61,7 @@ func BenchmarkReopenSavedIndexes(b *testing.B) {
 		b.Fatal(err)
 	}
 	st.Close()
-	saved := held.snap
+	saved := held.Snap
 	built := withoutIndexes(b, saved)
 	q := []byte(`{"selector":{"owner":"user7"},"sort":[{"createdAt":"desc"}],"limit":20}`)
 	for _, c := range []struct {
@@ -89,7 +79,7 @@ func BenchmarkReopenSavedIndexes(b *testing.B) {
 				}
 				snap := append([]byte(nil), c.snap...) // handed over to the store
 				t0 := time.Now()
-				if _, err := OpenJournal(&heldStorage{snap: snap}, st, JournalOptions{}); err != nil {
+				if _, err := OpenJournal(&MemStorage{Snap: snap}, st, JournalOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				t1 := time.Now()

@@ -65,7 +65,7 @@ func snapshotOf(t testing.TB, n int) []byte {
 	t.Helper()
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	mem := &memStorage{}
+	mem := &database.MemStorage{}
 	j, err := database.OpenJournal(mem, st, database.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func snapshotOf(t testing.TB, n int) []byte {
 	if err := j.Compact(); err != nil {
 		t.Fatal(err)
 	}
-	return mem.snap
+	return mem.Snap
 }
 
 // TestDamagedSnapshotFails opens snapshots cut short, with bytes after
@@ -98,14 +98,14 @@ func TestDamagedSnapshotFails(t *testing.T) {
 	}
 	for name, b := range bad {
 		st, _ := core.Open(":memory:", core.Options{Node: "T"})
-		if _, err := database.OpenJournal(&memStorage{snap: b}, st, database.JournalOptions{}); err == nil {
+		if _, err := database.OpenJournal(&database.MemStorage{Snap: b}, st, database.JournalOptions{}); err == nil {
 			t.Errorf("%s: opened", name)
 		}
 		st.Close()
 	}
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
-	if _, err := database.OpenJournal(&memStorage{snap: snap}, st, database.JournalOptions{}); err != nil {
+	if _, err := database.OpenJournal(&database.MemStorage{Snap: snap}, st, database.JournalOptions{}); err != nil {
 		t.Fatalf("whole snapshot: %v", err)
 	}
 	if n, _ := st.PendingCount(); n != 3 {
@@ -124,7 +124,7 @@ func FuzzOpenSnapshot(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, _ := core.Open(":memory:", core.Options{Node: "T"})
 		defer st.Close()
-		_, _ = database.OpenJournal(&memStorage{snap: b}, st, database.JournalOptions{})
+		_, _ = database.OpenJournal(&database.MemStorage{Snap: b}, st, database.JournalOptions{})
 		_, _ = st.Get("orders/0")
 	})
 }
@@ -133,7 +133,7 @@ func FuzzOpenSnapshot(f *testing.F) {
 // or a store, never a panic.
 func FuzzOpenLog(f *testing.F) {
 	snap := snapshotOf(f, 2)
-	mem := &memStorage{snap: snap}
+	mem := &database.MemStorage{Snap: snap}
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	if _, err := database.OpenJournal(mem, st, database.JournalOptions{CompactAt: 1 << 30}); err != nil {
 		f.Fatal(err)
@@ -143,12 +143,12 @@ func FuzzOpenLog(f *testing.F) {
 		f.Fatal(err)
 	}
 	st.Close()
-	f.Add(mem.log)
-	f.Add(mem.log[:len(mem.log)-1])
+	f.Add(mem.Log)
+	f.Add(mem.Log[:len(mem.Log)-1])
 	f.Fuzz(func(t *testing.T, log []byte) {
 		st, _ := core.Open(":memory:", core.Options{Node: "T"})
 		defer st.Close()
-		_, _ = database.OpenJournal(&memStorage{snap: snap, log: log}, st, database.JournalOptions{})
+		_, _ = database.OpenJournal(&database.MemStorage{Snap: snap, Log: log}, st, database.JournalOptions{})
 		_, _ = st.Get("orders/1")
 	})
 }
