@@ -298,3 +298,120 @@ func (s *door) arangoDropDB(w http.ResponseWriter, r *syncserver.Request) {
 	}
 	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "result": true})
 }
+
+// arangoCollection is a collection's description as ArangoDB gives it.
+func arangoCollection(def syncserver.CollectionDef) map[string]any {
+	ko := map[string]any{"type": "traditional", "allowUserKeys": true}
+	if def.KeyOptions.Type != "" {
+		ko["type"] = def.KeyOptions.Type
+	}
+	if def.KeyOptions.AllowUserKeys != nil {
+		ko["allowUserKeys"] = *def.KeyOptions.AllowUserKeys
+	}
+	if def.KeyOptions.Increment != nil {
+		ko["increment"] = *def.KeyOptions.Increment
+	}
+	if def.KeyOptions.Offset != nil {
+		ko["offset"] = *def.KeyOptions.Offset
+	}
+	return map[string]any{
+		"error": false, "code": 200, "id": def.Name, "name": def.Name, "globallyUniqueId": def.Name,
+		"status": 3, "type": 2, "isSystem": false, "waitForSync": false, "keyOptions": ko,
+	}
+}
+
+// arangoCollectionFields are the members of a collection's creation body
+// that hilodb takes: its own, and those a single server has no use for
+// (sharding and replication; every write is synced before it is answered).
+// Any other (a schema, computed values, …) is refused, never ignored.
+var arangoCollectionFields = map[string]bool{
+	"name": true, "type": true, "keyOptions": true, "waitForSync": true, "isSystem": true,
+	"numberOfShards": true, "replicationFactor": true, "writeConcern": true, "minReplicationFactor": true,
+	"shardKeys": true, "shardingStrategy": true,
+}
+
+func (s *door) arangoCreateCollection(w http.ResponseWriter, r *syncserver.Request) {
+	var req struct {
+		Name       string          `json:"name"`
+		KeyOptions json.RawMessage `json:"keyOptions"`
+		Type       *int            `json:"type"`
+		IsSystem   bool            `json:"isSystem"`
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(r.Data, &fields); err != nil {
+		s.arangoFail(w, syncserver.BadRequest("collection: malformed body: %v", err))
+		return
+	}
+	for k := range fields {
+		if !arangoCollectionFields[k] {
+			s.arangoFail(w, syncserver.BadRequest("collection: the property %s is not served (see docs/http.md)", syncserver.Quote(syncserver.Truncate(k, 40))))
+			return
+		}
+	}
+	if err := arangoParams(r, "waitForSyncReplication", "enforceReplicationFactor"); err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if err := json.Unmarshal(r.Data, &req); err != nil {
+		s.arangoFail(w, syncserver.BadRequest("collection: malformed body: %v", err))
+		return
+	}
+	if req.IsSystem {
+		s.arangoFail(w, syncserver.BadRequest("collection: system collections are not served"))
+		return
+	}
+	if req.Type != nil && *req.Type != 2 {
+		s.arangoFail(w, syncserver.BadRequest("collection: only document collections (type 2) are served"))
+		return
+	}
+	ko := req.KeyOptions
+	if len(ko) > 0 {
+		// ArangoDB's keyOptions carry members hilodb's have no use for.
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(ko, &m); err != nil {
+			s.arangoFail(w, &syncserver.DocError{Code: errcode.InvalidKeyGenerator, Msg: "keyOptions must be an object"})
+			return
+		}
+		delete(m, "lastValue")
+		ko, _ = json.Marshal(m)
+	}
+	// ArangoDB's keys are traditional unless keyOptions say otherwise
+	// (hilodb's own API keeps its HiLo default).
+	ko = withDefaultKeyType(ko)
+	def, err := syncserver.ParseCollectionDef(req.Name, ko)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	got, created, err := s.DefineCollection(r.Context(), r.DB, def)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	if !created {
+		arangoError(w, errcode.DuplicateName, "duplicate name: collection "+syncserver.Quote(req.Name)+" exists")
+		return
+	}
+	syncserver.WriteJSON(w, http.StatusOK, arangoCollection(got))
+}
+
+func (s *door) arangoListCollections(w http.ResponseWriter, r *syncserver.Request) {
+	defs, err := s.Collections(r.DB)
+	if err != nil {
+		s.arangoFail(w, err)
+		return
+	}
+	out := make([]map[string]any, len(defs))
+	for i, d := range defs {
+		out[i] = arangoCollection(d)
+	}
+	syncserver.WriteJSON(w, http.StatusOK, map[string]any{"error": false, "code": 200, "result": out})
+}
+
+// validCollection checks a collection name from a path.
+func validCollection(name string) error {
+	if _, err := syncserver.ParseCollectionDef(name, nil); err != nil {
+		return err
+	}
+	return nil
+}
