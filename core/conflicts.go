@@ -163,3 +163,39 @@ func (s *Store) DropLostWrites(ws []PendingWrite) error {
 	}
 	return nil
 }
+
+// Resolver settles a conflict between the local version and the server's.
+// Returning remote (same Rev) keeps the server's version; returning anything
+// else makes it a new local write on top of the server's revision, pushed on
+// the next sync. A Resolver must be deterministic in what it keeps.
+type Resolver func(local, remote Version) (Version, error)
+
+// ServerWins keeps the server's version; the local one stays readable as a
+// conflict. It is the default policy.
+func ServerWins(local, remote Version) (Version, error) { return remote, nil }
+
+// LocalWins keeps the local version, pushed on top of the server's.
+func LocalWins(local, remote Version) (Version, error) { return local, nil }
+
+// Conflict reports a conflict that was resolved: the two versions and which
+// one the store kept ("remote", "local" or "merged").
+//
+// Won says this store's write won: the server took it and refused Remote,
+// another client's write (which that client sees as a conflict it lost);
+// Local is the version that won and Kept is "local".
+type Conflict struct {
+	ID     string
+	Local  Version
+	Remote Version
+	Kept   string
+	Won    bool
+}
+
+func keepConflict(tx *txn, v Version) error {
+	if v.Rev == "" {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	_, _, err := tx.Set(conflictPrefix+v.ID+"\x00"+v.Rev, string(b), nil)
+	return err
+}

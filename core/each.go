@@ -24,3 +24,19 @@ func (s *Store) EachDocument(after string, fn func(id, text string) bool) error 
 	}
 	return nil
 }
+
+// ForEach calls fn with every document, in id order, until fn returns an
+// error.
+func (s *Store) ForEach(fn func(id string, doc []byte) error) error {
+	var ferr error
+	err := s.view(func(tx *txn) error {
+		return ascendPrefix(tx, docPrefix, func(k, v string) bool {
+			ferr = fn(k[len(docPrefix):], []byte(v))
+			return ferr == nil
+		})
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}

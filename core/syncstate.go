@@ -148,3 +148,32 @@ func ascendPrefix(tx *txn, prefix string, fn func(k, v string) bool) error {
 		return strings.HasPrefix(k, prefix) && fn(k, v)
 	})
 }
+
+// Keys of the replication bookkeeping, beside docPrefix. A document with no
+// pending mark is in sync with the server: its base is its own _rev. So a
+// synced store holds nothing but its documents, and the hot paths (a put,
+// an acknowledgement, a remote change) touch one mark at most.
+const (
+	// dirty/<id> → syncMeta while a local write awaits the server: the
+	// key a pending mark (pending.go) has in the journal and snapshots.
+	dirtyPrefix    = "dirty/"
+	conflictPrefix = "conflict/" // conflict/<id>\x00<rev> → a losing version
+	// lostpush/<id>\x00<rev> → a PendingWrite that lost to a version of
+	// the feed before it was pushed (conflicts.go, LostWrites).
+	lostPushPrefix = "lostpush/"
+	checkpointKey  = "sys/checkpoint"
+)
+
+// Version is one version of a document: its body (with _id and _rev inside)
+// or a deletion.
+type Version struct {
+	ID      string          `json:"id"`
+	Rev     string          `json:"rev"`
+	Doc     json.RawMessage `json:"doc,omitempty"`
+	Deleted bool            `json:"deleted,omitempty"`
+	// Won, in a version Conflicts keeps, says this store's write won over
+	// it: it is another client's write the server refused (Doc is nil when
+	// the server left a large one out). Otherwise the kept version is this
+	// store's write that lost, or the server's it set aside.
+	Won bool `json:"won,omitempty"`
+}
