@@ -5,141 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/hilodb/hilodb/core"
-	"github.com/hilodb/hilodb/core/keygen"
 	"github.com/hilodb/hilodb/core/revision"
-	"github.com/hilodb/hilodb/idgen"
-	"github.com/hilodb/hilodb/internal/storetest"
 )
-
-func TestKeyOptionsValidation(t *testing.T) {
-	f := core.Ptr[float64]
-	tests := []struct {
-		name string
-		opts keygen.Options
-		msg  string // "" for valid
-	}{
-		{"default", keygen.Options{}, ""},
-		{"hilo", keygen.Options{Type: "hilo"}, ""},
-		{"traditional", keygen.Options{Type: "traditional"}, ""},
-		{"padded", keygen.Options{Type: "padded"}, ""},
-		{"uuid", keygen.Options{Type: "uuid"}, ""},
-		{"autoincrement defaults", keygen.Options{Type: "autoincrement"}, ""},
-		{"autoincrement max increment", keygen.Options{Type: "autoincrement", Increment: f(65535), Offset: f(0)}, ""},
-		{"increment zero", keygen.Options{Type: "autoincrement", Increment: f(0)}, "increment value must be greater than zero"},
-		{"increment negative", keygen.Options{Type: "autoincrement", Increment: f(-3)}, "increment value must be greater than zero"},
-		{"increment 65536", keygen.Options{Type: "autoincrement", Increment: f(65536)}, "increment value must be greater than zero and smaller than 65536"},
-		{"increment below one", keygen.Options{Type: "autoincrement", Increment: f(0.5)}, "increment value must be greater than zero and smaller than 65536"},
-		{"offset negative", keygen.Options{Type: "autoincrement", Offset: f(-1)}, "offset value must be zero or greater"},
-		{"offset too high", keygen.Options{Type: "autoincrement", Offset: f(math.MaxUint64)}, "offset value is too high"},
-		{"unknown type", keygen.Options{Type: "snowflake"}, "invalid key generator type"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newTestStore(t)
-			err := s.CreateCollection("c", core.CollectionOptions{KeyOptions: tt.opts})
-			if tt.msg == "" {
-				if err != nil {
-					t.Fatalf("got %v, want valid", err)
-				}
-				return
-			}
-			e := wantErr(t, err, 1232, core.ErrInvalidKeyGenerator)
-			if !strings.HasPrefix(e.Message, tt.msg) {
-				t.Errorf("message %q, want %q", e.Message, tt.msg)
-			}
-		})
-	}
-}
-
-func TestKeyGenerators(t *testing.T) {
-	f := core.Ptr[float64]
-	uuidRe := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	tests := []struct {
-		name  string
-		opts  keygen.Options
-		want  []string // first keys
-		match *regexp.Regexp
-	}{
-		{"hilo", keygen.Options{}, []string{"1-A", "2-A", "3-A"}, nil},
-		{"traditional", keygen.Options{Type: "traditional"}, []string{"1", "2", "3"}, nil},
-		{"autoincrement", keygen.Options{Type: "autoincrement"}, []string{"1", "2", "3"}, nil},
-		{"autoincrement increment 5", keygen.Options{Type: "autoincrement", Increment: f(5)}, []string{"5", "10", "15"}, nil},
-		{"autoincrement offset 100 increment 10", keygen.Options{Type: "autoincrement", Offset: f(100), Increment: f(10)}, []string{"100", "110", "120"}, nil},
-		{"padded", keygen.Options{Type: "padded"}, []string{"0000000000000001", "0000000000000002", "0000000000000003"}, nil},
-		{"uuid", keygen.Options{Type: "uuid"}, nil, uuidRe},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newTestStore(t)
-			ctx := context.Background()
-			if err := s.CreateCollection("things", core.CollectionOptions{KeyOptions: tt.opts}); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 3; i++ {
-				r, err := s.Insert(ctx, "things", []byte(`{}`), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if tt.match != nil {
-					if !tt.match.MatchString(r.Key) {
-						t.Errorf("key %q", r.Key)
-					}
-				} else if r.Key != tt.want[i] {
-					t.Errorf("key %d: %q, want %q", i, r.Key, tt.want[i])
-				}
-				if r.ID != "things/"+r.Key {
-					t.Errorf("_id %q", r.ID)
-				}
-			}
-		})
-	}
-}
-
-func TestCreateCollectionErrors(t *testing.T) {
-	s := newTestStore(t)
-	if err := s.CreateCollection("things", core.CollectionOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	wantErr(t, s.CreateCollection("things", core.CollectionOptions{}), 1207, core.ErrDuplicateName)
-	wantErr(t, s.CreateCollection("1x", core.CollectionOptions{}), 1208, core.ErrIllegalName)
-}
-
-func TestAllowUserKeysFalse(t *testing.T) {
-	s := newTestStore(t)
-	ctx := context.Background()
-	if err := s.CreateCollection("locked", core.CollectionOptions{KeyOptions: keygen.Options{Type: "traditional", AllowUserKeys: core.Ptr(false)}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range []string{`{"_key":"mine"}`, `{"_id":"locked/mine"}`} {
-		_, err := s.Insert(ctx, "locked", []byte(doc), nil)
-		wantErr(t, err, 1222, core.ErrUnexpectedKey)
-	}
-	if r, err := s.Insert(ctx, "locked", []byte(`{}`), nil); err != nil || r.Key != "1" {
-		t.Errorf("generated key: %+v %v", r, err)
-	}
-}
-
-func TestKeyGeneratorOffline(t *testing.T) {
-	// No number source: traditional keys need leased numbers.
-	s, _ := core.Open(":memory:", core.Options{Node: "C"})
-	defer s.Close()
-	s.CreateCollection("t", core.CollectionOptions{KeyOptions: keygen.Options{Type: "traditional"}})
-	_, err := s.Insert(context.Background(), "t", []byte(`{}`), nil)
-	wantErr(t, err, core.NumNeedsServer, core.ErrNeedsServer)
-	// uuid keys need nothing.
-	s.CreateCollection("u", core.CollectionOptions{KeyOptions: keygen.Options{Type: "uuid"}})
-	if _, err := s.Insert(context.Background(), "u", []byte(`{}`), nil); err != nil {
-		t.Error(err)
-	}
-}
 
 // insert is a helper that inserts doc under key k and returns the result.
 func insert(t *testing.T, s *testStore, k string, body string) core.Result {
@@ -152,36 +23,6 @@ func insert(t *testing.T, s *testStore, k string, body string) core.Result {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func TestRevOnEveryWrite(t *testing.T) {
-	s := newTestStore(t)
-	ctx := context.Background()
-	r1 := insert(t, s, "a", `{"v":1}`)
-	r2, err := s.Replace(ctx, "users", "a", []byte(`{"v":2}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r3, err := s.Update(ctx, "users", "a", []byte(`{"w":3}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	revs := []string{r1.Rev, r2.Rev, r3.Rev}
-	for i, r := range revs {
-		v, node, err := revision.Decode(r)
-		if err != nil || node != "C" {
-			t.Fatalf("rev %q: %v %q", r, err, node)
-		}
-		if i > 0 {
-			pv, _, _ := revision.Decode(revs[i-1])
-			if v <= pv {
-				t.Errorf("rev %d not after the one before", i)
-			}
-		}
-	}
-	if r2.OldRev != r1.Rev || r3.OldRev != r2.Rev {
-		t.Errorf("_oldRev: %q %q, want %q %q", r2.OldRev, r3.OldRev, r1.Rev, r2.Rev)
-	}
 }
 
 // TestPreconditions covers _rev preconditions on replace, update and remove:
@@ -474,45 +315,6 @@ func TestMultiDocument(t *testing.T) {
 	}
 }
 
-func TestRevUniqueAcrossNodes(t *testing.T) {
-	// Two nodes whose clocks read the same instant never make the same _rev.
-	at := func() func() time.Time {
-		fixed := time.UnixMilli(1_700_000_000_000)
-		return func() time.Time { return fixed }
-	}
-	a, b := revision.NewClock("A"), revision.NewClock("B")
-	a.SetNow(at())
-	b.SetNow(at())
-	seen := map[string]bool{}
-	for range 1000 {
-		for _, r := range []string{a.NextRev(), b.NextRev()} {
-			if seen[r] {
-				t.Fatalf("duplicate %q", r)
-			}
-			seen[r] = true
-		}
-	}
-}
-
-func TestClockStepsBack(t *testing.T) {
-	now := time.UnixMilli(1_700_000_000_000)
-	c := revision.NewClock("A")
-	c.SetNow(func() time.Time { return now })
-	first := c.Tick()
-	now = now.Add(-time.Hour) // the wall clock steps back
-	second := c.Tick()
-	if second <= first {
-		t.Fatalf("%d after %d: not increasing when the wall clock steps back", second, first)
-	}
-	if first>>20 != uint64(1_700_000_000_000) {
-		t.Errorf("clock value %d is not ms<<20", first)
-	}
-	now = now.Add(2 * time.Hour)
-	if third := c.Tick(); third>>20 != uint64(now.UnixMilli()) || third&(1<<20-1) != 0 {
-		t.Errorf("after the wall clock passes again: %d", third)
-	}
-}
-
 func TestIsNodeTag(t *testing.T) {
 	for tag, want := range map[string]bool{"A": true, "B7": true, "ABCDEFGH": true, "ABCDEFGHI": false, "": false, "a": false, "lq3x9abc": false, "A-B": false} {
 		if revision.IsNodeTag(tag) != want {
@@ -521,96 +323,5 @@ func TestIsNodeTag(t *testing.T) {
 	}
 	if revision.NewClock("").HasNodeTag() {
 		t.Error("the local stand-in passes as a node tag")
-	}
-}
-
-// TestInsertManyLeasesForTheBatch: a batch of generated ids asks its HiLo
-// for one range that holds it, rather than one small range after another.
-func TestInsertManyLeasesForTheBatch(t *testing.T) {
-	src := &storetest.SizedRanges{Ranges: newMemRanges(32)}
-	gen := idgen.NewGenerator(src)
-	s, err := core.Open(":memory:", core.Options{Node: "C", IDs: gen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gen.Close(context.Background())
-	defer s.Close()
-	ctx := context.Background()
-	if _, err := s.Insert(ctx, "orders", []byte(`{"n":0}`), nil); err != nil {
-		t.Fatal(err)
-	}
-	docs := make([][]byte, 5000)
-	for i := range docs {
-		docs[i] = []byte(fmt.Sprintf(`{"n":%d}`, i+1))
-	}
-	rs, err := s.InsertMany(ctx, "orders", docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]bool{}
-	for _, r := range rs {
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-		ids[r.ID] = true
-	}
-	if len(ids) != len(docs) {
-		t.Fatalf("%d distinct ids for %d documents", len(ids), len(docs))
-	}
-	if src.Leases() != 2 {
-		t.Errorf("%d leases for one insert and a batch of %d, want 2", src.Leases(), len(docs))
-	}
-}
-
-// TestRevisionsOfABatch: a transaction reads the wall clock once; its
-// revisions still order after each other and after every earlier one, and
-// the next transaction reads the clock again.
-func TestRevisionsOfABatch(t *testing.T) {
-	s := newTestStore(t)
-	var mu sync.Mutex
-	reads := 0
-	wall := time.UnixMilli(1_800_000_000_000)
-	s.Clock().SetNow(func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		reads++
-		return wall
-	})
-	ctx := context.Background()
-	docs := make([][]byte, 1000)
-	for i := range docs {
-		docs[i] = []byte(fmt.Sprintf(`{"n":%d}`, i))
-	}
-	rs, err := s.InsertMany(ctx, "orders", docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if reads != 1 {
-		t.Errorf("the wall clock was read %d times for one batch, want once", reads)
-	}
-	var last uint64
-	for i, r := range rs {
-		v, _, err := revision.Decode(r.Rev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v <= last {
-			t.Fatalf("revision %d (%s) does not order after the one before", i, r.Rev)
-		}
-		last = v
-	}
-	if got := last >> 20; got != uint64(wall.UnixMilli()) {
-		t.Errorf("the batch's revisions carry %d ms, want the wall clock %d", got, wall.UnixMilli())
-	}
-	mu.Lock()
-	wall = wall.Add(time.Second)
-	mu.Unlock()
-	r, err := s.Insert(ctx, "orders", []byte(`{"n":-1}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _, _ := revision.Decode(r.Rev)
-	if v>>20 != uint64(wall.UnixMilli()) || v <= last {
-		t.Errorf("the next transaction's revision %s: want the new wall clock, after the batch's", r.Rev)
 	}
 }
