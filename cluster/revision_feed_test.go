@@ -133,3 +133,60 @@ func testLiveFeedLeaderLoss(t *testing.T, ec *etcdtest.Cluster) {
 		t.Errorf("pull from the checkpoint through C: %d changes, want %d", len(all), n)
 	}
 }
+
+// testLiveFromRevision: a subscriber on C from a revision checkpoint gets
+// every write made after it through A and B, in order, and none before.
+func testLiveFromRevision(t *testing.T, etcd []string) {
+	srvs := startRevServers(t, etcd, "rev/live/", "A", "B", "C")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, b := dialDB(t, srvs[0].url(), "shop"), dialDB(t, srvs[1].url(), "shop")
+	if _, err := a.Push(ctx, []client.PushItem{{ID: "before", Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, ck := pullAll(t, ctx, a, 0, 10)
+	c := dialDB(t, srvs[2].url(), "shop")
+	var mu sync.Mutex
+	var got []client.Change
+	if err := c.Subscribe(ctx, ck, func(ch []client.Change, _ int64) {
+		mu.Lock()
+		got = append(got, ch...)
+		mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	for i := range n {
+		cl := []*client.Client{a, b}[i%2]
+		if _, err := cl.Push(ctx, []client.PushItem{{ID: fmt.Sprintf("live/%d", i), Rev: "_mAAAAAAA-BT", Doc: []byte(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		k := len(got)
+		mu.Unlock()
+		if k >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[string]bool{}
+	for i, ch := range got {
+		if ch.Seq <= ck || i > 0 && ch.Seq < got[i-1].Seq {
+			t.Errorf("live change %s at %d (checkpoint %d, previous %d)", ch.ID, ch.Seq, ck, got[max(i-1, 0)].Seq)
+		}
+		seen[ch.ID] = true
+	}
+	for i := range n {
+		if id := fmt.Sprintf("live/%d", i); !seen[id] {
+			t.Errorf("the feed on C missed %s", id)
+		}
+	}
+	if seen["before"] {
+		t.Error("the feed brought a change from before its checkpoint")
+	}
+}
