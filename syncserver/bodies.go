@@ -15,9 +15,11 @@ import (
 )
 
 // An HTTP body is held in the server's buffered budget (-max-buffered) as
-// it arrives: a request reserves what its Content-Length says, or, sent in
-// chunks, what has arrived so far, in doubling steps; never the whole
-// -max-message up front. Its database's share (-max-buffered-per-db) bounds
+// it arrives: a request reserves what has arrived so far, in doubling steps
+// from 16 KiB (a smaller Content-Length reserves just that), never more
+// than its Content-Length and never the whole -max-message up front: a
+// client that declares a large body and sends it slowly holds what it
+// sent, not what it declared. Its database's share (-max-buffered-per-db) bounds
 // what one database's requests hold together, so one token's slow requests
 // cannot take the budget from the others, and BodyTimeout bounds how long a
 // body may take to arrive.
@@ -106,7 +108,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, db string) (bo
 		return errcode.ServerBusy, "the server is busy; try again later"
 	}
 	want := r.ContentLength
-	if want < 0 {
+	if want < 0 || want > firstChunk {
 		want = min(firstChunk, limit)
 	}
 	if !held.grow(want) {
@@ -131,6 +133,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, db string) (bo
 				break
 			}
 			more := min(max(int64(cap(buf)), firstChunk), limit+1-int64(cap(buf)))
+			if r.ContentLength > int64(cap(buf)) {
+				more = min(more, r.ContentLength-int64(cap(buf))) // what it declared, and no more
+			}
 			if !held.grow(more) {
 				c, msg := busy()
 				return nil, held, c, msg

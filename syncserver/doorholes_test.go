@@ -105,14 +105,16 @@ func TestHiloNextNeedsTheClientHeader(t *testing.T) {
 
 // slowBody starts a POST whose body is still arriving: the headers and one
 // byte of a body of length n.
-func slowBody(t *testing.T, ts *testServer, path, token string, n int) net.Conn {
+// slowBody starts a POST of a body declared n bytes long and sends the
+// first sent of them (at least one), then nothing more.
+func slowBody(t *testing.T, ts *testServer, path, token string, n, sent int) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(ts.hs.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", path, token, n)
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{%s", path, token, n, strings.Repeat(" ", max(sent, 1)-1))
 	return c
 }
 
@@ -122,11 +124,18 @@ func TestSlowBodiesDoNotStarveOtherDatabases(t *testing.T) {
 	buffered := func() float64 { return metric(t, mustGet(t, ts.hs.URL+"/metrics"), "hilodb_buffered_bytes") }
 	var slow []net.Conn
 	for range 32 {
-		slow = append(slow, slowBody(t, ts, "/databases/small/bulk_docs", "t1", 100))
+		slow = append(slow, slowBody(t, ts, "/databases/small/bulk_docs", "t1", 100, 1))
 	}
 	waitFor(t, func() bool { return buffered() >= 32*100 })
 	if b := buffered(); b > 32*100 {
-		t.Errorf("32 slow bodies of 100 bytes hold %v buffered bytes, want what they send (3,200)", b)
+		t.Errorf("32 slow bodies of 100 bytes hold %v buffered bytes, want at most what they declare (3,200)", b)
+	}
+	// A body that declares far more than it sends holds what it sent, in
+	// steps of at least 16 KiB, not what it declared.
+	slow = append(slow, slowBody(t, ts, "/databases/small/bulk_docs", "t1", 250<<10, 1))
+	waitFor(t, func() bool { return buffered() >= 32*100+16<<10 })
+	if b := buffered(); b > 32*100+16<<10 {
+		t.Errorf("a body declaring 250 KiB that sent 1 byte: %v buffered bytes in all, want 16 KiB more than before", b)
 	}
 	other := map[string]string{"Authorization": "Bearer t2"}
 	write := func(what string) {
@@ -143,8 +152,8 @@ func TestSlowBodiesDoNotStarveOtherDatabases(t *testing.T) {
 
 	// One database's large bodies take no more than its share (a quarter
 	// of -max-buffered here): its next is refused, the others' are not.
-	big := []net.Conn{slowBody(t, ts, "/databases/small/bulk_docs", "t1", 250<<10)}
-	waitFor(t, func() bool { return buffered() >= 250<<10 })
+	big := []net.Conn{slowBody(t, ts, "/databases/small/bulk_docs", "t1", 230<<10, 230<<10-1)}
+	waitFor(t, func() bool { return buffered() >= 230<<10 })
 	status, b := do(t, "POST", ts.hs.URL+"/databases/small/bulk_docs", `{"Commands":[]}`+strings.Repeat(" ", 10<<10), map[string]string{"Authorization": "Bearer t1"})
 	if status != 503 || errNum(b) != 1909 {
 		t.Errorf("a body past its database's share: %d %v, want 503 server_busy", status, b)
@@ -164,8 +173,8 @@ func TestSlowBodiesDoNotStarveOtherDatabases(t *testing.T) {
 		res.Body.Close()
 	}
 	waitFor(t, func() bool { return buffered() == 0 })
-	if m := metric(t, mustGet(t, ts.hs.URL+"/metrics"), `hilodb_errors_total{code="body_timeout"}`); m != 33 {
-		t.Errorf("body_timeout counted %v, want 33", m)
+	if m := metric(t, mustGet(t, ts.hs.URL+"/metrics"), `hilodb_errors_total{code="body_timeout"}`); m != 34 {
+		t.Errorf("body_timeout counted %v, want 34", m)
 	}
 	write("after the deadline")
 }
