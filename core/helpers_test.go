@@ -9,11 +9,7 @@ import (
 
 // The helpers the tests of core share with those of the packages on it
 // (internal/storetest), under the names these tests use.
-type (
-	memRanges     = storetest.Ranges
-	memIdentities = storetest.Identities
-	testStore     = storetest.Store
-)
+type testStore = storetest.Store
 
 var (
 	newMemRanges     = storetest.NewRanges

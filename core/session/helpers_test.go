@@ -10,10 +10,7 @@ import (
 
 // The helpers these tests share with core's (internal/storetest), under
 // the names they use.
-type (
-	memIdentities = storetest.Identities
-	testStore     = storetest.Store
-)
+type testStore = storetest.Store
 
 var (
 	newMemRanges     = storetest.NewRanges
