@@ -19,7 +19,7 @@ import (
 //	createIndex(collection, defText)      → Promise<{result: "created"|"exists", name}>
 //	getIndexes(collection)                → Promise<{indexes: [{name, type, def: {fields: [{f: "asc"}]}}]}>
 //	deleteIndex(collection, name)         → Promise<{ok: true}>
-//	find(collection, queryText, explain)  → Promise<{docs, bookmark?}>, or with explain the plan
+//	find(collection, queryText, explain, asText) → Promise<{docs, bookmark?}>, or with explain the plan, or with asText the page's JSON text
 //	count(collection, selectorText)       → Promise<number>
 //	watchQuery(collection, queryText, fn) → Promise<watch number>; fn(resultText) for each result (liveResultJSON)
 //	unwatchQuery(watch number)            → Promise<undefined>
@@ -127,13 +127,17 @@ func (a *api) deleteIndexArgs(args []js.Value) (func() (any, error), error) {
 }
 
 // findArgs runs a query on the event loop (a read of the in-memory store):
-// its page as {docs, bookmark?}, or with a third argument true its plan.
+// its page as {docs, bookmark?}, or with a third argument true its plan;
+// with a fourth argument true, the page as its JSON text (for a page whose
+// store runs in a worker: one string crosses to the page, not an object
+// graph cloned member by member).
 func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 	coll, text, err := collectionAndText(args, "find", "query")
 	if err != nil {
 		return nil, err
 	}
 	explain := arg(args, 3).Truthy()
+	asText := arg(args, 4).Truthy()
 	return a.onStore(args, func(h *handle) (any, error) {
 		res, err := h.store.FindJSON(coll, []byte(text))
 		if err != nil {
@@ -142,7 +146,11 @@ func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 		if explain {
 			return jsonValue(res.Plan)
 		}
-		return parseJSON(appendPage(nil, res.Docs, res.Bookmark)), nil
+		page := appendPage(nil, res.Docs, res.Bookmark)
+		if asText {
+			return string(page), nil
+		}
+		return parseJSON(page), nil
 	})
 }
 

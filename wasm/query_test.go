@@ -35,6 +35,10 @@ func TestQueryCalls(t *testing.T) {
 	if got := jsJSON.Call("stringify", next.Get("docs")).String(); got != `[{"_key":"a"}]` {
 		t.Errorf("next page = %s", got)
 	}
+	text := wantResolve(t, st.Call("find", "items", q, false, true))
+	if text.Type() != js.TypeString || !json.Valid([]byte(text.String())) || jsJSON.Call("stringify", jsJSON.Call("parse", text).Get("docs")).String() != `[{"_key":"c"}]` {
+		t.Errorf("find as text = %v %s", text.Type(), jsJSON.Call("stringify", text).String())
+	}
 	plan := wantResolve(t, st.Call("find", "items", q, true))
 	if plan.Get("index").String() != "idx-s-n" || plan.Get("equality").Int() != 1 || !plan.Get("sortedByIndex").Bool() {
 		t.Errorf("explain = %s", jsJSON.Call("stringify", plan).String())
