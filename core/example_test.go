@@ -7,19 +7,12 @@ import (
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/keygen"
-	"github.com/hilodb/hilodb/idgen"
+	"github.com/hilodb/hilodb/internal/storetest"
 )
 
 // exampleStore opens a store whose HiLo ranges come from an in-memory
 // source standing in for the sync server (tag "A"); this node is "C".
-func exampleStore() *core.Store {
-	s, _ := core.Open(":memory:", core.Options{
-		Node:       "C",
-		IDs:        idgen.NewGenerator(newMemRanges(32)),
-		Identities: newMemIdentities(),
-	})
-	return s
-}
+var exampleStore = storetest.ExampleStore
 
 func ExampleStore_Insert() {
 	s := exampleStore()

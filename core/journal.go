@@ -68,7 +68,7 @@ func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, err
 	if t.blindSets && t.ixs != nil && strings.HasPrefix(key, docPrefix) {
 		// After a DeleteAll buntdb's Set reports no value it replaced: the
 		// indexes need it to take the document's old entries out.
-		before, readBefore = "", true
+		readBefore = true
 		if v, err := t.Tx.Get(key); err == nil {
 			before, had = v, true
 		}
@@ -277,20 +277,7 @@ func (s *Store) Replay(changes []Change) error {
 // snapshot holds.
 func (s *Store) SaveAt(w io.Writer, at func()) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	err := s.db.View(func(tx *buntdb.Tx) error {
-		if at != nil {
-			at()
-		}
-		var werr error
-		err := ascendAll(&txn{Tx: tx, marks: s.marks}, func(key, value string) bool {
-			werr = writeSetCommand(bw, key, value)
-			return werr == nil
-		})
-		if werr != nil {
-			return werr
-		}
-		return err
-	})
+	err := s.Items(at, func(key, value string) error { return writeSetCommand(bw, key, value) })
 	if err == nil {
 		err = bw.Flush()
 	}

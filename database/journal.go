@@ -144,23 +144,23 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 		j.seq, j.snapSize = sn.seq, len(snap)
 	}
 	// The snapshot's items, then the log's frames after it, in one
-	// transaction; keys and values are slices of one copy of each.
+	// transaction; keys and values are slices of their bytes, read in place
+	// (handedOver).
 	torn := false
 	err = store.LoadSaved(func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
 		if sn.format >= 2 {
-			body := handedOver(sn.body)
-			end, err := readItems(body, sn.count, apply)
+			end, err := readItems(sn.body, sn.count, apply)
 			if err != nil {
 				return err
 			}
 			if sn.format >= 4 {
-				saved, err := readIndexes(body[end:])
+				saved, err := readIndexes(sn.body[end:])
 				if err != nil {
 					return err
 				}
 				restore(saved)
-			} else if end != len(body) {
-				return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(body)-end, sn.count)
+			} else if end != len(sn.body) {
+				return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(sn.body)-end, sn.count)
 			}
 		}
 		text := handedOver(log)

@@ -54,15 +54,16 @@ func (w *indexWriter) appendTo(snap []byte) []byte {
 	return append(snap, w.list...)
 }
 
-// readIndexes reads the section of a format 4 snapshot that text holds
+// readIndexes reads the section of a format 4 snapshot that b holds
 // exactly. The entries are read when the store takes them (SavedIndex.Each,
 // which reports false for entries that are not whole), each key a slice of
-// text.
-func readIndexes(text string) ([]core.SavedIndex, error) {
+// b's bytes read in place (handedOver).
+func readIndexes(b []byte) ([]core.SavedIndex, error) {
+	text := handedOver(b)
 	p := 0
 	next := func(what string) (int, error) {
-		n, k := uvarintAt(text, p)
-		if k <= 0 || n > uint64(len(text)) {
+		n, k := binary.Uvarint(b[p:])
+		if k <= 0 || n > uint64(len(b)) {
 			return 0, fmt.Errorf("snapshot: %w: saved indexes: %s at byte %d", errSnapshot, what, p)
 		}
 		p += k
@@ -97,7 +98,7 @@ func readIndexes(text string) ([]core.SavedIndex, error) {
 		if size > len(text)-p {
 			return nil, fmt.Errorf("snapshot: %w: saved index %d of %d cut short", errSnapshot, i+1, n)
 		}
-		entries := text[p : p+size]
+		entries := b[p : p+size]
 		p += size
 		out = append(out, core.SavedIndex{
 			Collection: meta.Collection,
@@ -113,17 +114,18 @@ func readIndexes(text string) ([]core.SavedIndex, error) {
 	return out, nil
 }
 
-// eachEntry hands add each entry encoded in s, and reports whether s held
+// eachEntry hands add each entry encoded in b, and reports whether b held
 // whole entries only and add took them all.
-func eachEntry(s string, add func(key string, idLen int) bool) bool {
-	for p := 0; p < len(s); {
-		n, k := uvarintAt(s, p)
-		if k <= 0 || n > uint64(len(s)-p-k) {
+func eachEntry(b []byte, add func(key string, idLen int) bool) bool {
+	s := handedOver(b)
+	for p := 0; p < len(b); {
+		n, k := binary.Uvarint(b[p:])
+		if k <= 0 || n > uint64(len(b)-p-k) {
 			return false
 		}
 		key := s[p+k : p+k+int(n)]
 		p += k + int(n)
-		idLen, k := uvarintAt(s, p)
+		idLen, k := binary.Uvarint(b[p:])
 		if k <= 0 || idLen > uint64(len(key)) {
 			return false
 		}

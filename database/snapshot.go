@@ -151,14 +151,16 @@ func readSnapshot(b []byte) (snapshot, error) {
 	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }
 
-// readItems hands apply each of the count items encoded in text, every
-// key and value a slice of it (so the items loaded share it), and returns
-// where they end: the end of text, but in format 4.
-func readItems(text string, count int, apply func(core.Change) error) (int, error) {
+// readItems hands apply each of the count items encoded in b, every key
+// and value a slice of b's bytes read in place (handedOver: so the items
+// loaded share them), and returns where they end: the end of b, but in
+// format 4.
+func readItems(b []byte, count int, apply func(core.Change) error) (int, error) {
+	text := handedOver(b)
 	p := 0
 	field := func() (string, bool) {
-		n, k := uvarintAt(text, p)
-		if k <= 0 || n > uint64(len(text)-p-k) {
+		n, k := binary.Uvarint(b[p:])
+		if k <= 0 || n > uint64(len(b)-p-k) {
 			return "", false
 		}
 		start := p + k
@@ -179,25 +181,4 @@ func readItems(text string, count int, apply func(core.Change) error) (int, erro
 		}
 	}
 	return p, nil
-}
-
-// uvarintAt decodes the uvarint at s[p:] as binary.Uvarint does.
-func uvarintAt(s string, p int) (uint64, int) {
-	var x uint64
-	var shift uint
-	for i := 0; p+i < len(s); i++ {
-		if i == binary.MaxVarintLen64 {
-			return 0, -(i + 1)
-		}
-		c := s[p+i]
-		if c < 0x80 {
-			if i == binary.MaxVarintLen64-1 && c > 1 {
-				return 0, -(i + 1)
-			}
-			return x | uint64(c)<<shift, i + 1
-		}
-		x |= uint64(c&0x7f) << shift
-		shift += 7
-	}
-	return 0, 0
 }

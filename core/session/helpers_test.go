@@ -13,11 +13,9 @@ import (
 type testStore = storetest.Store
 
 var (
-	newMemRanges     = storetest.NewRanges
-	newMemIdentities = storetest.NewIdentities
-	decode           = storetest.Decode
-	wantErr          = storetest.WantErr
-	mustJSON         = storetest.MustJSON
+	decode   = storetest.Decode
+	wantErr  = storetest.WantErr
+	mustJSON = storetest.MustJSON
 )
 
 func newTestStore(t testing.TB, mod ...func(*core.Options)) *testStore {

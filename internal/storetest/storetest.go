@@ -159,6 +159,14 @@ func NewStore(t testing.TB, mod ...func(*core.Options)) *Store {
 	return &Store{Store: s, Idents: idents, Gen: gen}
 }
 
+// ExampleStore opens a store whose HiLo ranges come from an in-memory
+// source standing in for the sync server (tag "A"), node "C": the store of
+// the packages' examples.
+func ExampleStore() *core.Store {
+	s, _ := core.Open(":memory:", core.Options{Node: "C", IDs: idgen.NewGenerator(NewRanges(32)), Identities: NewIdentities()})
+	return s
+}
+
 // Decode parses b as a JSON object, failing t if it is not one.
 func Decode(t testing.TB, b []byte) map[string]any {
 	t.Helper()
