@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/hilodb/hilodb/core/keygen"
+	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/uuid"
 	"github.com/hilodb/hilodb/idgen"
 )
@@ -301,11 +302,17 @@ func (s *Store) prepareSelect(kind opKind, coll, selector string, body []byte, o
 
 // selectorID turns a key or an id into an id of collection coll.
 func (s *Store) selectorID(coll, selector string) (string, *Error) {
+	return selectorID(s.conv, s.sep, coll, selector)
+}
+
+// selectorID is Store.selectorID under the conventions conv and the
+// separator sep.
+func selectorID(conv *naming.Conventions, sep, coll, selector string) (string, *Error) {
 	if selector == "" {
 		return "", newError(ErrIllegalKey, "", "", "illegal document key: the key is empty")
 	}
-	if bytes.Contains([]byte(selector), []byte(s.sep)) || coll == EmptyCollection {
-		if _, _, err := ParseID(selector, s.sep); err != nil {
+	if bytes.Contains([]byte(selector), []byte(sep)) || coll == EmptyCollection {
+		if _, _, err := ParseID(selector, sep); err != nil {
 			return "", err.(*Error)
 		}
 		return selector, nil
@@ -313,7 +320,7 @@ func (s *Store) selectorID(coll, selector string) (string, *Error) {
 	if err := ValidateKey(selector); err != nil {
 		return "", err.(*Error)
 	}
-	return s.conv.IDPrefix(coll) + s.sep + selector, nil
+	return conv.IDPrefix(coll) + sep + selector, nil
 }
 
 // resolveIdentities gives every write waiting for an identity its id, with
@@ -542,22 +549,28 @@ func (s *Store) RemoveMany(ctx context.Context, collection string, selectors [][
 // Document returns the document selector names (a key or an id) in
 // collection, or 1202.
 func (s *Store) Document(collection, selector string) ([]byte, error) {
+	return document(s.conv, s.sep, collection, selector, s.GetString)
+}
+
+// document is Store.Document under the conventions conv and the separator
+// sep, reading documents with get (Store.GetString, Reader.GetString).
+func document(conv *naming.Conventions, sep, collection, selector string, get func(id string) (string, error)) ([]byte, error) {
 	if err := validateCollection(collection); err != nil {
 		return nil, err
 	}
-	id, e := s.selectorID(collection, selector)
+	id, e := selectorID(conv, sep, collection, selector)
 	if e != nil {
 		return nil, e
 	}
-	doc, err := s.Get(id)
+	doc, err := get(id)
 	if err != nil {
 		return nil, err
 	}
-	if readHeader(string(doc)).Meta.Collection != collection {
-		_, key, _ := ParseID(id, s.sep)
+	if readHeader(doc).Meta.Collection != collection {
+		_, key, _ := ParseID(id, sep)
 		return nil, newError(ErrNotFound, key, "", "document %q not found in collection %q", id, collection)
 	}
-	return doc, nil
+	return []byte(doc), nil
 }
 
 // DocumentMany reads documents with one result per selector in order: the

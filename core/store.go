@@ -99,13 +99,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	conv := opts.Conventions
-	if conv == nil {
-		conv = naming.Default()
-	}
-	if opts.Separator != "" {
-		conv.IdentityPartsSeparator = opts.Separator
-	}
+	conv, sep := conventions(opts)
 	s := &Store{
 		db:     db,
 		clock:  revision.NewClock(opts.Node),
@@ -113,7 +107,7 @@ func Open(path string, opts Options) (*Store, error) {
 		nums:   opts.Numbers,
 		idents: opts.Identities,
 		conv:   conv,
-		sep:    conv.Separator(),
+		sep:    sep,
 		cols:   make(map[string]keygen.Generator),
 		feed:   opts.ChangeFeed,
 		marks:  newPendingMarks(),
@@ -122,6 +116,18 @@ func Open(path string, opts Options) (*Store, error) {
 		s.nums, _ = opts.IDs.(NumberSource)
 	}
 	return s, nil
+}
+
+// conventions are the conventions and the separator opts give a store.
+func conventions(opts Options) (*naming.Conventions, string) {
+	conv := opts.Conventions
+	if conv == nil {
+		conv = naming.Default()
+	}
+	if opts.Separator != "" {
+		conv.IdentityPartsSeparator = opts.Separator
+	}
+	return conv, conv.Separator()
 }
 
 // Clock returns the store's revision clock.

@@ -148,46 +148,9 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	// (handedOver).
 	torn := false
 	err = store.LoadSaved(func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
-		if sn.format >= 2 {
-			end, err := readItems(sn.body, sn.count, apply)
-			if err != nil {
-				return err
-			}
-			if sn.format >= 4 {
-				saved, err := readIndexes(sn.body[end:])
-				if err != nil {
-					return err
-				}
-				restore(saved)
-			} else if end != len(sn.body) {
-				return fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(sn.body)-end, sn.count)
-			}
-		}
-		text := handedOver(log)
-		last := j.seq // the last frame read, or the snapshot's
-		for p := 0; p < len(log); {
-			seq, start, end, next, err := frameAt(log, p)
-			if err != nil {
-				// Only the last frame may be unfinished: a frame the
-				// snapshot does not hold, intact after this one, means
-				// damage, and cutting here would drop acknowledged writes.
-				if at, n := intactAfter(log, p, max(last, j.seq)); n > 0 {
-					return damagedLog(p, len(log), last, at, n)
-				}
-				torn = true
-				break
-			}
-			last = seq
-			if seq > j.seq { // else held by the snapshot already
-				if err := eachChange(log, text, start, end, apply); err != nil {
-					return fmt.Errorf("read log at byte %d: %w", p, err)
-				}
-				j.seq = seq
-				j.logSize = next
-			}
-			p = next
-		}
-		return nil
+		var err error
+		j.seq, j.logSize, torn, err = readStored(sn, log, apply, restore)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -219,15 +219,27 @@ func (a *app) serve(ctx context.Context, r *request) *response {
 
 // read answers a document read from the replica.
 func (a *app) read(r *request, rt route) *response {
-	var (
-		doc []byte
-		err error
-	)
+	doc, err := readDoc(a.store, rt)
+	return docResponse(r, rt, doc, err)
+}
+
+// docSource reads documents: the replica's store, or a core.Reader of the
+// bytes its storage held before it is loaded (starter).
+type docSource interface {
+	Get(id string) ([]byte, error)
+	Document(collection, selector string) ([]byte, error)
+}
+
+// readDoc reads the document a read route names from src.
+func readDoc(src docSource, rt route) ([]byte, error) {
 	if rt.kind == "doc" {
-		doc, err = a.store.Get(rt.key)
-	} else {
-		doc, err = a.store.Document(rt.coll, rt.key)
+		return src.Get(rt.key)
 	}
+	return src.Document(rt.coll, rt.key)
+}
+
+// docResponse answers a read of route rt that found doc, or err.
+func docResponse(r *request, rt route, doc []byte, err error) *response {
 	if err != nil {
 		return failure(err)
 	}

@@ -24,10 +24,11 @@
 // the server is back. A read is served from the replica: fresh while it
 // follows the live feed (X-Hilodb-Fresh: live), after a pull of at most a
 // second otherwise (pulled), or as the replica has it when the server
-// cannot be reached (stale). An object that starts answers its first reads
-// as soon as its store is loaded, from the replica (stale), while it
-// connects in the background: for a second at most, until it follows the
-// feed, unless a read asks with Cache-Control: no-cache.
+// cannot be reached (stale). An object that starts answers its first read
+// before its store is loaded, from the bytes its storage holds (starter),
+// then loads the store and connects in the background; its reads are
+// stale for a second at most, until it follows the feed, unless a read
+// asks with Cache-Control: no-cache.
 //
 // # Access
 //

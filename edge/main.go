@@ -15,7 +15,11 @@ import (
 // left at globalThis.__hilodbBoot, then waits forever: the program lives as
 // long as its Durable Object.
 //
-//	open(config, adapter, found) → Promise      open the replica
+//	open(config, adapter, found)  start the replica (starter): returns
+//	                              undefined at once; the store loads once the first
+//	                              request has its answer, and if that
+//	                              fails, the program calls the glue's
+//	                              failed(message)
 //	handle(token, method, path, query, ifMatch, ifNoneMatch, body, role, cacheControl)
 //	                              → {status, headers, body}, or undefined and
 //	                                later done(token, {status, headers, body});
@@ -26,16 +30,18 @@ import (
 //	tick()                        → Promise<boolean>  sync round; true while writes are pending
 //
 // A read the replica can answer at once is answered synchronously: no
-// goroutine, no Promise. Everything else runs in a goroutine that calls the
-// glue's done function with the answer; done may be called before handle
-// returns. No Promise is made on the Go side per request.
+// goroutine, no Promise; before the store is loaded, a read is answered so
+// from the bytes the object's storage held. Everything else runs in a
+// goroutine that calls the glue's done function with the answer; done may
+// be called before handle returns. No Promise is made on the Go side per
+// request.
 func main() {
 	boot := js.Global().Get("__hilodbBoot")
 	if boot.Type() != js.TypeObject {
 		fmt.Println("edge: globalThis.__hilodbBoot is missing; start the program through worker.mjs")
 		return
 	}
-	g := &glue{done: boot.Get("done"), workers: workers{idle: make(chan func())}}
+	g := &glue{done: boot.Get("done"), failed: boot.Get("failed"), workers: workers{idle: make(chan func())}}
 	boot.Set("open", js.FuncOf(g.open))
 	boot.Set("handle", js.FuncOf(g.handle))
 	boot.Set("tick", js.FuncOf(g.tick))
@@ -44,8 +50,9 @@ func main() {
 
 // glue holds the program's one replica.
 type glue struct {
-	app     *app     // set once open has succeeded; only read afterwards
+	start   *starter // set by open; only read afterwards
 	done    js.Value // the glue's done(token, response)
+	failed  js.Value // the glue's failed(message): the replica failed to open
 	workers workers
 }
 
@@ -54,7 +61,11 @@ var (
 	jsUint8Array = js.Global().Get("Uint8Array")
 	jsObject     = js.Global().Get("Object")
 	jsError      = js.Global().Get("Error")
+	jsSetTimeout = js.Global().Get("setTimeout")
 )
+
+// afterAnswerMs is the delay of afterAnswer's timeout.
+const afterAnswerMs = 0
 
 // promise runs fn in a goroutine and returns a Promise of its result.
 func promise(fn func() (any, error)) js.Value {
@@ -80,19 +91,28 @@ func (g *glue) open(_ js.Value, args []js.Value) any {
 		return jsPromise.Call("reject", jsError.New("open(config, adapter, found)"))
 	}
 	cfg := config{URL: str(args[0].Get("url")), Database: str(args[0].Get("database")), Token: str(args[0].Get("token"))}
-	st := newDOStorage(args[1], args[2])
-	return promise(func() (any, error) {
-		a, err := openApp(context.Background(), cfg, st)
-		if err != nil {
-			return nil, err
+	g.start = newStarter(cfg, newDOStorage(args[1], args[2]), afterAnswer, func(err error) {
+		if g.failed.Type() == js.TypeFunction {
+			g.failed.Invoke(err.Error())
 		}
-		g.app = a
-		return nil, nil
 	})
+	return nil
+}
+
+// afterAnswer runs fn in a later turn of the event loop (setTimeout), once
+// the answer handle is returning has gone out.
+func afterAnswer(fn func()) {
+	var f js.Func
+	f = js.FuncOf(func(js.Value, []js.Value) any {
+		f.Release()
+		fn()
+		return nil
+	})
+	jsSetTimeout.Invoke(f, afterAnswerMs)
 }
 
 func (g *glue) handle(_ js.Value, args []js.Value) any {
-	if g.app == nil || len(args) < 9 {
+	if g.start == nil || len(args) < 9 {
 		return toJS(errorResponse(errcode.Internal, "the replica is not open"))
 	}
 	token := args[0]
@@ -105,29 +125,45 @@ func (g *glue) handle(_ js.Value, args []js.Value) any {
 	if res := refuse(r, parseRole(str(args[7]))); res != nil {
 		return toJS(res)
 	}
-	if res, ok := quickSafely(g.app, r); ok {
-		g.app.begin()
-		return toJS(res)
+	a, err, opened := g.start.opened()
+	switch {
+	case opened && err != nil:
+		return toJS(openFailure(err))
+	case opened:
+		if res, ok := quickSafely(r, a.quick); ok {
+			a.begin()
+			return toJS(res)
+		}
+		a.begin()
+	default:
+		if res, ok := quickSafely(r, g.start.quick); ok {
+			g.start.begin()
+			return toJS(res)
+		}
 	}
-	g.app.begin()
 	g.workers.run(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+time.Second)
 		defer cancel()
-		g.done.Invoke(token, toJS(serveSafely(ctx, g.app, r)))
+		a, err := g.start.wait(ctx)
+		if err != nil {
+			g.done.Invoke(token, toJS(openFailure(err)))
+			return
+		}
+		g.done.Invoke(token, toJS(serveSafely(ctx, a, r)))
 	})
 	return nil
 }
 
-// quickSafely and serveSafely run the app's quick and serve, turning a
+// quickSafely and serveSafely run a quick answer and the app's serve, turning a
 // panic into a 500: one that escaped would end the Go program, and with it
 // the replica every later request of the object needs.
-func quickSafely(a *app, r *request) (res *response, ok bool) {
+func quickSafely(r *request, quick func(*request) (*response, bool)) (res *response, ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			res, ok = panicked(r, v), true
 		}
 	}()
-	return a.quick(r)
+	return quick(r)
 }
 
 func serveSafely(ctx context.Context, a *app, r *request) (res *response) {
@@ -169,11 +205,15 @@ func (w *workers) work(job func()) {
 
 func (g *glue) tick(js.Value, []js.Value) any {
 	return promise(func() (any, error) {
-		if g.app == nil {
+		if g.start == nil {
 			return false, nil
 		}
-		g.app.begin()
-		return g.app.tick(context.Background()), nil
+		a, err := g.start.wait(context.Background())
+		if err != nil {
+			return false, fmt.Errorf("open the replica: %w", err)
+		}
+		a.begin()
+		return a.tick(context.Background()), nil
 	})
 }
 

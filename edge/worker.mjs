@@ -183,7 +183,10 @@ export class Replica {
           const { adapter, found, database: kept } = await storageAdapter(this.state.storage);
           const tStorage = performance.now();
           // done settles the request waiting for token; an answer may come
-          // before handle has returned, and then waits in early.
+          // before handle has returned, and then waits in early. failed
+          // says the store did not load (after the first answer; the
+          // requests waiting are answered 500): the next request starts
+          // the program again.
           const waiters = new Map();
           const early = new Map();
           const boot = {
@@ -193,6 +196,13 @@ export class Replica {
                 waiters.delete(token);
                 w(r);
               } else early.set(token, r);
+            },
+            failed: (message) => {
+              console.error(`edge: open the replica: ${message}; the next request starts the program again`);
+              if (this.app === boot) {
+                this.app = null;
+                this.opening = null;
+              }
             },
           };
           this.waiters = waiters;
