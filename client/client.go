@@ -26,7 +26,17 @@ var ErrClosed = errors.New("sync client closed")
 // ErrNoReply is returned for calls the server did not answer within
 // Options.RequestTimeout. It wraps ErrDisconnected: the connection is dropped,
 // and the call may or may not have taken effect.
-var ErrNoReply = fmt.Errorf("%w: no reply in time", ErrDisconnected)
+var ErrNoReply error = noReply{}
+
+// noReply is ErrNoReply: ErrDisconnected and what happened, as
+// fmt.Errorf("%w: …") would wrap it, made without fmt, whose formatting
+// code would otherwise be compiled and run at every program's start (V8
+// compiles WebAssembly functions on their first call: an edge worker's
+// first answer waits for it).
+type noReply struct{}
+
+func (noReply) Error() string { return ErrDisconnected.Error() + ": no reply in time" }
+func (noReply) Unwrap() error { return ErrDisconnected }
 
 // Options configure a Client.
 type Options struct {

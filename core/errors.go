@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/hilodb/hilodb/errcode"
 )
@@ -47,24 +48,28 @@ var (
 	ErrBadQuery            = errors.New("bad query")
 )
 
-// kinds maps each sentinel to its code in the registry.
-var kinds = map[error]errcode.Code{
-	ErrBadParameter:        errcode.BadParameter,
-	ErrBadJSON:             errcode.BadJSON,
-	ErrConflict:            errcode.Conflict,
-	ErrNotFound:            errcode.NotFound,
-	ErrCollectionNotFound:  errcode.CollectionNotFound,
-	ErrDuplicateName:       errcode.DuplicateName,
-	ErrIllegalName:         errcode.IllegalName,
-	ErrUniqueConstraint:    errcode.UniqueConstraint,
-	ErrIllegalKey:          errcode.IllegalKey,
-	ErrUnexpectedKey:       errcode.UnexpectedKey,
-	ErrOutOfKeys:           errcode.OutOfKeys,
-	ErrInvalidKeyGenerator: errcode.InvalidKeyGenerator,
-	ErrNeedsServer:         errcode.NeedsServer,
-	ErrInternal:            errcode.Internal,
-	ErrBadQuery:            errcode.BadQuery,
-}
+// kinds maps each sentinel to its code in the registry. It is made on
+// first use, not at the program's start: an edge worker's first answer
+// waits for every package's initialisation.
+var kinds = sync.OnceValue(func() map[error]errcode.Code {
+	return map[error]errcode.Code{
+		ErrBadParameter:        errcode.BadParameter,
+		ErrBadJSON:             errcode.BadJSON,
+		ErrConflict:            errcode.Conflict,
+		ErrNotFound:            errcode.NotFound,
+		ErrCollectionNotFound:  errcode.CollectionNotFound,
+		ErrDuplicateName:       errcode.DuplicateName,
+		ErrIllegalName:         errcode.IllegalName,
+		ErrUniqueConstraint:    errcode.UniqueConstraint,
+		ErrIllegalKey:          errcode.IllegalKey,
+		ErrUnexpectedKey:       errcode.UnexpectedKey,
+		ErrOutOfKeys:           errcode.OutOfKeys,
+		ErrInvalidKeyGenerator: errcode.InvalidKeyGenerator,
+		ErrNeedsServer:         errcode.NeedsServer,
+		ErrInternal:            errcode.Internal,
+		ErrBadQuery:            errcode.BadQuery,
+	}
+})
 
 // Error is the error type of the document layer. It carries an ArangoDB-style
 // error number, a stable code word, and the key and current revision of the
@@ -113,9 +118,9 @@ func NewError(kind error, key, rev, format string, args ...any) *Error {
 
 // newError builds an *Error of the given kind with a formatted message.
 func newError(kind error, key, rev, format string, args ...any) *Error {
-	k, ok := kinds[kind]
+	k, ok := kinds()[kind]
 	if !ok {
-		k = kinds[ErrInternal]
+		k = kinds()[ErrInternal]
 		kind = ErrInternal
 	}
 	return &Error{Num: k.Num, Code: k.Name, Message: fmt.Sprintf(format, args...), Key: key, Rev: rev, kind: kind}
@@ -132,7 +137,7 @@ func AsError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	for kind := range kinds {
+	for kind := range kinds() {
 		if errors.Is(err, kind) {
 			e = newError(kind, "", "", "%s", err.Error())
 			e.cause = err

@@ -91,7 +91,8 @@ func (g *glue) open(_ js.Value, args []js.Value) any {
 		return jsPromise.Call("reject", jsError.New("open(config, adapter, found)"))
 	}
 	cfg := config{URL: str(args[0].Get("url")), Database: str(args[0].Get("database")), Token: str(args[0].Get("token"))}
-	g.start = newStarter(cfg, newDOStorage(args[1], args[2]), afterAnswer, func(err error) {
+	st := newDOStorage(args[1], args[2])
+	g.start = newStarter(cfg, st, st.snapshot, st.log, afterAnswer, func(err error) {
 		if g.failed.Type() == js.TypeFunction {
 			g.failed.Invoke(err.Error())
 		}

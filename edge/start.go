@@ -10,13 +10,6 @@ import (
 	"github.com/hilodb/hilodb/errcode"
 )
 
-// preread is a Storage that has read what it holds before the replica
-// opens (doStorage): Stored returns what its Load will hand over.
-type preread interface {
-	database.Storage
-	Stored() (snapshot, log []byte)
-}
-
 // starter opens an object's replica once its first request has been
 // answered. Loading the store puts every document into buntdb, about 20
 // µs each on a program that has just started, more than the program's own
@@ -50,19 +43,21 @@ type starter struct {
 }
 
 // newStarter returns the starter of the replica of cfg.Database kept in
-// st. The load begins once need is called, or after begin. after runs a
-// function once the answer under way has gone out (nil: in a goroutine);
-// failed, if not nil, is told if the replica fails to open.
-func newStarter(cfg config, st database.Storage, after func(fn func()), failed func(err error)) *starter {
+// st, whose Load will hand over snapshot and log (nil when st has not read
+// them yet: then every request waits for the load). The load begins once
+// need is called, or after begin. after runs a function once the answer
+// under way has gone out (nil: in a goroutine); failed, if not nil, is
+// told if the replica fails to open.
+func newStarter(cfg config, st database.Storage, snapshot, log []byte, after func(fn func()), failed func(err error)) *starter {
 	if after == nil {
 		after = func(fn func()) { go fn() }
 	}
 	s := &starter{cfg: cfg, st: st, after: after, failed: failed, needed: make(chan struct{}), ready: make(chan struct{})}
-	if p, ok := st.(preread); ok {
+	if snapshot != nil || log != nil {
 		// A snapshot that cannot be read so (damaged, or of format 1)
 		// leaves every request to wait for the load, which fails the
 		// same way or reads it.
-		if stored, err := database.ReadStored(p.Stored()); err == nil {
+		if stored, err := database.ReadStored(snapshot, log); err == nil {
 			s.reader = core.NewReader(core.Options{}, stored.Get)
 		}
 	}

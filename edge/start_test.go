@@ -18,7 +18,7 @@ import (
 )
 
 // prereadDir is a directory's Storage that read what it holds first, as
-// doStorage does in workerd.
+// doStorage does in workerd: Load hands over snap and log.
 type prereadDir struct {
 	*database.Dir
 	snap, log []byte
@@ -38,10 +38,7 @@ func openPreread(t *testing.T, dir string) *prereadDir {
 	return &prereadDir{Dir: d, snap: snap, log: log}
 }
 
-func (p *prereadDir) Stored() ([]byte, []byte)      { return p.snap, p.log }
 func (p *prereadDir) Load() ([]byte, []byte, error) { return p.snap, p.log, nil }
-
-var _ preread = (*prereadDir)(nil)
 
 // copyDir copies the files of directory from into a new directory.
 func copyDir(t *testing.T, from string) string {
@@ -133,7 +130,8 @@ func TestStarterAnswersBeforeTheLoad(t *testing.T) {
 
 	var l later
 	failed := false
-	s := newStarter(cfg, openPreread(t, dir), l.after, func(error) { failed = true })
+	st := openPreread(t, dir)
+	s := newStarter(cfg, st, st.snap, st.log, l.after, func(error) { failed = true })
 	reads := []*request{
 		{method: "GET", path: "/_api/document/orders/a"},
 		{method: "GET", path: "/_api/document/orders/b"},
@@ -220,7 +218,8 @@ func TestStarterDamagedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var told error
-	s := newStarter(config{URL: "ws://127.0.0.1:1/v1/sync", Database: "d"}, openPreread(t, dir), nil, func(err error) { told = err })
+	st := openPreread(t, dir)
+	s := newStarter(config{URL: "ws://127.0.0.1:1/v1/sync", Database: "d"}, st, st.snap, st.log, nil, func(err error) { told = err })
 	if res, ok := s.quick(&request{method: "GET", path: "/_api/document/orders/a"}); ok {
 		t.Fatalf("answered from a damaged log: %d %s", res.status, res.body)
 	}

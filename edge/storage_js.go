@@ -43,7 +43,6 @@ type doStorage struct {
 var (
 	_ database.Storage = (*doStorage)(nil)
 	_ database.Meta    = (*doStorage)(nil)
-	_ preread          = (*doStorage)(nil)
 )
 
 func newDOStorage(adapter, found js.Value) *doStorage {
@@ -79,9 +78,6 @@ func bytesToJS(b []byte) js.Value {
 	js.CopyBytesToJS(u8, b)
 	return u8
 }
-
-// Stored returns what Load will hand over (preread), before Load.
-func (s *doStorage) Stored() (snapshot, log []byte) { return s.snapshot, s.log }
 
 // Load implements database.Storage.
 func (s *doStorage) Load() ([]byte, []byte, error) {

@@ -180,8 +180,9 @@ export class Replica {
       this.opening = this.state
         .blockConcurrencyWhile(async () => {
           const t0 = performance.now();
-          const { adapter, found, database: kept } = await storageAdapter(this.state.storage);
-          const tStorage = performance.now();
+          // The storage is read while the Go program starts.
+          const reading = storageAdapter(this.state.storage);
+          reading.catch(() => {}); // awaited below, unless the program fails to start first
           // done settles the request waiting for token; an answer may come
           // before handle has returned, and then waits in early. failed
           // says the store did not load (after the first answer; the
@@ -229,6 +230,8 @@ export class Replica {
           delete globalThis.__hilodbBoot;
           if (typeof boot.handle !== "function") throw new Error("the Go program did not start");
           const tGo = performance.now();
+          const { adapter, found, database: kept } = await reading;
+          const tStorage = performance.now();
           const url = typeof this.env.HILODB_URL === "string" ? this.env.HILODB_URL : "";
           const token = typeof this.env.HILODB_TOKEN === "string" ? this.env.HILODB_TOKEN : "";
           await boot.open({ url, database, token }, adapter, found);
@@ -237,10 +240,10 @@ export class Replica {
           if (kept !== database) await this.state.storage.put("database", database);
           const tPut = performance.now();
           this.startTiming = [
-            ["storage", tStorage - t0],
-            ["instantiate", tInstance - tStorage],
+            ["instantiate", tInstance - t0],
             ["go", tGo - tInstance],
-            ["open", tOpen - tGo],
+            ["storage", tStorage - tGo],
+            ["open", tOpen - tStorage],
             ["put", tPut - tOpen],
           ];
           this.database = database;

@@ -99,7 +99,7 @@ func (p *Pager) Add(doc string) bool {
 	if p.after != nil && bytes.Compare(p.keyBuf, p.after) <= 0 {
 		return true
 	}
-	prefix := p.keyBuf[:len(p.keyBuf)-len(idPath.getIn(v).Str)]
+	prefix := p.keyBuf[:len(p.keyBuf)-len(idPath().getIn(v).Str)]
 	if p.need >= 0 && len(p.got) >= p.need && (p.exact || !bytes.Equal(prefix, p.last)) {
 		return false // past the page, and past every tie of its last document
 	}

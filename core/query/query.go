@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"hash/fnv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -11,8 +12,10 @@ import (
 // MaxSkip bounds a query's skip; a bookmark pages further at no cost.
 const MaxSkip = 1 << 20
 
-// idPath is the _id field every sort ends with, so an order is total.
-var idPath = MustPath("_id")
+// idPath is the _id field every sort ends with, so an order is total. It
+// is parsed on first use, not at the program's start (an edge worker's
+// first answer waits for every package's initialisation).
+var idPath = sync.OnceValue(func() Path { return MustPath("_id") })
 
 // SortField is one sort criterion: a path, ascending unless Desc.
 type SortField struct {
@@ -192,7 +195,7 @@ func (q *Query) AppendSortKey(dst []byte, v gjson.Result) []byte {
 			}
 		}
 	}
-	return append(dst, idPath.getIn(v).Str...)
+	return append(dst, idPath().getIn(v).Str...)
 }
 
 // bookmarkVersion starts every bookmark, so a later format can be told

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // ErrBadRequest is a cursor request that is malformed or asks for an
@@ -31,18 +32,24 @@ const (
 
 // requestMembers are the body's members served; those in ignoredMembers
 // change nothing in hilodb (a cache, a memory limit) and are accepted.
-var ignoredMembers = map[string]bool{"cache": true, "memoryLimit": true, "allowDirtyRead": true}
+var ignoredMembers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"cache": true, "memoryLimit": true, "allowDirtyRead": true}
+})
 
 // ignoredOptions are cursor options that change nothing here: hilodb
 // answers from one store, plans are not shown, there is no profile.
-var ignoredOptions = map[string]bool{
-	"stream": true, "maxRuntime": true, "maxPlans": true, "maxNumberOfPlans": true, "failOnWarning": true,
-	"maxWarningCount": true, "satelliteSyncWait": true, "skipInaccessibleCollections": true,
-	"intermediateCommitCount": true, "intermediateCommitSize": true, "maxTransactionSize": true,
-	"fillBlockCache": true, "allowRetry": true, "allowDirtyReads": true, "optimizer": true, "profile": true,
-	"spillOverThresholdMemoryUsage": true, "spillOverThresholdNumRows": true, "usePlanCache": true,
-	"cache": true, "memoryLimit": true, "maxDNFConditionMembers": true, "maxNodesPerCallstack": true,
-}
+// Both are made on first use, not at the program's start (an edge
+// worker's first answer waits for every package's initialisation).
+var ignoredOptions = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"stream": true, "maxRuntime": true, "maxPlans": true, "maxNumberOfPlans": true, "failOnWarning": true,
+		"maxWarningCount": true, "satelliteSyncWait": true, "skipInaccessibleCollections": true,
+		"intermediateCommitCount": true, "intermediateCommitSize": true, "maxTransactionSize": true,
+		"fillBlockCache": true, "allowRetry": true, "allowDirtyReads": true, "optimizer": true, "profile": true,
+		"spillOverThresholdMemoryUsage": true, "spillOverThresholdNumRows": true, "usePlanCache": true,
+		"cache": true, "memoryLimit": true, "maxDNFConditionMembers": true, "maxNodesPerCallstack": true,
+	}
+})
 
 func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...)
@@ -84,7 +91,7 @@ func ParseRequest(body []byte) (Request, error) {
 		case "options":
 			err = r.options(v)
 		default:
-			if !ignoredMembers[k] {
+			if !ignoredMembers()[k] {
 				err = badRequest("the member %q is not served (see docs/http.md)", k)
 			}
 		}
@@ -121,7 +128,7 @@ func (r *Request) options(v json.RawMessage) error {
 			if json.Unmarshal(ov, &r.stream) != nil {
 				return badRequest("options.stream must be true or false")
 			}
-		case ignoredOptions[k]:
+		case ignoredOptions()[k]:
 		default:
 			return badRequest("the option %q is not served (see docs/http.md)", k)
 		}

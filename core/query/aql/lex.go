@@ -3,6 +3,7 @@ package aql
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -45,15 +46,19 @@ type token struct {
 	pos  int
 }
 
-var keywords = map[string]bool{
-	"FOR": true, "IN": true, "FILTER": true, "SORT": true, "LIMIT": true, "RETURN": true,
-	"ASC": true, "DESC": true, "AND": true, "OR": true, "NOT": true, "LIKE": true,
-	"COLLECT": true, "WITH": true, "COUNT": true, "INTO": true, "TRUE": true, "FALSE": true,
-	"NULL": true, "LET": true, "INSERT": true, "UPDATE": true, "REPLACE": true, "REMOVE": true,
-	"UPSERT": true, "DISTINCT": true, "AGGREGATE": true, "GRAPH": true, "SHORTEST_PATH": true,
-	"OUTBOUND": true, "INBOUND": true, "ANY": true, "ALL": true, "NONE": true, "AT": true,
-	"LEAST": true, "KEEP": true, "PRUNE": true, "SEARCH": true, "WINDOW": true, "OPTIONS": true,
-}
+// keywords are made on first use, not at the program's start (an edge
+// worker's first answer waits for every package's initialisation).
+var keywords = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"FOR": true, "IN": true, "FILTER": true, "SORT": true, "LIMIT": true, "RETURN": true,
+		"ASC": true, "DESC": true, "AND": true, "OR": true, "NOT": true, "LIKE": true,
+		"COLLECT": true, "WITH": true, "COUNT": true, "INTO": true, "TRUE": true, "FALSE": true,
+		"NULL": true, "LET": true, "INSERT": true, "UPDATE": true, "REPLACE": true, "REMOVE": true,
+		"UPSERT": true, "DISTINCT": true, "AGGREGATE": true, "GRAPH": true, "SHORTEST_PATH": true,
+		"OUTBOUND": true, "INBOUND": true, "ANY": true, "ALL": true, "NONE": true, "AT": true,
+		"LEAST": true, "KEEP": true, "PRUNE": true, "SEARCH": true, "WINDOW": true, "OPTIONS": true,
+	}
+})
 
 // lex splits text into tokens.
 func lex(text string) ([]token, error) {
@@ -103,7 +108,7 @@ func lex(text string) ([]token, error) {
 				i++
 			}
 			w := text[start:i]
-			if up := strings.ToUpper(w); keywords[up] {
+			if up := strings.ToUpper(w); keywords()[up] {
 				out = append(out, token{kind: tKeyword, text: up, pos: start})
 			} else {
 				out = append(out, token{kind: tIdent, text: w, pos: start})
