@@ -209,7 +209,7 @@ async function startRuntime() {
     : inNode
       ? (await instantiateFile(wasmURL(), go.importObject)).instance
       : (await instantiateURL(wasmURL(), go.importObject)).instance;
-  touchHeadroom(instance.exports.mem);
+  growHeadroom(instance.exports.mem);
 
   const ready = new Promise((resolve) => {
     globalThis[readyHook] = resolve;
@@ -229,29 +229,26 @@ async function startRuntime() {
   }
 }
 
-// headroomBytes is the memory touchHeadroom makes ready: the Go side's
-// collector headroom (gcHeadroom in wasm/main.go), which a store's heap
-// grows into before its first collection.
+// headroomBytes is the memory growHeadroom adds: the Go side's collector
+// headroom (gcHeadroom in wasm/main.go), which a store's heap grows into
+// before its first collection.
 const headroomBytes = 32 << 20;
 
-// touchHeadroom grows the module's memory by headroomBytes and writes to
-// every page of it before Go starts, which then takes that memory for its
-// heap without growing it (Go reads the memory's size at start). Memory
-// the operating system has not yet given a page costs a page fault on its
-// first write: about 0.45 ms a megabyte on this project's development VM,
-// a tenth of what a new store's first bulk write of 10,000 documents took,
-// since everything it allocated was new memory. Here it is paid once, as
-// the store starts. The pages written are zeros, as Go expects of memory it
-// has not used. A memory that cannot grow is left as it is.
-export function touchHeadroom(mem) {
+// growHeadroom grows the module's memory by headroomBytes before Go starts,
+// which then takes that memory for its heap without growing it (Go reads
+// the memory's size at start). Its pages are left to the operating system
+// to give as Go first writes them: writing every page ahead, to spare a
+// first bulk write its page faults, cost a page's openStore 25-47 ms on
+// this project's development VM and spared that write nothing measurable
+// (make bench-browser, BASE= the build that wrote them). A memory that
+// cannot grow is left as it is.
+export function growHeadroom(mem) {
   if (!(mem instanceof WebAssembly.Memory)) return;
-  const from = mem.buffer.byteLength;
   try {
     mem.grow(headroomBytes / 65536);
   } catch {
-    return;
+    // Go grows it as it needs.
   }
-  new Uint8Array(mem.buffer, from, headroomBytes).fill(0);
 }
 
 // reuseCallObjects makes each Go function hand Go the same event object

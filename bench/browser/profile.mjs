@@ -19,6 +19,8 @@
 //               page by itself
 //   find        N queries through an index (default 1000) of a store of
 //               SIZE documents (default 100000) with two indexes
+//   live        N puts (default 300) into the same store, each awaited
+//               until a live query (one owner's newest 20) shows it
 //
 // It writes host.cpuprofile and page.cpuprofile to OUT (default a new
 // temporary directory; Chrome DevTools opens them) and prints, for the
@@ -43,10 +45,10 @@ import { buildServer, repoRoot, startServer } from '../../js/test/server.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
 const SCENARIO = process.env.SCENARIO || 'bulk';
-const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, 'reopen-page': 100000, start: 0, find: 1000 }[SCENARIO]);
+const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, 'reopen-page': 100000, start: 0, find: 1000, live: 300 }[SCENARIO]);
 const SIZE = Number(process.env.SIZE || 100000);
 const WARM = Boolean(process.env.WARM);
-if (!['sequential', 'bulk', 'reopen', 'reopen-page', 'start', 'find'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen, reopen-page, start or find, not ${SCENARIO}`);
+if (!['sequential', 'bulk', 'reopen', 'reopen-page', 'start', 'find', 'live'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen, reopen-page, start, find or live, not ${SCENARIO}`);
 const OUT = process.env.OUT || (await mkdtemp(join(tmpdir(), 'hilodb-profile-')));
 await mkdir(OUT, { recursive: true });
 
@@ -267,7 +269,7 @@ try {
     if (!host) await new Promise((ok) => setTimeout(ok, 100));
   }
   if (!host) throw new Error(`no hilodb-host worker among ${JSON.stringify([...workers.values()])}`);
-  if (SCENARIO.startsWith('reopen') || SCENARIO === 'find') {
+  if (SCENARIO.startsWith('reopen') || SCENARIO === 'find' || SCENARIO === 'live') {
     // Not profiled: the store's documents and its two indexes.
     await page.evaluate(async ([size]) => {
       const owner = (i) => `user-${String(i % 100).padStart(2, '0')}`;
@@ -295,6 +297,27 @@ try {
       }
       if (name === 'find') {
         for (let i = 0; i < n; i++) await store.find('todos', query(i));
+      } else if (name === 'live') {
+        // Each put's time to the live query's callback with it on top.
+        const q = query(0);
+        let want = -1;
+        let seen = () => {};
+        const w = store.watchQuery('todos', q, (r) => r.docs[0]?.n === want && seen(performance.now()));
+        await w.ready;
+        const times = [];
+        const base = (window.liveBase = (window.liveBase ?? 0) + 1e6);
+        for (let i = 0; i < n; i++) {
+          want = base + i;
+          const got = new Promise((resolve) => (seen = resolve));
+          const t = performance.now();
+          const put = store.put('todos', { n: want, owner: q.selector.owner, status: 'open', createdAt: 2e12 + base + i, title: 'new' });
+          times.push((await got) - t);
+          await put;
+        }
+        w.close();
+        times.sort((a, b) => a - b);
+        window.liveMedianMs = times[times.length >> 1];
+        return ((performance.now() - t0) * 1000) / n;
       } else if (name === 'bulk') {
         const res = await store.putMany('orders', Array.from({ length: n }, (_, i) => doc(i)));
         if (res.some((r) => r instanceof Error)) throw new Error('putMany failed');
@@ -303,7 +326,7 @@ try {
       }
       return ((performance.now() - t0) * 1000) / n;
     };
-    if (WARM && SCENARIO === 'find') {
+    if (WARM && (SCENARIO === 'find' || SCENARIO === 'live')) {
       await page.evaluate(scenario, [SCENARIO, N, false]); // the same queries, not profiled
     } else if (WARM && !SCENARIO.startsWith('reopen')) {
       // The scenario once into another store first, not profiled: the
@@ -326,9 +349,9 @@ try {
     await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));
     await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
     await page.evaluate(() => window.store.close());
-    const what = { reopen: `${N} documents reopened and a first query answered in ${(usPerDoc / 1000).toFixed(0)} ms`, find: `${N} queries, ${usPerDoc.toFixed(1)} µs a query` }[SCENARIO] ?? `${N} documents, ${usPerDoc.toFixed(1)} µs a document`;
+    const what = { reopen: `${N} documents reopened and a first query answered in ${(usPerDoc / 1000).toFixed(0)} ms`, find: `${N} queries, ${usPerDoc.toFixed(1)} µs a query`, live: SCENARIO === 'live' && `${N} puts, ${usPerDoc.toFixed(1)} µs a put and its live update, median put to callback ${(await page.evaluate(() => window.liveMedianMs)).toFixed(2)} ms` }[SCENARIO] || `${N} documents, ${usPerDoc.toFixed(1)} µs a document`;
     console.log(`${SCENARIO}: ${what} (with the profiler on); profiles in ${OUT}`);
-    const phases = ['putMany', 'SaveRanges', 'InsertMany', 'appendNow', 'Journal_.Commit', 'docsArg', 'quickPut', 'gcBgMarkWorker', 'reply', 'resolveIndexes', 'FindJSON', 'openStore', 'Replay'];
+    const phases = ['WatchQuery', 'liveQuery', 'putMany', 'SaveRanges', 'InsertMany', 'appendNow', 'Journal_.Commit', 'docsArg', 'quickPut', 'gcBgMarkWorker', 'reply', 'resolveIndexes', 'FindJSON', 'openStore', 'Replay'];
     summarize('the store worker (hilodb-host)', hostProfile, names, phases);
     summarize('the page', pageProfile, names, []);
   }

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { reuseCallObjects, touchHeadroom } from '../runtime.js';
+import { reuseCallObjects, growHeadroom } from '../runtime.js';
 
 // fakeGo runs handlers[id](this, args) for a call of the function with id.
 function fakeGo(handlers) {
@@ -93,11 +93,11 @@ describe('reuseCallObjects', () => {
   });
 });
 
-describe('touchHeadroom', () => {
+describe('growHeadroom', () => {
   test('grows the memory by the collector headroom, every byte of it zero', () => {
     const mem = new WebAssembly.Memory({ initial: 2, maximum: 4096 });
     new Uint8Array(mem.buffer).fill(7); // what was there stays
-    touchHeadroom(mem);
+    growHeadroom(mem);
     assert.equal(mem.buffer.byteLength, 2 * 65536 + (32 << 20));
     const u8 = new Uint8Array(mem.buffer);
     assert.equal(u8[2 * 65536 - 1], 7);
@@ -109,11 +109,11 @@ describe('touchHeadroom', () => {
 
   test('a memory that cannot grow so far is left as it is', () => {
     const mem = new WebAssembly.Memory({ initial: 1, maximum: 100 });
-    touchHeadroom(mem);
+    growHeadroom(mem);
     assert.equal(mem.buffer.byteLength, 65536);
   });
 
   test('a module without a memory is left alone', () => {
-    assert.doesNotThrow(() => touchHeadroom(undefined));
+    assert.doesNotThrow(() => growHeadroom(undefined));
   });
 });
