@@ -18,6 +18,14 @@ import { Refusal, authorize } from "./auth.mjs";
 // (slice), not views (subarray): storage serialises a view with its whole
 // buffer.
 const CHUNK = 120 * 1024;
+// MERGE and SMALL: an append of at most SMALL bytes that follows MERGE - 1
+// such appends, each under a key of its own at the end of the log, is
+// stored with them under one new key, in one batch with their deletion (no
+// await between: a Durable Object commits it whole), so that the next
+// start reads a log of many small writes as a key per MERGE writes, not
+// one per write. The merged value is at most MERGE * SMALL bytes.
+const MERGE = 32;
+const SMALL = 2 * 1024;
 // BATCH is the most keys one put or delete call takes.
 const BATCH = 128;
 // ALARM_MS is how soon the object retries a sync while writes are pending.
@@ -66,6 +74,9 @@ async function storageAdapter(storage) {
   let logKeys = [...logParts.keys()];
   let nextLog = logKeys.length ? Number(logKeys[logKeys.length - 1].slice(4)) + 1 : 1;
   let snapCount = snapParts.size;
+  // recent are the keys and values of the small appends at the end of the
+  // log, since the last merge (MERGE).
+  let recent = [];
 
   const putAll = (entries) => {
     const done = [];
@@ -89,12 +100,27 @@ async function storageAdapter(storage) {
     );
   const adapter = {
     append(bytes, n) {
+      if (bytes.length <= SMALL && recent.length >= MERGE - 1) {
+        const key = `log/${pad(nextLog++)}`;
+        const merged = recent.map(([k]) => k);
+        // One batch: no await between these calls.
+        const done = [storage.put(key, concat([...recent.map(([, b]) => b), bytes])), ...deleteAll(merged)];
+        const gone = new Set(merged);
+        logKeys = logKeys.filter((k) => !gone.has(k));
+        logKeys.push(key);
+        recent = [];
+        settle(Promise.all(done), n);
+        return;
+      }
       if (bytes.length <= CHUNK) {
         const key = `log/${pad(nextLog++)}`;
         logKeys.push(key);
+        if (bytes.length <= SMALL) recent.push([key, bytes]);
+        else recent = [];
         settle(storage.put(key, bytes), n);
         return;
       }
+      recent = [];
       const entries = [];
       for (let i = 0; i < bytes.length; i += CHUNK) {
         const key = `log/${pad(nextLog++)}`;
@@ -112,6 +138,7 @@ async function storageAdapter(storage) {
       // One batch: no await between these calls.
       const done = [...deleteAll(stale), ...putAll(entries)];
       logKeys = [];
+      recent = [];
       snapCount = count;
       settle(Promise.all(done), n);
     },
@@ -122,7 +149,8 @@ async function storageAdapter(storage) {
       settle(storage.put(`range/${tag}`, text), n);
     },
   };
-  return { adapter, found, database: kept.get("database") };
+  const keys = snapParts.size + logParts.size + rangeEntries.size + kept.size;
+  return { adapter, found, database: kept.get("database"), keys };
 }
 
 function concat(parts) {
@@ -230,7 +258,7 @@ export class Replica {
           delete globalThis.__hilodbBoot;
           if (typeof boot.handle !== "function") throw new Error("the Go program did not start");
           const tGo = performance.now();
-          const { adapter, found, database: kept } = await reading;
+          const { adapter, found, database: kept, keys } = await reading;
           const tStorage = performance.now();
           const url = typeof this.env.HILODB_URL === "string" ? this.env.HILODB_URL : "";
           const token = typeof this.env.HILODB_TOKEN === "string" ? this.env.HILODB_TOKEN : "";
@@ -242,7 +270,7 @@ export class Replica {
           this.startTiming = [
             ["instantiate", tInstance - t0],
             ["go", tGo - tInstance],
-            ["storage", tStorage - tGo],
+            ["storage", tStorage - tGo, `${keys} keys`],
             ["open", tOpen - tStorage],
             ["put", tPut - tOpen],
           ];
@@ -298,7 +326,9 @@ export class Replica {
       const now = performance.now();
       const phases = [...this.startTiming, ["answer", now - tReady], ["total", now - t0]];
       this.startTiming = null;
-      headers["server-timing"] = phases.map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`).join(", ");
+      headers["server-timing"] = phases
+        .map(([name, ms, desc]) => `${name};dur=${ms.toFixed(1)}${desc ? `;desc="${desc}"` : ""}`)
+        .join(", ");
     }
     return new Response(method === "HEAD" ? null : r.body ?? null, { status: r.status, headers });
   }
