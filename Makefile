@@ -195,6 +195,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzReadIndexes$$' -fuzztime=60s ./database/
 	$(GO) test -run '^$$' -fuzz='^FuzzArangoView$$' -fuzztime=30s ./edge/
 	$(GO) test -run '^$$' -fuzz='^FuzzURLCodec$$' -fuzztime=30s ./edge/
+	$(GO) test -run '^$$' -fuzz='^FuzzErrorBody$$' -fuzztime=30s ./edge/
 	$(GO) test -run '^$$' -fuzz='^FuzzAppendString$$' -fuzztime=30s ./internal/jsontext/
 	$(GO) test -run '^$$' -fuzz='^FuzzParseRangeTime$$' -fuzztime=30s ./internal/wire/
 	$(GO) test -run '^$$' -fuzz='^FuzzDepthWithin$$' -fuzztime=30s ./syncserver/

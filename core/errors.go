@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/hilodb/hilodb/errcode"
@@ -118,12 +119,24 @@ func NewError(kind error, key, rev, format string, args ...any) *Error {
 
 // newError builds an *Error of the given kind with a formatted message.
 func newError(kind error, key, rev, format string, args ...any) *Error {
+	return errorOf(kind, key, rev, fmt.Sprintf(format, args...))
+}
+
+// errorOf builds an *Error of the given kind with message msg.
+func errorOf(kind error, key, rev, msg string) *Error {
 	k, ok := kinds()[kind]
 	if !ok {
 		k = kinds()[ErrInternal]
 		kind = ErrInternal
 	}
-	return &Error{Num: k.Num, Code: k.Name, Message: fmt.Sprintf(format, args...), Key: key, Rev: rev, kind: kind}
+	return &Error{Num: k.Num, Code: k.Name, Message: msg, Key: key, Rev: rev, kind: kind}
+}
+
+// notFound is the error of a read of document id that finds none, made
+// without fmt: an edge worker's first answer may be this one, and what it
+// runs first is compiled first.
+func notFound(id string) *Error {
+	return errorOf(ErrNotFound, id, "", "document "+strconv.Quote(id)+" not found")
 }
 
 // AsError converts any error into an *Error: an *Error found in its chain is

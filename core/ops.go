@@ -568,7 +568,7 @@ func document(conv *naming.Conventions, sep, collection, selector string, get fu
 	}
 	if readHeader(doc).Meta.Collection != collection {
 		_, key, _ := ParseID(id, sep)
-		return nil, newError(ErrNotFound, key, "", "document %q not found in collection %q", id, collection)
+		return nil, errorOf(ErrNotFound, key, "", "document "+strconv.Quote(id)+" not found in collection "+strconv.Quote(collection))
 	}
 	return []byte(doc), nil
 }

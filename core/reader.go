@@ -34,7 +34,7 @@ func (r *Reader) GetString(id string) (string, error) {
 		return "", fmt.Errorf("get document: %w", err)
 	}
 	if !ok {
-		return "", newError(ErrNotFound, id, "", "document %q not found", id)
+		return "", notFound(id)
 	}
 	return doc, nil
 }

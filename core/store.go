@@ -492,7 +492,7 @@ func (s *Store) GetString(id string) (string, error) {
 		return err
 	})
 	if errors.Is(err, buntdb.ErrNotFound) {
-		return "", newError(ErrNotFound, id, "", "document %q not found", id)
+		return "", notFound(id)
 	}
 	if err != nil {
 		return "", fmt.Errorf("get document: %w", err)
@@ -522,7 +522,7 @@ func (s *Store) DeleteContext(ctx context.Context, id string) error {
 		s.notifyWrite()
 	}
 	if errors.Is(err, buntdb.ErrNotFound) {
-		return newError(ErrNotFound, id, "", "document %q not found", id)
+		return notFound(id)
 	}
 	if err != nil {
 		return fmt.Errorf("delete document: %w", err)

@@ -73,12 +73,55 @@ func errorResponse(c errcode.Code, msg string) *response {
 
 func errorWithRev(c errcode.Code, msg, rev string) *response {
 	status := arangoStatus(c)
+	if b, ok := appendErrorBody(nil, status, c.Num, msg, rev); ok {
+		return jsonResponse(status, b)
+	}
 	m := map[string]any{"error": true, "code": status, "errorNum": c.Num, "errorMessage": msg}
 	if rev != "" {
 		m["_rev"] = rev
 	}
 	b, _ := json.Marshal(m)
 	return jsonResponse(status, b)
+}
+
+// appendErrorBody appends the error body json.Marshal makes of
+// errorWithRev's map (members in its order) when msg and rev need no
+// escaping but of quotes and backslashes, which encoding/json escapes the
+// same; ok is false otherwise, and errorWithRev marshals the map. An
+// object's first answer may be an error, and encoding/json's code is then
+// not compiled on its path.
+func appendErrorBody(b []byte, status, num int, msg, rev string) (out []byte, ok bool) {
+	b = append(b, '{')
+	if rev != "" {
+		if b, ok = appendPlainString(append(b, `"_rev":`...), rev); !ok {
+			return nil, false
+		}
+		b = append(b, ',')
+	}
+	b = strconv.AppendInt(append(b, `"code":`...), int64(status), 10)
+	b = append(b, `,"error":true,"errorMessage":`...)
+	if b, ok = appendPlainString(b, msg); !ok {
+		return nil, false
+	}
+	b = strconv.AppendInt(append(b, `,"errorNum":`...), int64(num), 10)
+	return append(b, '}'), true
+}
+
+// appendPlainString appends s as a JSON string if it holds only printable
+// ASCII other than <, > and & (which encoding/json escapes for HTML).
+func appendPlainString(b []byte, s string) ([]byte, bool) {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '&':
+			return nil, false
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"'), true
 }
 
 // arangoStatus is the HTTP status ArangoDB answers an error number with, as
