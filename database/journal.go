@@ -72,6 +72,19 @@ type JournalOptions struct {
 	CompactAt int
 }
 
+// LoadPauser is a Storage that OpenJournal calls every PauseEvery items
+// while it loads the store, in the middle of its one transaction: a
+// program on one thread (GOOS=js) can return to its event loop there, so
+// that what came meanwhile (a request answered from elsewhere) is not held
+// for the whole load. LoadPause must not use the store.
+type LoadPauser interface {
+	LoadPause()
+}
+
+// PauseEvery is how many loaded items LoadPauser.LoadPause is called
+// after.
+const PauseEvery = 1024
+
 // ErrDamaged is returned by OpenJournal for a store whose bytes were
 // changed after they were written: a frame of the log that whole frames
 // follow fails its checksum, or the snapshot fails its own. The error
@@ -148,6 +161,15 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	// (handedOver).
 	torn := false
 	err = store.LoadSaved(func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
+		if p, ok := st.(LoadPauser); ok {
+			load, n := apply, 0
+			apply = func(c core.Change) error {
+				if n++; n%PauseEvery == 0 {
+					p.LoadPause()
+				}
+				return load(c)
+			}
+		}
 		var err error
 		j.seq, j.logSize, torn, err = readStored(sn, log, apply, restore)
 		return err

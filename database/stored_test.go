@@ -135,3 +135,42 @@ func TestStoredFailsAsTheLoad(t *testing.T) {
 		}
 	})
 }
+
+// pausing is a Storage that counts its load's pauses.
+type pausing struct {
+	database.MemStorage
+	pauses int
+}
+
+func (p *pausing) LoadPause() { p.pauses++ }
+
+var _ database.LoadPauser = (*pausing)(nil)
+
+// TestLoadPauses loads a store of 2,500 documents from a LoadPauser: it is
+// called every PauseEvery items, and the store loads whole.
+func TestLoadPauses(t *testing.T) {
+	st, _ := core.Open(":memory:", core.Options{Node: "T"})
+	mem := &database.MemStorage{}
+	if _, err := database.OpenJournal(mem, st, database.JournalOptions{CompactAt: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2500 {
+		put(t, st, fmt.Sprintf("orders/%d", i), i)
+	}
+	st.Close()
+	loaded, _ := core.Open(":memory:", core.Options{Node: "T"})
+	defer loaded.Close()
+	st2 := &pausing{MemStorage: database.MemStorage{Log: mem.Log}}
+	if _, err := database.OpenJournal(st2, loaded, database.JournalOptions{CompactAt: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	pauses := st2.pauses
+	if pauses < 2500/database.PauseEvery {
+		t.Errorf("Pause called %d times over 2,500 documents", pauses)
+	}
+	for _, id := range []string{"orders/0", "orders/1500", "orders/2499"} {
+		if _, err := loaded.Get(id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}

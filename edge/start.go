@@ -18,7 +18,9 @@ import (
 // read by a core.Reader) as the replica would answer it once loaded: from
 // what it holds, "stale", since it does not follow the server's feed yet
 // (app.quick, the start window). Any other first request, and a read that
-// asks to be fresh (no-cache), waits for the load.
+// asks to be fresh (no-cache), waits for the load. The load returns to the
+// event loop now and then (doStorage.LoadPause): a read that came
+// meanwhile is answered from the stored bytes too.
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,7 @@ import (
 type prereadDir struct {
 	*database.Dir
 	snap, log []byte
+	pause     func() // LoadPause, if set
 }
 
 func openPreread(t *testing.T, dir string) *prereadDir {
@@ -39,6 +41,12 @@ func openPreread(t *testing.T, dir string) *prereadDir {
 }
 
 func (p *prereadDir) Load() ([]byte, []byte, error) { return p.snap, p.log, nil }
+
+func (p *prereadDir) LoadPause() {
+	if p.pause != nil {
+		p.pause()
+	}
+}
 
 // copyDir copies the files of directory from into a new directory.
 func copyDir(t *testing.T, from string) string {
@@ -231,5 +239,68 @@ func TestStarterDamagedStore(t *testing.T) {
 	}
 	if res := openFailure(s.err); res.status != 500 {
 		t.Errorf("answer: %d %s", res.status, res.body)
+	}
+}
+
+// TestStarterAnswersWhileLoading loads a replica of 1,500 documents: where
+// the load pauses (as it returns to the event loop under workerd), a read
+// that came meanwhile is answered from the stored bytes, as the loaded
+// replica answers it.
+func TestStarterAnswersWhileLoading(t *testing.T) {
+	addr, _ := servertest.Serve(t, syncserver.Config{DataDir: t.TempDir()}, "127.0.0.1:0")
+	cfg := config{URL: "ws://" + addr + "/v1/sync", Database: "loads"}
+	defineOnServer(t, addr, "loads", "orders")
+	dir := t.TempDir()
+	d, err := database.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := openApp(context.Background(), cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var many bytes.Buffer
+	many.WriteString("[")
+	for i := range 1500 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `{"_key":"k%d","n":%d}`, i, i)
+	}
+	many.WriteString("]")
+	if res := serve(t, a, &request{method: "POST", path: "/_api/document/orders", body: many.Bytes()}, nil); res.status >= 300 {
+		t.Fatalf("insert: %d %s", res.status, res.body)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+
+	read := &request{method: "GET", path: "/_api/document/orders/k7"}
+	var s *starter
+	var during []*response
+	st := openPreread(t, dir)
+	st.pause = func() {
+		if _, _, done := s.opened(); done {
+			t.Error("paused after the load")
+		}
+		if res, ok := s.quick(read); ok {
+			during = append(during, res)
+		}
+	}
+	s = newStarter(cfg, st, st.snap, st.log, nil, nil)
+	loaded, err := s.wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	if len(during) == 0 {
+		t.Fatal("no read was answered while the store loaded")
+	}
+	want := loaded.read(read, route{kind: "arango", coll: "orders", key: "k7"})
+	for _, got := range during {
+		if got.status != 200 || !bytes.Equal(got.body, want.body) {
+			t.Errorf("while loading: %d %s; loaded: %d %s", got.status, got.body, want.status, want.body)
+		}
 	}
 }

@@ -41,8 +41,9 @@ type doStorage struct {
 }
 
 var (
-	_ database.Storage = (*doStorage)(nil)
-	_ database.Meta    = (*doStorage)(nil)
+	_ database.Storage    = (*doStorage)(nil)
+	_ database.Meta       = (*doStorage)(nil)
+	_ database.LoadPauser = (*doStorage)(nil)
 )
 
 func newDOStorage(adapter, found js.Value) *doStorage {
@@ -77,6 +78,16 @@ func bytesToJS(b []byte) js.Value {
 	u8 := jsUint8Array.New(len(b))
 	js.CopyBytesToJS(u8, b)
 	return u8
+}
+
+// LoadPause implements database.LoadPauser: it returns once the event loop
+// has taken a turn (a timeout), in which workerd hands the program what
+// came meanwhile, and a read among it is answered from the stored bytes
+// (starter).
+func (s *doStorage) LoadPause() {
+	turned := make(chan struct{})
+	afterAnswer(func() { close(turned) })
+	<-turned
 }
 
 // Load implements database.Storage.
