@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hilodb/hilodb/client"
@@ -58,7 +59,9 @@ type Config struct {
 	// DialLater makes Open return once the store is loaded, without dialing:
 	// the live loop (with Live) or the first call that needs the server
 	// dials, as after a failed first dial. A server that refuses the client
-	// is then not Open's error but that of the calls (and OnError).
+	// is then not Open's error but that of the calls (and OnError). A
+	// Storage whose meta holds the node of an earlier session (the device
+	// opened this store before) always opens so.
 	DialLater bool
 	// PullLimit, PingEvery and PushDelay are the replicator's
 	// (replica.Options).
@@ -103,6 +106,10 @@ type DB struct {
 	journal *Journal // nil without Storage
 	meta    Meta     // nil unless Storage keeps it
 
+	// connecting: Open did not dial, and the live loop's first attempt
+	// has not ended yet (see Connecting).
+	connecting atomic.Bool
+
 	ctx      context.Context
 	cancel   context.CancelFunc
 	bgMu     sync.Mutex // guards bg.Add against Close's bg.Wait
@@ -116,7 +123,8 @@ type DB struct {
 // Open opens the DB cfg describes: it loads what cfg.Storage holds while it
 // dials the server (opening offline when it cannot be reached) and, with
 // cfg.Live, starts replicating. A server that answers and refuses the
-// client (a wrong token, say) is an error.
+// client (a wrong token, say) is an error. A store this device opened
+// before (and cfg.DialLater) does not wait for the dial: see DialLater.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.URL == "" || cfg.Database == "" {
 		return nil, errors.New("open database: URL and Database are required")
@@ -135,6 +143,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 
 	var savedRanges map[string][]byte
 	node := cfg.Node
+	dialLater := cfg.DialLater
 	if m, isMeta := cfg.Storage.(Meta); isMeta {
 		n, ranges, err := m.LoadMeta()
 		if err != nil {
@@ -144,6 +153,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		if node == "" {
 			node = n
 		}
+		// A store this device opened before opens from what it holds: the
+		// network's latency (or a connection that hangs) is not on the
+		// path of its start.
+		dialLater = dialLater || n != ""
 	}
 	copts := client.Options{Database: cfg.Database, Token: cfg.Token, TokenFunc: cfg.TokenFunc, URLs: cfg.URLs, Node: node, OnNode: db.setNode,
 		RequestTimeout: cfg.RequestTimeout, Heartbeat: cfg.Heartbeat, OnStatus: cfg.OnStatus}
@@ -174,7 +187,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	dialed := make(chan dialResult, 1)
 	dctx, dcancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer dcancel()
-	if cfg.DialLater {
+	if dialLater {
 		dialed <- dialResult{err: client.ErrDisconnected}
 	} else {
 		go func() {
@@ -240,6 +253,23 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		// the log at all).
 		ropts.BeforePush = func(context.Context) error { return j.Harden() }
 	}
+	if dialLater && cfg.Live {
+		// The live loop's first attempt tells how it ended, either way.
+		db.connecting.Store(true)
+		onConnect, onError := ropts.OnConnect, ropts.OnError
+		ropts.OnConnect = func() {
+			db.connecting.Store(false)
+			if onConnect != nil {
+				onConnect()
+			}
+		}
+		ropts.OnError = func(err error) {
+			db.connecting.Store(false)
+			if onError != nil {
+				onError(err)
+			}
+		}
+	}
 	db.rep = replica.New(st, cl, ropts)
 	if cfg.Live {
 		db.bg.Add(1)
@@ -302,6 +332,11 @@ func (db *DB) Store() *core.Store { return db.store }
 
 // Client returns the sync client.
 func (db *DB) Client() *client.Client { return db.client }
+
+// Connecting reports whether Open returned without dialing (DialLater, or
+// a store opened before) and the live loop's first attempt to connect has
+// not ended yet: the store is not offline, it is on its way online.
+func (db *DB) Connecting() bool { return db.connecting.Load() }
 
 // Replicator returns the replicator (Push, Pull, Sync).
 func (db *DB) Replicator() *replica.Replicator { return db.rep }

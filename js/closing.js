@@ -8,7 +8,8 @@ export const closeTimeout = 5000;
 /**
  * settlePending resolves to the number of local writes the server has not
  * acknowledged once store (pending(), info()) has none left, the store is
- * offline, or timeout ms have passed. A store that does not sync live
+ * offline (not connected, nor on its way: a store opened before connects
+ * after openStore resolved), or timeout ms have passed. A store that does not sync live
  * (sync: false) is not waited for: nothing would push its writes.
  */
 export async function settlePending(store, live, timeout) {
@@ -16,7 +17,8 @@ export async function settlePending(store, live, timeout) {
   for (;;) {
     const n = await store.pending();
     if (n === 0 || !live || Date.now() >= deadline) return n;
-    if (!(await store.info()).connected) return n;
+    const { connected, connecting } = await store.info();
+    if (!connected && !connecting) return n;
     await new Promise((ok) => setTimeout(ok, Math.min(25, Math.max(0, deadline - Date.now()))));
   }
 }

@@ -280,6 +280,12 @@ export interface StoreInfo {
   serverTag: string;
   /** Whether a connection to the server is up now. */
   connected: boolean;
+  /**
+   * Whether the store is on its way online: a persisted store opened before
+   * opens without waiting for the server, and connects in the background;
+   * true until that first attempt has ended.
+   */
+  connecting: boolean;
   /** Whether the store runs in the worker shared by the origin's tabs (a persisted store in a page). */
   shared: boolean;
 }

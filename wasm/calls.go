@@ -247,7 +247,9 @@ func (a *api) deleteArgs(args []js.Value) (func() (any, error), error) {
 
 func (a *api) infoArgs(args []js.Value) (func() (any, error), error) {
 	return a.onStore(args, func(h *handle) (any, error) {
-		return object("node", h.store.Clock().Node(), "serverTag", h.client.ServerTag(), "connected", h.client.Connected()), nil
+		connected := h.client.Connected()
+		return object("node", h.store.Clock().Node(), "serverTag", h.client.ServerTag(), "connected", connected,
+			"connecting", !connected && h.db.Connecting()), nil
 	})
 }
 

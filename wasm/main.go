@@ -12,7 +12,7 @@
 //	put(collection, doc)  → Promise<stored document>
 //	get(id)               → Promise<document>
 //	delete(id)            → Promise<undefined>
-//	info()                → Promise<{node, serverTag, connected}>
+//	info()                → Promise<{node, serverTag, connected, connecting}>
 //	sync()                → Promise<{pushed, pulled}>: one push and pull round
 //	pending()             → Promise<number of local writes awaiting the server>
 //	conflicts(id)         → Promise<[{id, rev, doc, deleted}]>: losing versions

@@ -107,6 +107,7 @@ function statusFrom(state) {
   const text = {
     online: 'Online: changes sync as you make them.',
     syncing: 'Syncing…',
+    connecting: 'Connecting…',
     offline: 'Offline: your changes are kept in this browser and sync when the server is back.',
   }[state];
   setStatus(state, text);
@@ -179,7 +180,8 @@ async function main() {
       if (err.code !== 'needs_server' && err.code !== 'unavailable') showError(err);
     });
     const info = await store.info();
-    statusFrom(info.connected ? 'online' : 'offline');
+    // A store opened before opens from this browser and connects after.
+    statusFrom(info.connected ? 'online' : info.connecting ? 'connecting' : 'offline');
     await refresh();
     // Conflicts not settled before the last reload are listed again.
     for (const id of await store.conflicts()) await showConflict({ id, kept: 'remote' });
