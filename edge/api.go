@@ -43,6 +43,9 @@ type request struct {
 // noCache reports whether a Cache-Control header's value has the no-cache
 // directive.
 func noCache(cacheControl string) bool {
+	if cacheControl == "" {
+		return false // most requests: no split, no allocation
+	}
 	for _, d := range strings.Split(cacheControl, ",") {
 		if strings.EqualFold(strings.TrimSpace(d), "no-cache") {
 			return true

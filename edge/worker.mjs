@@ -75,8 +75,13 @@ async function storageAdapter(storage) {
   let nextLog = logKeys.length ? Number(logKeys[logKeys.length - 1].slice(4)) + 1 : 1;
   let snapCount = snapParts.size;
   // recent are the keys and values of the small appends at the end of the
-  // log, since the last merge (MERGE).
+  // log, since the last merge (MERGE): from the start, the log's last
+  // keys of at most SMALL bytes.
   let recent = [];
+  for (const [k, v] of [...logParts].reverse()) {
+    if (v.byteLength > SMALL || recent.length >= MERGE - 1) break;
+    recent.unshift([k, v instanceof Uint8Array ? v : new Uint8Array(v)]);
+  }
 
   const putAll = (entries) => {
     const done = [];
