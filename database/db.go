@@ -264,7 +264,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 			}
 		}
 		ropts.OnError = func(err error) {
-			db.connecting.Store(false)
+			// The first attempt failed: the store is offline (a state the
+			// OnStatus of a dial that failed in Open never tells).
+			if db.connecting.Swap(false) && cfg.OnStatus != nil {
+				cfg.OnStatus(false)
+			}
 			if onError != nil {
 				onError(err)
 			}

@@ -92,6 +92,28 @@ test('a store opened before opens at once while its server hangs, and syncs once
   }
 });
 
+test('a store opened before whose server is gone opens, and its status turns offline', { timeout: 60_000 }, async () => {
+  const server = await startServer(bin);
+  const persist = join(dir, 'gone');
+  let s = await openStore({ url: server.wsURL, database: 'gone', persist });
+  const kept = await s.put('orders', { n: 1 });
+  await s.close();
+  await server.stop();
+  s = await openStore({ url: server.wsURL, database: 'gone', persist });
+  try {
+    const states = [];
+    s.on('status', (e) => states.push(e.state));
+    assert.equal((await s.get(kept._id)).n, 1);
+    await until('an offline status', () => states.includes('offline'));
+    const info = await s.info();
+    assert.equal(info.connected, false);
+    assert.equal(info.connecting, false);
+    assert.deepEqual(await s.close(), { pending: 0, lost: 0 });
+  } finally {
+    await s.close();
+  }
+});
+
 // close() right after such an open waits for the connection on its way, then
 // for the push: nothing written offline is left behind by a quick close.
 test('close() right after a warm open waits for the connection on its way and pushes', { timeout: 60_000 }, async () => {
