@@ -16,10 +16,13 @@
 // quiet machine first (settle below; SETTLE_MAX=0 turns that off).
 // BASE, the web root of another hilodb build (js/build-web.sh), adds it as
 // system hilodb-base, served under /base/ and measured beside this one in
-// the same rounds.
+// the same rounds. AWAY_MS puts the sync server that far away each way for
+// start (a TCP proxy on 127.0.0.1 delays every chunk; the page itself
+// still loads from 127.0.0.1, as from its service worker's cache).
 
 import { execFile } from 'node:child_process';
 import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +41,7 @@ const BIG = Number(process.env.BIG || 100000);
 const ROUNDS = Number(process.env.ROUNDS || 3);
 const SCENARIOS = (process.env.SCENARIOS || 'sequential,sequential-warm,concurrent,bulk,bulk-warm,list,big,pull,start').split(',');
 const BASE = process.env.BASE || '';
+const AWAY_MS = Number(process.env.AWAY_MS || 0);
 const systems = (process.env.SYSTEMS || 'hilodb,pouch-idb,pouch-indexeddb').split(',');
 if (BASE) systems.splice(1, 0, 'hilodb-base');
 const pouches = systems.filter((s) => s.startsWith('pouch'));
@@ -49,7 +53,8 @@ await run('bash', [join(repoRoot, 'js', 'build-web.sh'), web], { maxBuffer: 16 <
 for (const f of ['bench.html', 'bench.js', 'start.html', 'start.js']) await copyFile(join(here, f), join(web, f));
 if (BASE) await cp(BASE, join(web, 'base'), { recursive: true });
 for (const f of ['pouchdb.min.js', 'pouchdb.indexeddb.min.js']) await copyFile(join(here, 'node_modules', 'pouchdb', 'dist', f), join(web, f));
-const server = await startServer(built.bin, ['-static', web]);
+// Pages on the server's own origin reach it through AWAY_MS's proxy too.
+const server = await startServer(built.bin, ['-static', web, '-origins', '127.0.0.1:*']);
 const chromiumOptions = {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
@@ -75,6 +80,22 @@ async function inPage(fn, ...args) {
   }
 }
 
+// delayProxy forwards connections on 127.0.0.1 to port, each chunk
+// delayed by ms in each direction.
+async function delayProxy(port, ms) {
+  const srv = createServer((c) => {
+    const u = connect(port, '127.0.0.1');
+    const pipe = (from, to) => from.on('data', (d) => setTimeout(() => to.write(d), ms));
+    pipe(c, u);
+    pipe(u, c);
+    const end = () => (c.destroy(), u.destroy());
+    for (const x of [c, u]) x.on('close', end).on('error', end);
+  });
+  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+  return { url: `ws://127.0.0.1:${srv.address().port}/v1/sync`, close: () => new Promise((ok) => srv.close(ok)) };
+}
+const away = AWAY_MS > 0 ? await delayProxy(Number(new URL(server.base).port), AWAY_MS) : null;
+
 // startup opens store name of system in a page of a new browser profile
 // (empty cache, no store: a cold first load), then after reloading the
 // page (a warm one): ms from the call, each after a quiet machine.
@@ -89,7 +110,7 @@ async function startup(system, name) {
       await page.waitForFunction(() => window.start);
       return page.evaluate(([s, n]) => window.start(s, n), [system, name]);
     };
-    const first = await open(() => page.goto(`${server.base}/start.html`));
+    const first = await open(() => page.goto(`${server.base}/start.html${away ? `?ws=${encodeURIComponent(away.url)}` : ''}`));
     const again = await open(() => page.reload());
     return { startColdMs: first.ms, startWarmMs: again.ms };
   } finally {
@@ -124,6 +145,7 @@ try {
 } finally {
   await context.close();
   await server.stop();
+  await away?.close();
   await built.cleanup();
   await rm(web, { recursive: true, force: true });
   await rm(profile, { recursive: true, force: true });

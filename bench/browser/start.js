@@ -7,7 +7,8 @@
 // it in a new browser profile (a cold first load: empty cache, no store)
 // and again after a reload (a warm one).
 
-const url = `ws://${location.host}/v1/sync`;
+// ?ws= names another sync server (run.mjs's AWAY_MS: the same one, far away).
+const url = new URLSearchParams(location.search).get('ws') ?? `ws://${location.host}/v1/sync`;
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
