@@ -38,7 +38,7 @@ func filledStore(b *testing.B, n int, indexes ...[]string) *testStore {
 	return s
 }
 
-var threeIndexes = [][]string{{"status", "createdAt"}, {"priority"}, {"owner"}}
+var threeIndexes = [][]string{{"status", "createdAt"}, {"priority"}, {"owner"}, {"createdAt"}}
 
 // BenchmarkPutIndexes is a put into a collection of 10,000 documents with
 // 0 and with 3 indexes.
@@ -66,6 +66,7 @@ func BenchmarkFind100k(b *testing.B) {
 		{"equality-sort-limit20", `{"selector":{"status":"open"},"sort":[{"createdAt":"desc"}],"limit":20}`},
 		{"range-limit100", `{"selector":{"priority":{"$gte":2,"$lt":4}},"limit":100}`},
 		{"compound", `{"selector":{"status":"done","createdAt":{"$gt":1700050000000}},"limit":20}`},
+		{"range-sorted-limit100", `{"selector":{"createdAt":{"$gte":1700010000000,"$lt":1700090000000}},"sort":[{"createdAt":"asc"}],"limit":100}`},
 		{"scan", `{"selector":{"title":"todo number 99999"}}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -18,7 +18,10 @@
 //   start       the same for a new, empty store: what openStore costs a
 //               page by itself
 //   find        N queries through an index (default 1000) of a store of
-//               SIZE documents (default 100000) with two indexes
+//               SIZE documents (default 100000) with two indexes: QUERY=
+//               eqSort (one owner's newest 20, the default), range (100 in
+//               a range of createdAt, on a third index) or compound (one
+//               owner's newest 20 of one status), as bench/query asks them
 //   live        N puts (default 300) into the same store, each awaited
 //               until a live query (one owner's newest 20) shows it
 //
@@ -47,6 +50,8 @@ const run = promisify(execFile);
 const SCENARIO = process.env.SCENARIO || 'bulk';
 const N = Number(process.env.N || { bulk: 10000, sequential: 3000, reopen: 100000, 'reopen-page': 100000, start: 0, find: 1000, live: 300 }[SCENARIO]);
 const SIZE = Number(process.env.SIZE || 100000);
+const QUERY = process.env.QUERY || 'eqSort';
+if (!['eqSort', 'range', 'compound'].includes(QUERY)) throw new Error(`QUERY: eqSort, range or compound, not ${QUERY}`);
 const WARM = Boolean(process.env.WARM);
 if (!['sequential', 'bulk', 'reopen', 'reopen-page', 'start', 'find', 'live'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen, reopen-page, start, find or live, not ${SCENARIO}`);
 const OUT = process.env.OUT || (await mkdtemp(join(tmpdir(), 'hilodb-profile-')));
@@ -271,21 +276,27 @@ try {
   if (!host) throw new Error(`no hilodb-host worker among ${JSON.stringify([...workers.values()])}`);
   if (SCENARIO.startsWith('reopen') || SCENARIO === 'find' || SCENARIO === 'live') {
     // Not profiled: the store's documents and its two indexes.
-    await page.evaluate(async ([size]) => {
+    await page.evaluate(async ([size, query]) => {
       const owner = (i) => `user-${String(i % 100).padStart(2, '0')}`;
       const doc = (i) => ({ n: i, owner: owner((i * 7) % 101), status: ['open', 'doing', 'done'][i % 3], createdAt: 1.7e12 + ((i * 1000003) % size) * 60000, title: `todo ${i}` });
       await window.store.createIndex('todos', { name: 'owner-createdAt', fields: ['owner', 'createdAt'] });
       await window.store.createIndex('todos', { name: 'owner-status-createdAt', fields: ['owner', 'status', 'createdAt'] });
+      if (query === 'range') await window.store.createIndex('todos', { name: 'createdAt', fields: ['createdAt'] });
       for (let from = 0; from < size; from += 10000) await window.store.putMany('todos', Array.from({ length: Math.min(10000, size - from) }, (_, k) => doc(from + k)));
-    }, [SCENARIO.startsWith('reopen') ? N : SIZE]);
+    }, [SCENARIO.startsWith('reopen') ? N : SIZE, QUERY]);
   }
   if (SCENARIO === 'reopen-page' || SCENARIO === 'start') {
     await reopenPage(page);
   } else {
-    const scenario = async ([name, n, warm]) => {
+    const scenario = async ([name, n, warm, which]) => {
       const doc = (i) => ({ total: i, item: 'widget', qty: i % 7, note: 'a small order' });
       const store = warm ? window.warmStore : window.store;
-      const query = (i) => ({ selector: { owner: `user-${String((i * 37) % 100).padStart(2, '0')}` }, sort: [{ createdAt: 'desc' }], limit: 20 });
+      const owner = (i) => `user-${String(i % 100).padStart(2, '0')}`;
+      const query = {
+        eqSort: (i) => ({ selector: { owner: owner(i * 37) }, sort: [{ createdAt: 'desc' }], limit: 20 }),
+        range: (i) => ({ selector: { createdAt: { $gte: 1.7e12 + ((i * 7919) % 90000) * 60000, $lt: 1.7e12 + (((i * 7919) % 90000) + 2000) * 60000 } }, sort: [{ createdAt: 'asc' }], limit: 100 }),
+        compound: (i) => ({ selector: { owner: owner(i * 37 + 11), status: ['open', 'doing', 'done'][i % 3] }, sort: [{ createdAt: 'desc' }], limit: 20 }),
+      }[which === 'range' || which === 'compound' ? which : 'eqSort'];
       const t0 = performance.now();
       if (name === 'reopen') {
         // The host worker stays; the store's files are read again.
@@ -327,7 +338,7 @@ try {
       return ((performance.now() - t0) * 1000) / n;
     };
     if (WARM && (SCENARIO === 'find' || SCENARIO === 'live')) {
-      await page.evaluate(scenario, [SCENARIO, N, false]); // the same queries, not profiled
+      await page.evaluate(scenario, [SCENARIO, N, false, QUERY]); // the same queries, not profiled
     } else if (WARM && !SCENARIO.startsWith('reopen')) {
       // The scenario once into another store first, not profiled: the
       // worker's code is optimized by then, as in the bench's -warm figures.
@@ -335,7 +346,7 @@ try {
         const { openStore } = await import('/index.js');
         window.warmStore = await openStore({ url: `ws://${location.host}/v1/sync`, database: 'warmup', persist: 'warmup' });
       });
-      await page.evaluate(scenario, [SCENARIO, N, true]);
+      await page.evaluate(scenario, [SCENARIO, N, true, QUERY]);
       await page.evaluate(() => window.warmStore.close());
     }
     for (const send of [(m, p) => inWorker(host, m, p), (m, p) => cdp.send(m, p)]) {
@@ -343,7 +354,7 @@ try {
       await send('Profiler.setSamplingInterval', { interval: 50 });
       await send('Profiler.start');
     }
-    const usPerDoc = await page.evaluate(scenario, [SCENARIO, N, false]);
+    const usPerDoc = await page.evaluate(scenario, [SCENARIO, N, false, QUERY]);
     const hostProfile = (await inWorker(host, 'Profiler.stop')).profile;
     const pageProfile = (await cdp.send('Profiler.stop')).profile;
     await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));

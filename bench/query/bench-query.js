@@ -134,6 +134,7 @@ function loadScript(src) {
 // Each system's code, loaded once for the page.
 const lib = (async () => {
   if (system === 'hilodb') return import('/index.js');
+  if (system === 'hilodb-base') return import('/base/index.js'); // another build (run.mjs's BASE)
   if (system === 'rxdb') return import('./rxdb.js');
   await loadScript('pouchdb.min.js');
   if (system === 'pouch-indexeddb') await loadScript('pouchdb.indexeddb.min.js');
@@ -240,7 +241,7 @@ const systems = {
     close: (db) => db.close(),
   },
 };
-const sys = systems[system.startsWith('pouch') ? 'pouch' : system];
+const sys = systems[system.startsWith('pouch') ? 'pouch' : system === 'hilodb-base' ? 'hilodb' : system];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

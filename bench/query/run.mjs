@@ -31,10 +31,12 @@
 // reopen,queries,live,puts. Sizes: N, SEED (default 5,000), PUTS (default
 // 100), REPS (default 30), WARM (runs of each query, and live puts,
 // before those measured, default 3), SCAN_REPS (default 3), LIVE
-// (default 20).
+// (default 20). BASE, the web root of another hilodb build
+// (js/build-web.sh), adds it as system hilodb-base, served under /base/
+// and measured beside this one: an A/B of two builds in one run.
 
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +61,8 @@ const ROUNDS = Number(process.env.ROUNDS || 3);
 const SETTLE_MAX = Number(process.env.SETTLE_MAX ?? 15000);
 const SCENARIOS = (process.env.SCENARIOS || 'reopen,queries,live,puts').split(',');
 const systems = (process.env.SYSTEMS || 'hilodb,pouch-indexeddb,rxdb').split(',');
+const BASE = process.env.BASE || '';
+if (BASE) systems.splice(1, 0, 'hilodb-base');
 const pouches = systems.filter((s) => s.startsWith('pouch'));
 const want = (s) => SCENARIOS.includes(s);
 const started = Date.now();
@@ -69,6 +73,7 @@ const web = await mkdtemp(join(tmpdir(), 'hilodb-bench-query-web-'));
 const profile = await mkdtemp(join(tmpdir(), 'hilodb-bench-query-profile-'));
 await run('bash', [join(repoRoot, 'js', 'build-web.sh'), web], { maxBuffer: 16 << 20 });
 for (const f of ['bench-query.html', 'bench-query.js']) await copyFile(join(here, f), join(web, f));
+if (BASE) await cp(BASE, join(web, 'base'), { recursive: true });
 for (const f of ['pouchdb.min.js', 'pouchdb.indexeddb.min.js', 'pouchdb.find.min.js']) await copyFile(join(here, 'node_modules', 'pouchdb', 'dist', f), join(web, f));
 await build({ entryPoints: [join(here, 'rxdb-entry.js')], bundle: true, format: 'esm', minify: true, outfile: join(web, 'rxdb.js'), logLevel: 'warning' });
 const server = await startServer(built.bin, ['-static', web]);
@@ -206,6 +211,10 @@ if (systems.includes('hilodb')) {
   if (h[0].reopenMs !== undefined) goal(`reopening ${N} todos with 2 indexes < 500 ms (to the first answer)`, `${fmt(per('hilodb', 'reopenMs'))} ms from the page's start`, per('hilodb', 'reopenMs') < 500);
   console.log('\nhilodb against the goals:');
   for (const g of goals) console.log(g);
+}
+if (BASE) {
+  console.log(`\nhilodb against the build in ${BASE} (median of ${ROUNDS} rounds; >1 means this build is faster):`);
+  for (const m of metrics) console.log(`${m.padEnd(14)} ratio ${fmt(ratio(m, 'hilodb', ['hilodb-base']))}   hilodb ${fmt(per('hilodb', m))}   base ${fmt(per('hilodb-base', m))}`);
 }
 console.log(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s`);
 if (wrong.length > 0) {

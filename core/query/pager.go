@@ -19,6 +19,7 @@ type Pager struct {
 	after  []byte
 	need   int  // stop once this many are held, where the order allows; -1: never
 	exact  bool // the candidates come in the query's exact order, ties included
+	lazy   bool // exact, with no bookmark: rows are held without their sort keys
 	count  bool // only count matches
 	got    []pageRow
 	last   []byte // the sort key without its _id of the last row held
@@ -64,6 +65,7 @@ func (q *Query) NewPager(o PagerOptions) (*Pager, error) {
 		return nil, err
 	}
 	p := &Pager{q: q, after: after, need: -1, exact: o.Exact, count: o.CountOnly, max: o.MaxBytes}
+	p.lazy = o.Exact && after == nil && !o.CountOnly
 	if q.Limit > 0 && !o.CountOnly {
 		if o.Ordered || o.Exact {
 			p.need = q.Skip + q.Limit
@@ -94,12 +96,24 @@ func (p *Pager) Add(doc string) bool {
 		p.Matched++
 		return true
 	}
-	v := gjson.Parse(doc)
-	p.keyBuf = p.q.AppendSortKey(p.keyBuf[:0], v)
+	if p.lazy {
+		// In the page's exact order from the first candidate: each match
+		// is the page's next row, and only the last row's sort key is ever
+		// needed (for the bookmark, made by Page).
+		p.Matched++
+		p.got = append(p.got, pageRow{doc: doc})
+		p.bytes += len(doc)
+		if p.max > 0 && p.bytes > p.max {
+			return false
+		}
+		return p.need < 0 || len(p.got) < p.need
+	}
+	var idLen int
+	p.keyBuf, idLen = p.q.appendSortKey(p.keyBuf[:0], gjson.Parse(doc))
 	if p.after != nil && bytes.Compare(p.keyBuf, p.after) <= 0 {
 		return true
 	}
-	prefix := p.keyBuf[:len(p.keyBuf)-len(idPath().getIn(v).Str)]
+	prefix := p.keyBuf[:len(p.keyBuf)-idLen]
 	if p.need >= 0 && len(p.got) >= p.need && (p.exact || !bytes.Equal(prefix, p.last)) {
 		return false // past the page, and past every tie of its last document
 	}
@@ -145,7 +159,9 @@ func (h *lastFirst) Pop() any {
 // the page after it when the page is full.
 func (p *Pager) Page() (docs [][]byte, bookmark string) {
 	rows := p.got
-	sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].key, rows[j].key) < 0 })
+	if !p.lazy { // lazy rows came in order
+		sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].key, rows[j].key) < 0 })
+	}
 	if p.q.Skip >= len(rows) {
 		rows = nil
 	} else {
@@ -159,7 +175,11 @@ func (p *Pager) Page() (docs [][]byte, bookmark string) {
 		docs[i] = p.q.Project([]byte(r.doc))
 	}
 	if p.q.Limit > 0 && len(rows) == p.q.Limit {
-		bookmark = p.q.BookmarkFor(rows[len(rows)-1].key)
+		last := rows[len(rows)-1]
+		if p.lazy {
+			last.key = p.q.SortKey([]byte(last.doc))
+		}
+		bookmark = p.q.BookmarkFor(last.key)
 	}
 	return docs, bookmark
 }

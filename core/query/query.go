@@ -186,6 +186,13 @@ func (q *Query) SortKey(doc []byte) []byte {
 
 // AppendSortKey appends the sort key of the parsed document v to dst.
 func (q *Query) AppendSortKey(dst []byte, v gjson.Result) []byte {
+	dst, _ = q.appendSortKey(dst, v)
+	return dst
+}
+
+// appendSortKey is AppendSortKey; it also returns the length of the id
+// that ends the key.
+func (q *Query) appendSortKey(dst []byte, v gjson.Result) ([]byte, int) {
 	for _, f := range q.Sort {
 		start := len(dst)
 		dst = AppendKey(dst, f.Path.getIn(v))
@@ -195,7 +202,8 @@ func (q *Query) AppendSortKey(dst []byte, v gjson.Result) []byte {
 			}
 		}
 	}
-	return append(dst, idPath().getIn(v).Str...)
+	id := idPath().getIn(v).Str
+	return append(dst, id...), len(id)
 }
 
 // bookmarkVersion starts every bookmark, so a later format can be told
