@@ -29,6 +29,9 @@ type Plan struct {
 	// Examined counts the documents read; Matched those the selector took.
 	Examined int `json:"examined"`
 	Matched  int `json:"matched"`
+	// Covered reports whether the index's keys proved the selector, so
+	// the documents read were not checked against it (query.Selector.Covers).
+	Covered bool `json:"covered,omitempty"`
 	// Built reports whether the query first built the index from the
 	// collection's documents: after a reopen, when the store's snapshot did
 	// not keep its entries (an index never read since it was last built
@@ -147,15 +150,18 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 		p.plan.SortedByIndex, p.exact = true, true
 	}
 	p.plan.Order, p.plan.Sort = q.Sort, q.SortNames()
-	pager, err := q.NewPager(query.PagerOptions{Ordered: p.plan.SortedByIndex, Exact: p.exact, CountOnly: countOnly})
+	pager, err := q.NewPager(query.PagerOptions{Ordered: p.plan.SortedByIndex, Exact: p.exact, CountOnly: countOnly, Covered: p.plan.Covered})
 	if err != nil {
 		return FindResult{}, newError(ErrBadQuery, "", "", "%v", err)
 	}
 	var ferr error
-	visit := func(doc string) bool {
+	visit := func(doc, tie string) bool {
 		if pager.Examined >= scanLimit {
 			ferr = newError(ErrBadQuery, "", "", "query examined more than %d documents", scanLimit)
 			return false
+		}
+		if p.tied {
+			return pager.AddTied(doc, tie)
 		}
 		return pager.Add(doc)
 	}
@@ -178,13 +184,15 @@ type plannedScan struct {
 	plan   Plan
 	ix     *secIndex // nil: the collection's documents
 	exact  bool      // the index gives the query's exact order, ties included
+	tied   bool      // the index gives it but for ties, which its keys tell (IndexPlan.Whole)
 	lo, hi string    // the keys to read (the index's, or the documents'): lo inclusive, hi exclusive
 }
 
-// scan calls visit with each candidate document until it returns false.
-func (p *plannedScan) scan(tx *txn, visit func(doc string) bool) error {
+// scan calls visit with each candidate document until it returns false;
+// from an index, with its key but for the id (its tie).
+func (p *plannedScan) scan(tx *txn, visit func(doc, tie string) bool) error {
 	if p.ix == nil {
-		return tx.AscendRange("", p.lo, p.hi, func(_, v string) bool { return visit(v) })
+		return tx.AscendRange("", p.lo, p.hi, func(_, v string) bool { return visit(v, "") })
 	}
 	var gerr error
 	p.ix.tree.Scan(p.lo, p.hi, p.plan.Descending, func(e query.Entry) bool {
@@ -193,7 +201,7 @@ func (p *plannedScan) scan(tx *txn, visit func(doc string) bool) error {
 			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.ID, err)
 			return false
 		}
-		return visit(doc)
+		return visit(doc, e.Key[:len(e.Key)-len(e.ID)])
 	})
 	return gerr
 }
@@ -232,9 +240,9 @@ func (s *Store) planAll(tx *txn, collection string, q *query.Query, unbuilt bool
 		scan.exact = scan.plan.SortedByIndex
 		return scan, nil
 	}
-	scan.ix, scan.exact = best, bestPlan.Exact
+	scan.ix, scan.exact, scan.tied = best, bestPlan.Exact, bestPlan.Whole && !bestPlan.Exact
 	scan.plan = Plan{Index: best.def.Name, Fields: best.def.Fields, Equality: bestPlan.Equality, Range: bestPlan.Range,
-		SortedByIndex: bestPlan.Sorted, Descending: bestPlan.Descending}
+		SortedByIndex: bestPlan.Sorted, Descending: bestPlan.Descending, Covered: q.Selector.Covers(best.fields, bestPlan)}
 	scan.lo, scan.hi = bestPlan.Lo, bestPlan.Hi
 	return scan, nil
 }

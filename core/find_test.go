@@ -228,6 +228,7 @@ func TestFindEqualsBruteForce(t *testing.T) {
 				}
 			}
 			defs, _ := s.Indexes("items")
+			covered := 0 // queries whose index proved the selector: no document checked
 			for i := 0; i < 400; i++ {
 				for j := r.Intn(4); j > 0; j-- {
 					write()
@@ -257,6 +258,9 @@ func TestFindEqualsBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatalf("find %s: %v", text, err)
 				}
+				if got.Plan.Covered {
+					covered++
+				}
 				// Without a sort, the order is the index's (the plan says).
 				want := bruteFind(t, s.Store, "items", q.Ordered(got.Plan.Order))
 				if docsText(got.Docs) != docsText(want) {
@@ -271,6 +275,10 @@ func TestFindEqualsBruteForce(t *testing.T) {
 				if all := bruteFind(t, s.Store, "items", &q2); n != len(all) {
 					t.Fatalf("count %s = %d, want %d", text, n, len(all))
 				}
+			}
+			t.Logf("%d of 400 queries covered by their index", covered)
+			if covered == 0 {
+				t.Error("no query was covered by its index: the unchecked path went untested")
 			}
 		})
 	}
@@ -439,5 +447,106 @@ func TestQueryErrors(t *testing.T) {
 	} {
 		_, err := s.FindJSON("items", []byte(q))
 		wantErr(t, err, 1912, core.ErrBadQuery)
+	}
+}
+
+// TestCoveredQueriesEqualAScan runs, through an index of [k, v], every
+// equality on k with every range on v over values chosen where keys could
+// go wrong (zeros of both signs, huge and tiny numbers, strings with zero
+// bytes and of one prefix, null, booleans, arrays, objects, a missing
+// field): each answer, given unchecked where the index proves the
+// selector, equals a brute-force evaluation.
+func TestCoveredQueriesEqualAScan(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	if _, _, err := s.CreateIndex(ctx, "items", core.IndexDef{Fields: []string{"k", "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	values := []string{`0`, `-0`, `1`, `-1`, `1.5`, `1e300`, `-1e300`, `5e-324`, `9007199254740993`, `""`, `"a"`, `"a\u0000"`, `"a\u0000b"`, `"ab"`, `"b"`, `"\u00ff"`, `null`, `true`, `false`, `[1]`, `["a"]`, `{"a":1}`}
+	keys := []string{`"x"`, `1`, `null`, `true`}
+	for _, k := range append(keys, "") {
+		for _, v := range append(values, "") {
+			doc := "{"
+			if k != "" {
+				doc += `"k":` + k
+			}
+			if v != "" {
+				if k != "" {
+					doc += ","
+				}
+				doc += `"v":` + v
+			}
+			doc += "}"
+			if _, err := s.Insert(ctx, "items", []byte(doc), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	covered := 0
+	for _, k := range keys {
+		for _, op := range []string{"$gt", "$gte", "$lt", "$lte"} {
+			for _, v := range values {
+				for _, sortBy := range []string{`[]`, `[{"v":"desc"}]`} {
+					text := fmt.Sprintf(`{"selector":{"k":%s,"v":{%q:%s}},"sort":%s}`, k, op, v, sortBy)
+					q, err := core.ParseQuery([]byte(text))
+					if err != nil {
+						t.Fatalf("parse %s: %v", text, err)
+					}
+					got, err := s.Find("items", q)
+					if err != nil {
+						t.Fatalf("find %s: %v", text, err)
+					}
+					if got.Plan.Covered {
+						covered++
+					}
+					want := bruteFind(t, s.Store, "items", q.Ordered(got.Plan.Order))
+					if docsText(got.Docs) != docsText(want) {
+						t.Fatalf("query %s (plan %+v):\n got %s\nwant %s", text, got.Plan, docsText(got.Docs), docsText(want))
+					}
+				}
+			}
+		}
+	}
+	// Ranges on numbers and strings are covered, the rest checked.
+	if want := len(keys) * 4 * 16 * 2; covered != want { // 9 numbers and 7 strings
+		t.Errorf("%d queries covered, want %d", covered, want)
+	}
+}
+
+// TestTiesFromIndexKeys reads an index backwards for a sort on its fields,
+// among many documents of equal sort values: the page, put in order of
+// _id within each run of ties, equals a brute-force evaluation at every
+// limit and skip.
+func TestTiesFromIndexKeys(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	if _, _, err := s.CreateIndex(ctx, "items", core.IndexDef{Fields: []string{"k", "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		doc := fmt.Sprintf(`{"_key":"d%03d","k":%d,"v":%d}`, (i*7919)%300, i%3, i%5)
+		if _, err := s.Insert(ctx, "items", []byte(doc), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, sel := range []string{`{"k":1}`, `{"k":2,"v":{"$lt":3}}`, `{"k":{"$gte":1}}`} {
+		for _, sortBy := range []string{`[{"v":"desc"}]`, `[{"k":"desc"},{"v":"desc"}]`} {
+			for limit := 1; limit <= 45; limit += 4 {
+				for skip := 0; skip < 3; skip++ {
+					text := fmt.Sprintf(`{"selector":%s,"sort":%s,"limit":%d,"skip":%d}`, sel, sortBy, limit, skip)
+					q, err := core.ParseQuery([]byte(text))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := s.Find("items", q)
+					if err != nil {
+						t.Fatalf("find %s: %v", text, err)
+					}
+					if want := bruteFind(t, s.Store, "items", q); docsText(got.Docs) != docsText(want) {
+						t.Fatalf("query %s (plan %+v):\n got %s\nwant %s", text, got.Plan, docsText(got.Docs), docsText(want))
+					}
+				}
+			}
+		}
 	}
 }

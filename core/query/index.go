@@ -194,9 +194,10 @@ type IndexPlan struct {
 	// Range: a range of the next field narrowed the keys.
 	Range bool
 	// Sorted: the index gives the documents in the query's order but for
-	// ties; Exact: ties by _id too (read forwards, the sort covering
-	// every field the equality leaves).
-	Sorted, Exact bool
+	// ties; Whole: the sort covers every field the equality leaves, so
+	// two documents tie exactly when their keys but for the ids are equal;
+	// Exact: ties by _id too (Whole, read forwards).
+	Sorted, Whole, Exact bool
 	// Descending: read backwards.
 	Descending bool
 	Lo, Hi     string
@@ -270,7 +271,8 @@ func PlanIndex(fields []Path, conds map[string][]Cond, sortBy []SortField) Index
 			pl.Sorted, pl.Descending = true, rest[0].Desc
 		}
 	}
-	pl.Exact = pl.Sorted && !pl.Descending && len(rest) == len(fields)-pl.Equality
+	pl.Whole = pl.Sorted && len(rest) == len(fields)-pl.Equality
+	pl.Exact = pl.Whole && !pl.Descending
 	pl.Lo, pl.Hi = string(lo), string(hi)
 	return pl
 }

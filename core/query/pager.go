@@ -19,7 +19,11 @@ type Pager struct {
 	after  []byte
 	need   int  // stop once this many are held, where the order allows; -1: never
 	exact  bool // the candidates come in the query's exact order, ties included
+	proven bool // every candidate matches the selector (PagerOptions.Covered)
 	lazy   bool // exact, with no bookmark: rows are held without their sort keys
+	tied   bool // rows came through AddTied: in order but for ties, without sort keys
+	group  int  // AddTied's count of tie groups
+	tie    string
 	count  bool // only count matches
 	got    []pageRow
 	last   []byte // the sort key without its _id of the last row held
@@ -33,8 +37,9 @@ type Pager struct {
 }
 
 type pageRow struct {
-	key []byte
-	doc string
+	key   []byte // nil for rows held without (lazy, tied)
+	doc   string
+	group int // AddTied's tie group
 }
 
 // PagerOptions say in what order a Pager's candidates come.
@@ -48,6 +53,9 @@ type PagerOptions struct {
 	Exact bool
 	// CountOnly: only count the matches (Matched).
 	CountOnly bool
+	// Covered: every candidate is known to match the selector (an index
+	// whose keys prove it: Selector.Covers), so none is checked.
+	Covered bool
 	// MaxBytes bounds the documents a Pager holds: past it Add fails
 	// (Err reports ErrTooBig). 0: no bound.
 	MaxBytes int
@@ -64,7 +72,7 @@ func (q *Query) NewPager(o PagerOptions) (*Pager, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pager{q: q, after: after, need: -1, exact: o.Exact, count: o.CountOnly, max: o.MaxBytes}
+	p := &Pager{q: q, after: after, need: -1, exact: o.Exact, proven: o.Covered, count: o.CountOnly, max: o.MaxBytes}
 	p.lazy = o.Exact && after == nil && !o.CountOnly
 	if q.Limit > 0 && !o.CountOnly {
 		if o.Ordered || o.Exact {
@@ -89,7 +97,7 @@ func (p *Pager) Err() error {
 // and no later candidate can be on it.
 func (p *Pager) Add(doc string) bool {
 	p.Examined++
-	if !p.q.Selector.MatchString(doc) {
+	if !p.proven && !p.q.Selector.MatchString(doc) {
 		return true
 	}
 	if p.count {
@@ -140,6 +148,52 @@ func (p *Pager) Add(doc string) bool {
 	return p.max == 0 || p.bytes <= p.max
 }
 
+// AddTied is Add for candidates that come in the query's order but for
+// ties (PagerOptions.Ordered), each with tie: a text equal for two
+// candidates exactly when their sort values are (an index's key without
+// its id, when the query sorts by every field the index reads after its
+// equalities). No candidate's sort key is made: Page puts each run of
+// ties in order of _id. With a bookmark it is Add.
+func (p *Pager) AddTied(doc, tie string) bool {
+	if p.after != nil || p.count || p.keep > 0 || p.lazy {
+		return p.Add(doc)
+	}
+	p.Examined++
+	if !p.proven && !p.q.Selector.MatchString(doc) {
+		return true
+	}
+	newGroup := len(p.got) == 0 || tie != p.tie
+	if p.need >= 0 && len(p.got) >= p.need && newGroup {
+		return false // past the page, and past every tie of its last document
+	}
+	p.Matched++
+	if newGroup {
+		p.group++
+		p.tie = tie
+	}
+	p.tied = true
+	p.got = append(p.got, pageRow{doc: doc, group: p.group})
+	p.bytes += len(doc)
+	return p.max == 0 || p.bytes <= p.max
+}
+
+// sortTies puts each run of rows of one tie group in order of _id.
+func sortTies(rows []pageRow) {
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j].group == rows[i].group {
+			j++
+		}
+		if j-i > 1 {
+			run := rows[i:j]
+			sort.SliceStable(run, func(a, b int) bool {
+				return idPath().getIn(gjson.Parse(run[a].doc)).Str < idPath().getIn(gjson.Parse(run[b].doc)).Str
+			})
+		}
+		i = j
+	}
+}
+
 // lastFirst orders rows as a max-heap: the row that sorts last on top.
 type lastFirst []pageRow
 
@@ -159,7 +213,10 @@ func (h *lastFirst) Pop() any {
 // the page after it when the page is full.
 func (p *Pager) Page() (docs [][]byte, bookmark string) {
 	rows := p.got
-	if !p.lazy { // lazy rows came in order
+	switch {
+	case p.tied:
+		sortTies(rows)
+	case !p.lazy: // lazy rows came in order
 		sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].key, rows[j].key) < 0 })
 	}
 	if p.q.Skip >= len(rows) {
@@ -176,7 +233,7 @@ func (p *Pager) Page() (docs [][]byte, bookmark string) {
 	}
 	if p.q.Limit > 0 && len(rows) == p.q.Limit {
 		last := rows[len(rows)-1]
-		if p.lazy {
+		if last.key == nil {
 			last.key = p.q.SortKey([]byte(last.doc))
 		}
 		bookmark = p.q.BookmarkFor(last.key)

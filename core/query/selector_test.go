@@ -154,3 +154,49 @@ func ExampleQuery_Project() {
 	// Output:
 	// {"_id":"orders/1-A","customer":{"city":"Oslo"}}
 }
+
+func TestSelectorCovers(t *testing.T) {
+	fields := []query.Path{mustPath(t, "k"), mustPath(t, "v")}
+	tests := []struct {
+		sel  string
+		eq   int
+		rng  bool
+		want bool
+	}{
+		{`{"k":"x"}`, 1, false, true},
+		{`{"k":{"$eq":3}}`, 1, false, true},
+		{`{"k":null,"v":{"$gte":1,"$lt":9}}`, 1, true, true},
+		{`{"k":{"$gt":"a"}}`, 0, true, true},
+		{`{"$and":[{"k":"x"},{"v":{"$lt":2}}]}`, 1, true, true}, // $and joins the top level
+		{`{"k":"x","v":{"$gt":1}}`, 1, false, false},             // the range not read
+		{`{"k":"x","other":1}`, 1, false, false},
+		{`{"k":"x","v":{"$gte":[1]}}`, 1, true, false},
+		{`{"k":[1]}`, 1, false, false},
+		{`{"k":{"a":1}}`, 1, false, false},
+		{`{"k":"x","v":{"$ne":1}}`, 1, true, false},
+		{`{"k":"x","v":{"$gt":1,"$exists":true}}`, 1, true, false},
+		{`{"k":{"$eq":1,"$gte":0}}`, 1, false, false},
+		{`{"k":{"$in":["x"]}}`, 1, false, false},
+		{`{"v":3}`, 0, true, false},
+		{`{}`, 0, false, false},
+		{`{"$or":[{"k":1},{"k":2}]}`, 0, false, false},
+	}
+	for _, tt := range tests {
+		sel, err := query.ParseSelector([]byte(tt.sel))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.sel, err)
+		}
+		if got := sel.Covers(fields, query.IndexPlan{Equality: tt.eq, Range: tt.rng}); got != tt.want {
+			t.Errorf("%s (equality %d, range %v): covers %v, want %v", tt.sel, tt.eq, tt.rng, got, tt.want)
+		}
+	}
+}
+
+func mustPath(t *testing.T, s string) query.Path {
+	t.Helper()
+	p, err := query.ParsePath(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
