@@ -168,7 +168,7 @@ func TestSelectorCovers(t *testing.T) {
 		{`{"k":null,"v":{"$gte":1,"$lt":9}}`, 1, true, true},
 		{`{"k":{"$gt":"a"}}`, 0, true, true},
 		{`{"$and":[{"k":"x"},{"v":{"$lt":2}}]}`, 1, true, true}, // $and joins the top level
-		{`{"k":"x","v":{"$gt":1}}`, 1, false, false},             // the range not read
+		{`{"k":"x","v":{"$gt":1}}`, 1, false, false},            // the range not read
 		{`{"k":"x","other":1}`, 1, false, false},
 		{`{"k":"x","v":{"$gte":[1]}}`, 1, true, false},
 		{`{"k":[1]}`, 1, false, false},
