@@ -136,6 +136,23 @@ func ExampleStore_Find() {
 	// idx-done-created 3
 }
 
+func ExampleStore_AppendFind() {
+	s := exampleStore()
+	defer s.Close()
+	ctx := context.Background()
+	_, _, _ = s.CreateIndex(ctx, "todos", core.IndexDef{Fields: []string{"created"}})
+	for i, title := range []string{"milk", "bread", "tea"} {
+		_, _ = s.Insert(ctx, "todos", []byte(fmt.Sprintf(`{"_key":%q,"created":%d}`, title, i)), nil)
+	}
+	q, _ := core.ParseQuery([]byte(`{"selector":{"created":{"$gte":1}},"fields":["_key"]}`))
+	page, plan, _ := s.AppendFind(nil, "todos", q)
+	fmt.Println(string(page))
+	fmt.Println(plan.Index, plan.Covered)
+	// Output:
+	// {"docs":[{"_key":"bread"},{"_key":"tea"}]}
+	// idx-created true
+}
+
 func ExampleStore_WatchQuery() {
 	s := exampleStore()
 	defer s.Close()

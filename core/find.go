@@ -135,12 +135,42 @@ func (s *Store) CountWhere(collection string, sel *query.Selector) (int, error) 
 
 // find runs q inside tx; with countOnly it only counts the matches.
 func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool) (FindResult, error) {
-	if err := ValidateCollectionName(collection); err != nil {
+	pager, plan, err := s.runQuery(tx, collection, q, countOnly)
+	if err != nil {
 		return FindResult{}, err
+	}
+	res := FindResult{Plan: plan}
+	if !countOnly {
+		res.Docs, res.Bookmark = pager.Page()
+	}
+	return res, nil
+}
+
+// AppendFind is Find with the page appended to dst as its JSON text,
+// {"docs":[...],"bookmark":"..."} (query.Pager.AppendPage): the documents
+// are not copied one by one.
+func (s *Store) AppendFind(dst []byte, collection string, q *query.Query) ([]byte, Plan, error) {
+	var plan Plan
+	built, err := s.viewBuilt(collection, q, func(tx *txn) error {
+		pager, p, err := s.runQuery(tx, collection, q, false)
+		if err != nil {
+			return err
+		}
+		dst, plan = pager.AppendPage(dst), p
+		return nil
+	})
+	plan.Built = built
+	return dst, plan, err
+}
+
+// runQuery reads q's candidates inside tx into a pager, and says how.
+func (s *Store) runQuery(tx *txn, collection string, q *query.Query, countOnly bool) (*query.Pager, Plan, error) {
+	if err := ValidateCollectionName(collection); err != nil {
+		return nil, Plan{}, err
 	}
 	p, err := s.plan(tx, collection, q)
 	if err != nil {
-		return FindResult{}, err
+		return nil, Plan{}, err
 	}
 	// Without a sort of its own, a query comes in the order of the index
 	// read (its fields, then _id), or of _id when the collection is
@@ -152,7 +182,7 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 	p.plan.Order, p.plan.Sort = q.Sort, q.SortNames()
 	pager, err := q.NewPager(query.PagerOptions{Ordered: p.plan.SortedByIndex, Exact: p.exact, CountOnly: countOnly, Covered: p.plan.Covered})
 	if err != nil {
-		return FindResult{}, newError(ErrBadQuery, "", "", "%v", err)
+		return nil, Plan{}, newError(ErrBadQuery, "", "", "%v", err)
 	}
 	var ferr error
 	visit := func(doc, tie string) bool {
@@ -166,17 +196,13 @@ func (s *Store) find(tx *txn, collection string, q *query.Query, countOnly bool)
 		return pager.Add(doc)
 	}
 	if err := p.scan(tx, visit); err != nil {
-		return FindResult{}, fmt.Errorf("find: %w", err)
+		return nil, Plan{}, fmt.Errorf("find: %w", err)
 	}
 	if ferr != nil {
-		return FindResult{}, ferr
+		return nil, Plan{}, ferr
 	}
 	p.plan.Examined, p.plan.Matched = pager.Examined, pager.Matched
-	res := FindResult{Plan: p.plan}
-	if !countOnly {
-		res.Docs, res.Bookmark = pager.Page()
-	}
-	return res, nil
+	return pager, p.plan, nil
 }
 
 // plannedScan is a chosen way to read a query's candidates.

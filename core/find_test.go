@@ -261,6 +261,18 @@ func TestFindEqualsBruteForce(t *testing.T) {
 				if got.Plan.Covered {
 					covered++
 				}
+				// The page as JSON text is the same page.
+				text2, _, err := s.AppendFind([]byte("x"), "items", q)
+				if err != nil {
+					t.Fatalf("append find %s: %v", text, err)
+				}
+				wantText := `x{"docs":[` + string(bytes.Join(got.Docs, []byte(","))) + `]`
+				if got.Bookmark != "" {
+					wantText += `,"bookmark":"` + got.Bookmark + `"`
+				}
+				if wantText += "}"; string(text2) != wantText || !json.Valid(text2[1:]) {
+					t.Fatalf("query %s: AppendFind gave\n%s\nwant\n%s", text, text2, wantText)
+				}
 				// Without a sort, the order is the index's (the plan says).
 				want := bruteFind(t, s.Store, "items", q.Ordered(got.Plan.Order))
 				if docsText(got.Docs) != docsText(want) {

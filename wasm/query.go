@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/core"
 )
@@ -139,29 +140,28 @@ func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 	explain := arg(args, 3).Truthy()
 	asText := arg(args, 4).Truthy()
 	return a.onStore(args, func(h *handle) (any, error) {
-		res, err := h.store.FindJSON(coll, []byte(text))
+		q, err := core.ParseQuery([]byte(text))
 		if err != nil {
 			return nil, err
 		}
 		if explain {
+			res, err := h.store.Find(coll, q)
+			if err != nil {
+				return nil, err
+			}
 			return jsonValue(res.Plan)
 		}
-		page := appendPage(nil, res.Docs, res.Bookmark)
+		// The page's text is made in one buffer from the stored documents,
+		// none copied on its own.
+		page, _, err := h.store.AppendFind(nil, coll, q)
+		if err != nil {
+			return nil, err
+		}
 		if asText {
-			return string(page), nil
+			return unsafe.String(unsafe.SliceData(page), len(page)), nil // page is never written again
 		}
 		return parseJSON(page), nil
 	})
-}
-
-// appendPage appends {"docs": [...], "bookmark": "..."} (no bookmark when
-// the page is the last).
-func appendPage(out []byte, docs [][]byte, bookmark string) []byte {
-	out = appendDocs(append(out, `{"docs":`...), docs)
-	if bookmark != "" {
-		out = appendString(append(out, `,"bookmark":`...), bookmark)
-	}
-	return append(out, '}')
 }
 
 // appendDocs appends the documents as a JSON array.

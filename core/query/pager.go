@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"errors"
+	"slices"
 	"sort"
 
 	"github.com/tidwall/gjson"
@@ -212,7 +213,57 @@ func (h *lastFirst) Pop() any {
 // skip, at most its limit, projected to its fields; and the bookmark of
 // the page after it when the page is full.
 func (p *Pager) Page() (docs [][]byte, bookmark string) {
-	rows := p.got
+	rows, bookmark := p.page()
+	docs = make([][]byte, len(rows))
+	for i, r := range rows {
+		docs[i] = p.q.Project([]byte(r.doc))
+	}
+	return docs, bookmark
+}
+
+// AppendPage appends the page to dst as the JSON text
+// {"docs":[...],"bookmark":"..."} (no bookmark when the page is the
+// last), the documents as Page gives them, in one allocation at most.
+func (p *Pager) AppendPage(dst []byte) []byte {
+	rows, bookmark := p.page()
+	var projected [][]byte
+	size := len(`{"docs":[]}`) + len(rows)
+	if len(p.q.Fields) > 0 {
+		projected = make([][]byte, len(rows))
+		for i, r := range rows {
+			projected[i] = p.q.Project([]byte(r.doc))
+			size += len(projected[i])
+		}
+	} else {
+		for _, r := range rows {
+			size += len(r.doc)
+		}
+	}
+	if bookmark != "" {
+		size += len(`,"bookmark":""`) + len(bookmark) // base64url: nothing to escape
+	}
+	dst = slices.Grow(dst, size)
+	dst = append(dst, `{"docs":[`...)
+	for i, r := range rows {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if projected != nil {
+			dst = append(dst, projected[i]...)
+		} else {
+			dst = append(dst, r.doc...)
+		}
+	}
+	dst = append(dst, ']')
+	if bookmark != "" {
+		dst = append(append(append(dst, `,"bookmark":"`...), bookmark...), '"')
+	}
+	return append(dst, '}')
+}
+
+// page returns the rows of the page, in order, and its bookmark.
+func (p *Pager) page() (rows []pageRow, bookmark string) {
+	rows = p.got
 	switch {
 	case p.tied:
 		sortTies(rows)
@@ -227,10 +278,6 @@ func (p *Pager) Page() (docs [][]byte, bookmark string) {
 	if p.q.Limit > 0 && len(rows) > p.q.Limit {
 		rows = rows[:p.q.Limit]
 	}
-	docs = make([][]byte, len(rows))
-	for i, r := range rows {
-		docs[i] = p.q.Project([]byte(r.doc))
-	}
 	if p.q.Limit > 0 && len(rows) == p.q.Limit {
 		last := rows[len(rows)-1]
 		if last.key == nil {
@@ -238,7 +285,7 @@ func (p *Pager) Page() (docs [][]byte, bookmark string) {
 		}
 		bookmark = p.q.BookmarkFor(last.key)
 	}
-	return docs, bookmark
+	return rows, bookmark
 }
 
 // SortNames returns q's order as text, a field a name ("createdAt desc").
