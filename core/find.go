@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/core/query"
 )
@@ -221,8 +222,11 @@ func (p *plannedScan) scan(tx *txn, visit func(doc, tie string) bool) error {
 		return tx.AscendRange("", p.lo, p.hi, func(_, v string) bool { return visit(v, "") })
 	}
 	var gerr error
+	key := []byte(docPrefix)
 	p.ix.tree.Scan(p.lo, p.hi, p.plan.Descending, func(e query.Entry) bool {
-		doc, err := tx.Get(docPrefix + e.ID)
+		// The key lives only for the lookup: one buffer serves them all.
+		key = append(key[:len(docPrefix)], e.ID...)
+		doc, err := tx.Get(unsafe.String(unsafe.SliceData(key), len(key)))
 		if err != nil {
 			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.ID, err)
 			return false

@@ -81,6 +81,19 @@ func BenchmarkFind100k(b *testing.B) {
 				}
 			}
 		})
+		// The page as JSON text, as the browser's find asks for it.
+		b.Run(c.name+"-text", func(b *testing.B) {
+			q, err := core.ParseQuery([]byte(c.q))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := s.AppendFind(nil, "todos", q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -28,7 +28,13 @@ import (
 // queryCalls are the query functions of the api.
 type queryCalls struct {
 	createIndex, getIndexes, deleteIndex, find, count, watchQuery, unwatchQuery js.Func
+
+	pageMu  sync.Mutex
+	pageBuf []byte // find's pages are made here, then copied into JavaScript
 }
+
+// maxPageBuf bounds the buffer find keeps between calls.
+const maxPageBuf = 1 << 20
 
 func (a *api) newQueryCalls() {
 	a.q.createIndex = async(a.createIndexArgs)
@@ -151,14 +157,20 @@ func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 			}
 			return jsonValue(res.Plan)
 		}
-		// The page's text is made in one buffer from the stored documents,
-		// none copied on its own.
-		page, _, err := h.store.AppendFind(nil, coll, q)
+		// The page's text is made from the stored documents in a buffer
+		// kept between calls (none copied on its own), and copied once,
+		// into JavaScript, before the buffer serves another call.
+		a.q.pageMu.Lock()
+		defer a.q.pageMu.Unlock()
+		page, _, err := h.store.AppendFind(a.q.pageBuf[:0], coll, q)
 		if err != nil {
 			return nil, err
 		}
+		if cap(page) <= maxPageBuf {
+			a.q.pageBuf = page
+		}
 		if asText {
-			return unsafe.String(unsafe.SliceData(page), len(page)), nil // page is never written again
+			return js.ValueOf(unsafe.String(unsafe.SliceData(page), len(page))), nil
 		}
 		return parseJSON(page), nil
 	})

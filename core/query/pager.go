@@ -81,6 +81,9 @@ func (q *Query) NewPager(o PagerOptions) (*Pager, error) {
 		} else {
 			p.keep = q.Skip + q.Limit
 		}
+		if n := q.Skip + q.Limit; n <= 1024 {
+			p.got = make([]pageRow, 0, n) // room for a page, ties past it aside
+		}
 	}
 	return p, nil
 }
