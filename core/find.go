@@ -30,6 +30,10 @@ type Plan struct {
 	// Examined counts the documents read; Matched those the selector took.
 	Examined int `json:"examined"`
 	Matched  int `json:"matched"`
+	// Fetched counts the documents the index did not hold, looked up by id
+	// (entries restored from a snapshot written before index entries kept
+	// their documents).
+	Fetched int `json:"fetched,omitempty"`
 	// Covered reports whether the index's keys proved the selector, so
 	// the documents read were not checked against it (query.Selector.Covers).
 	Covered bool `json:"covered,omitempty"`
@@ -224,12 +228,17 @@ func (p *plannedScan) scan(tx *txn, visit func(doc, tie string) bool) error {
 	var gerr error
 	key := []byte(docPrefix)
 	p.ix.tree.Scan(p.lo, p.hi, p.plan.Descending, func(e query.Entry) bool {
-		// The key lives only for the lookup: one buffer serves them all.
-		key = append(key[:len(docPrefix)], e.ID...)
-		doc, err := tx.Get(unsafe.String(unsafe.SliceData(key), len(key)))
-		if err != nil {
-			gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.ID, err)
-			return false
+		doc := e.Doc // the entry's own, kept with every write of the document
+		if doc == "" {
+			// Not known (entries saved before they kept documents): looked
+			// up. The key lives only for the lookup: one buffer serves all.
+			p.plan.Fetched++
+			key = append(key[:len(docPrefix)], e.ID...)
+			var err error
+			if doc, err = tx.Get(unsafe.String(unsafe.SliceData(key), len(key))); err != nil {
+				gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.ID, err)
+				return false
+			}
 		}
 		return visit(doc, e.Key[:len(e.Key)-len(e.ID)])
 	})

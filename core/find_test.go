@@ -562,3 +562,55 @@ func TestTiesFromIndexKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexKeepsRewrittenDocuments: an index's entries keep their
+// documents; a write that changes a document but not its indexed values
+// gives the entry the new document, and a transaction that fails puts the
+// old one back.
+func TestIndexKeepsRewrittenDocuments(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	if _, _, err := s.CreateIndex(ctx, "items", core.IndexDef{Fields: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	find := func() string {
+		t.Helper()
+		res, err := s.FindJSON("items", []byte(`{"selector":{"a":{"$gte":0}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Plan.Index != "idx-a" || res.Plan.Fetched != 0 {
+			t.Fatalf("plan %+v: want idx-a, every document the index's own", res.Plan)
+		}
+		var out []string
+		for _, d := range res.Docs {
+			var m map[string]any
+			_ = json.Unmarshal(d, &m)
+			out = append(out, fmt.Sprintf("%v %v", m["_key"], m["b"]))
+		}
+		return strings.Join(out, ",")
+	}
+	for _, k := range []string{"x", "y"} {
+		if _, err := s.Insert(ctx, "items", []byte(`{"_key":"`+k+`","a":1,"b":"old"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Replace(ctx, "items", "x", []byte(`{"a":1,"b":"new"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(); got != "x new,y old" {
+		t.Fatalf("after a rewrite: %s", got)
+	}
+	// One transaction of two writes, the second refused (its precondition
+	// fails): neither stays, and the entry has its old document back.
+	_, err := s.SaveBatch(ctx, []core.BatchItem{
+		{ID: "items/y", Collection: "items", Body: []byte(`{"a":1,"b":"lost"}`)},
+		{ID: "items/x", Collection: "items", Body: []byte(`{"a":1,"b":"lost"}`), IfRev: "_nope"},
+	})
+	if err == nil {
+		t.Fatal("a batch whose precondition fails was saved")
+	}
+	if got := find(); got != "x new,y old" {
+		t.Fatalf("after a refused batch: %s", got)
+	}
+}

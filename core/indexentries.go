@@ -35,6 +35,15 @@ func (t *txn) docChanged(key, old string, had bool, doc string, has bool) error 
 			if has {
 				nk = string(ix.tree.AppendKey(make([]byte, 0, 32+len(id)), doc, id))
 				if had && string(ok) == nk {
+					if old == doc {
+						continue
+					}
+					// The same key, another document: the entry keeps the new one.
+					e := query.Entry{Key: nk, ID: nk[len(nk)-len(id):], Doc: doc}
+					if prev, replaced := ix.tree.Set(e); replaced {
+						t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: prev})
+					}
+					t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: e, set: true})
 					continue
 				}
 			}
@@ -44,7 +53,7 @@ func (t *txn) docChanged(key, old string, had bool, doc string, has bool) error 
 				}
 			}
 			if has {
-				e := query.Entry{Key: nk, ID: nk[len(nk)-len(id):]}
+				e := query.Entry{Key: nk, ID: nk[len(nk)-len(id):], Doc: doc}
 				if prev, replaced := ix.tree.Set(e); replaced {
 					t.ixUndo = append(t.ixUndo, ixUndo{ix: ix, e: prev})
 				}
@@ -127,7 +136,7 @@ func (s *Store) ensureBuilt(ix *secIndex) error {
 
 // buildIndex returns ix's entries for every document of its collection.
 func buildIndex(t *txn, ix *secIndex) *query.Index {
-	tree := query.NewIndex(ix.fields)
+	tree := query.NewDocIndex(ix.fields)
 	b := tree.Builder()
 	_ = t.AscendRange("", ix.docPfx, ix.docPfx+"\xff", func(k, v string) bool {
 		b.Add(v, k[len(docPrefix):])

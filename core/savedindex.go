@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/tidwall/buntdb"
 
@@ -26,23 +27,55 @@ type SavedIndex struct {
 	KeyFormat int
 	// Len is how many entries Each hands out.
 	Len int
-	// Each calls add with every entry's key and the length of the document
-	// id the key ends with, in key order, until add returns false; it
-	// reports whether it handed out every entry.
-	Each func(add func(key string, idLen int) bool) bool
+	// Each calls add with every entry, in key order, until add returns
+	// false; it reports whether it handed out every entry.
+	Each func(add func(SavedEntry) bool) bool
+}
+
+// SavedEntry is one entry of a saved index.
+type SavedEntry struct {
+	// Key is the entry's key (the values' keys, then the document's id),
+	// IDLen the length of the id it ends with.
+	Key   string
+	IDLen int
+	// Item numbers the snapshot's item that holds the entry's document,
+	// from 0 in the order ItemsAndIndexes hands the items out; -1 when not
+	// known.
+	Item int
+	// ItemKey and ItemValue are that item, as a snapshot's reader found
+	// it: the entry keeps the value as its document (so that a query
+	// through the index need not look the document up) only when the key
+	// is its document's.
+	ItemKey, ItemValue string
 }
 
 // ItemsAndIndexes calls fn as Items does, then index with the entries of
 // every index that is built, in the same read transaction: what index is
-// given matches the items exactly. A key handed to index is valid only
-// during the call.
+// given matches the items exactly, and each entry names the item of its
+// document (SavedEntry.Item). A key handed to index is valid only during
+// the call.
 func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, index func(SavedIndex) error) error {
 	return s.db.View(func(tx *buntdb.Tx) error {
 		if at != nil {
 			at()
 		}
+		// The item of each document, by id, when an index will need it.
+		var items map[string]int
+		if set := s.ixs.Load(); index != nil && set != nil {
+			for _, ix := range set.all {
+				if ix.built.Load() {
+					items = map[string]int{}
+					break
+				}
+			}
+		}
 		var ferr error
+		n := 0
 		err := ascendAll(&txn{Tx: tx, marks: s.marks}, func(key, value string) bool {
+			if items != nil && strings.HasPrefix(key, docPrefix) {
+				items[key[len(docPrefix):]] = n
+			}
+			n++
 			ferr = fn(key, value)
 			return ferr == nil
 		})
@@ -68,10 +101,14 @@ func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, ind
 				Def:        ix.def,
 				KeyFormat:  query.KeyFormat,
 				Len:        tree.Len(),
-				Each: func(add func(key string, idLen int) bool) bool {
+				Each: func(add func(SavedEntry) bool) bool {
 					all := true
 					tree.Each(func(e query.Entry) bool {
-						all = add(e.Key, len(e.ID))
+						item, ok := items[e.ID]
+						if !ok {
+							item = -1
+						}
+						all = add(SavedEntry{Key: e.Key, IDLen: len(e.ID), Item: item})
 						return all
 					})
 					return all
@@ -100,8 +137,18 @@ func (s *Store) restoreIndexes(t *txn, saved []SavedIndex) (*indexSet, error) {
 				sv.KeyFormat != query.KeyFormat || sv.Each == nil {
 				continue
 			}
-			tree := query.NewIndex(ix.fields)
-			if tree.Restore(sv.Len, sv.Each) {
+			tree := query.NewDocIndex(ix.fields)
+			restored := tree.Restore(sv.Len, func(add func(key string, idLen int, doc string) bool) bool {
+				return sv.Each(func(e SavedEntry) bool {
+					doc := ""
+					if e.IDLen > 0 && e.IDLen <= len(e.Key) && len(e.ItemKey) == len(docPrefix)+e.IDLen &&
+						strings.HasPrefix(e.ItemKey, docPrefix) && e.ItemKey[len(docPrefix):] == e.Key[len(e.Key)-e.IDLen:] {
+						doc = e.ItemValue // the item is this entry's document
+					}
+					return add(e.Key, e.IDLen, doc)
+				})
+			})
+			if restored {
 				ix.tree = tree
 				ix.built.Store(true)
 			}

@@ -14,9 +14,9 @@ import (
 )
 
 // TestSavedIndexesAtReopen: a compaction keeps the built indexes' entries
-// in the snapshot (format 4); a reopen starts with them built, the writes
-// logged after the snapshot kept in them, and every answer through them
-// equals a scan's. An index defined after the snapshot is built by the
+// in the snapshot (format 5); a reopen starts with them built, each with
+// its document, the writes logged after the snapshot kept in them, and
+// every answer through them equals a scan's. An index defined after the snapshot is built by the
 // first query that needs it.
 func TestSavedIndexesAtReopen(t *testing.T) {
 	ctx := context.Background()
@@ -44,8 +44,8 @@ func TestSavedIndexesAtReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(snap), "hilodb-snapshot 4 ") {
-		t.Fatalf("snapshot header %q, want format 4 with two built indexes", snap[:20])
+	if !strings.HasPrefix(string(snap), "hilodb-snapshot 5 ") {
+		t.Fatalf("snapshot header %q, want format 5 with two built indexes", snap[:20])
 	}
 	// Logged after the snapshot: new documents, replaced ones (their
 	// entries move), removed ones, and an index of its own.
@@ -54,6 +54,14 @@ func TestSavedIndexesAtReopen(t *testing.T) {
 	}
 	for i := 100; i < 300; i += 3 {
 		doc := fmt.Sprintf(`{"_id":"orders/%d","status":"open","total":%d}`, i, 100+i)
+		if _, err := st.Put(ctx, "orders", []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rewritten with the same indexed values: the entries stay, their
+	// documents change.
+	for i := 301; i < 400; i += 7 {
+		doc := fmt.Sprintf(`{"_id":"orders/%d","status":%q,"total":%d,"note":"rewritten"}`, i, []string{"open", "closed", "void"}[i%3], (i*37)%100)
 		if _, err := st.Put(ctx, "orders", []byte(doc)); err != nil {
 			t.Fatal(err)
 		}
@@ -89,6 +97,10 @@ func TestSavedIndexesAtReopen(t *testing.T) {
 		}
 		if res.Plan.Index != c.index || res.Plan.Built != c.built {
 			t.Fatalf("%s: plan %+v, want index %s built by the query %v", c.q, res.Plan, c.index, c.built)
+		}
+		// Every entry came back with its document: none is looked up.
+		if res.Plan.Fetched != 0 {
+			t.Fatalf("%s: %d documents looked up, want the index's own", c.q, res.Plan.Fetched)
 		}
 		if got, want := docTexts(res.Docs), scanMatches(t, st2, "orders", c.q); got != want {
 			t.Fatalf("%s: through %s\n%s\na scan finds\n%s", c.q, res.Plan.Index, got, want)

@@ -8,7 +8,7 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// savedIndexMeta is a saved index's definition in a format 4 snapshot.
+// savedIndexMeta is a saved index's definition in a format 4 or 5 snapshot.
 type savedIndexMeta struct {
 	Collection string   `json:"collection"`
 	Name       string   `json:"name"`
@@ -17,7 +17,7 @@ type savedIndexMeta struct {
 }
 
 // indexWriter appends the entries of a store's built indexes to a
-// snapshot, after its items (the format 4 section).
+// snapshot, after its items (the format 5 section).
 type indexWriter struct {
 	list    []byte // the indexes, each whole
 	n       int    // how many
@@ -32,10 +32,11 @@ func (w *indexWriter) add(ix core.SavedIndex) error {
 	}
 	w.entries = w.entries[:0]
 	count := 0
-	ix.Each(func(key string, idLen int) bool {
-		w.entries = binary.AppendUvarint(w.entries, uint64(len(key)))
-		w.entries = append(w.entries, key...)
-		w.entries = binary.AppendUvarint(w.entries, uint64(idLen))
+	ix.Each(func(e core.SavedEntry) bool {
+		w.entries = binary.AppendUvarint(w.entries, uint64(len(e.Key)))
+		w.entries = append(w.entries, e.Key...)
+		w.entries = binary.AppendUvarint(w.entries, uint64(e.IDLen))
+		w.entries = binary.AppendUvarint(w.entries, uint64(e.Item+1)) // 0: not known
 		count++
 		return true
 	})
@@ -54,11 +55,15 @@ func (w *indexWriter) appendTo(snap []byte) []byte {
 	return append(snap, w.list...)
 }
 
-// readIndexes reads the section of a format 4 snapshot that b holds
-// exactly. The entries are read when the store takes them (SavedIndex.Each,
-// which reports false for entries that are not whole), each key a slice of
-// b's bytes read in place (handedOver).
-func readIndexes(b []byte) ([]core.SavedIndex, error) {
+// storedItem is one item of a snapshot, as read.
+type storedItem struct{ key, value string }
+
+// readIndexes reads the section of a snapshot of format (4 or 5) that b
+// holds exactly; items are the snapshot's items, in order, for format 5's
+// entries to name. The entries are read when the store takes them
+// (SavedIndex.Each, which reports false for entries that are not whole),
+// each key a slice of b's bytes read in place (handedOver).
+func readIndexes(b []byte, format int, items []storedItem) ([]core.SavedIndex, error) {
 	text := handedOver(b)
 	p := 0
 	next := func(what string) (int, error) {
@@ -98,6 +103,9 @@ func readIndexes(b []byte) ([]core.SavedIndex, error) {
 		if size > len(text)-p {
 			return nil, fmt.Errorf("snapshot: %w: saved index %d of %d cut short", errSnapshot, i+1, n)
 		}
+		if count > size/3 { // an entry takes 3 bytes at least
+			return nil, fmt.Errorf("snapshot: %w: saved index %d of %d: %d entries in %d bytes", errSnapshot, i+1, n, count, size)
+		}
 		entries := b[p : p+size]
 		p += size
 		out = append(out, core.SavedIndex{
@@ -105,7 +113,7 @@ func readIndexes(b []byte) ([]core.SavedIndex, error) {
 			Def:        core.IndexDef{Name: meta.Name, Fields: meta.Fields},
 			KeyFormat:  meta.KeyFormat,
 			Len:        count,
-			Each:       func(add func(key string, idLen int) bool) bool { return eachEntry(entries, add) },
+			Each:       func(add func(core.SavedEntry) bool) bool { return eachEntry(entries, format, items, add) },
 		})
 	}
 	if p != len(text) {
@@ -114,9 +122,11 @@ func readIndexes(b []byte) ([]core.SavedIndex, error) {
 	return out, nil
 }
 
-// eachEntry hands add each entry encoded in b, and reports whether b held
-// whole entries only and add took them all.
-func eachEntry(b []byte, add func(key string, idLen int) bool) bool {
+// eachEntry hands add each entry encoded in b (a snapshot of format 4 or
+// 5, whose items are items), and reports whether b held whole entries only
+// and add took them all. An item number past the items is taken as not
+// known.
+func eachEntry(b []byte, format int, items []storedItem, add func(core.SavedEntry) bool) bool {
 	s := handedOver(b)
 	for p := 0; p < len(b); {
 		n, k := binary.Uvarint(b[p:])
@@ -130,7 +140,19 @@ func eachEntry(b []byte, add func(key string, idLen int) bool) bool {
 			return false
 		}
 		p += k
-		if !add(key, int(idLen)) {
+		e := core.SavedEntry{Key: key, IDLen: int(idLen), Item: -1}
+		if format >= 5 {
+			item, k := binary.Uvarint(b[p:])
+			if k <= 0 {
+				return false
+			}
+			p += k
+			if item > 0 && item <= uint64(len(items)) {
+				e.Item = int(item - 1)
+				e.ItemKey, e.ItemValue = items[e.Item].key, items[e.Item].value
+			}
+		}
+		if !add(e) {
 			return false
 		}
 	}

@@ -33,6 +33,13 @@ import (
 // such a build refuses format 4 (an unknown header) rather than miss its
 // entries.
 //
+// Format 5, which a compaction writes in its place, adds to each entry a
+// uvarint: one more than the number of the item that holds the entry's
+// document (items counted from 0 in their order; 0 when not known), so a
+// reopen gives each entry its document without looking it up (the index
+// keeps it, core.SavedEntry). A build that knows format 4 only refuses
+// format 5.
+//
 // Reading it costs one copy of the bytes, the checksum and the inserts:
 // every key and value is a slice of that one copy, and the keys arrive in
 // the order the store keeps them. The copy lives as long as any item
@@ -46,6 +53,7 @@ import (
 // item) after a header line without the count; a snapshot saved before
 // there was a log is that format with no header at all.
 const (
+	snapHeaderV5 = "hilodb-snapshot 5 "
 	snapHeaderV4 = "hilodb-snapshot 4 "
 	snapHeader   = "hilodb-snapshot 3 "
 	snapHeaderV2 = "hilodb-snapshot 2 "
@@ -66,11 +74,11 @@ const snapSumLen = 10 + 1
 
 // putSnapHeader writes the header of a snapshot of seq holding count
 // items into the first snapHeaderLen bytes of b, whose items follow (and
-// its indexes' entries, in format 4).
+// its indexes' entries, in format 5).
 func putSnapHeader(b []byte, seq uint64, count int, withIndexes bool) {
 	h := append(b[:0], snapHeader...)
 	if withIndexes {
-		h = append(b[:0], snapHeaderV4...)
+		h = append(b[:0], snapHeaderV5...)
 	}
 	h = fmt.Appendf(h, "%020d %020d ", seq, count) // in place: b is long enough
 	sum := crc32.Update(crc32.Checksum(h, crcTable), crcTable, b[snapHeaderLen:])
@@ -87,10 +95,10 @@ func appendItem(b []byte, key, value string) []byte {
 
 // snapshot is what a snapshot's header says, and the bytes after it.
 type snapshot struct {
-	format int    // 1 to 4
+	format int    // 1 to 5
 	seq    uint64 // the last frame it holds
-	count  int    // formats 2 to 4: how many items body holds
-	body   []byte // format 1: buntdb's file format; formats 2 to 4: the items (and format 4's indexes)
+	count  int    // formats 2 to 5: how many items body holds
+	body   []byte // format 1: buntdb's file format; formats 2 to 5: the items (and, from format 4, the indexes)
 }
 
 // readSnapshot reads the header of snapshot b, in either format.
@@ -114,6 +122,9 @@ func readSnapshot(b []byte) (snapshot, error) {
 	rest, ok := strings.CutPrefix(line, snapHeader)
 	if !ok {
 		rest, ok = strings.CutPrefix(line, snapHeaderV4)
+	}
+	if !ok {
+		rest, ok = strings.CutPrefix(line, snapHeaderV5)
 	}
 	if ok {
 		// The checksum covers what comes before it in the line, and the
@@ -147,6 +158,8 @@ func readSnapshot(b []byte) (snapshot, error) {
 		format = 3
 	case strings.HasPrefix(line, snapHeaderV4):
 		format = 4
+	case strings.HasPrefix(line, snapHeaderV5):
+		format = 5
 	}
 	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }

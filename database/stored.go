@@ -2,12 +2,13 @@ package database
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hilodb/hilodb/core"
 )
 
-// readStored hands apply the items of snapshot sn (formats 2 to 4) and
-// restore its saved indexes (format 4), then apply the changes of the
+// readStored hands apply the items of snapshot sn (formats 2 to 5) and
+// restore its saved indexes (formats 4 and 5), then apply the changes of the
 // log's frames that sn does not hold, in order: what OpenJournal loads into
 // a store, and what Stored reads without loading it. It returns the last
 // frame's sequence (sn.seq when the log adds none), the log's size up to
@@ -17,12 +18,30 @@ import (
 func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore func([]core.SavedIndex)) (seq uint64, logSize int, torn bool, err error) {
 	seq = sn.seq
 	if sn.format >= 2 {
-		end, err := readItems(sn.body, sn.count, apply)
+		// Format 5's index entries name the items of their documents: the
+		// items are kept (slices of the snapshot) to hand the entries.
+		var items []storedItem
+		each := apply
+		if sn.format >= 5 {
+			items = make([]storedItem, 0, min(sn.count, len(sn.body)/8))
+			each = func(c core.Change) error {
+				// Field by field: a whole struct appended is moved with the
+				// collector's bulk barrier while a collection runs.
+				n := len(items)
+				if n == cap(items) {
+					items = slices.Grow(items, 1)
+				}
+				items = items[:n+1]
+				items[n].key, items[n].value = c.Key, c.Value
+				return apply(c)
+			}
+		}
+		end, err := readItems(sn.body, sn.count, each)
 		if err != nil {
 			return 0, 0, false, err
 		}
 		if sn.format >= 4 {
-			saved, err := readIndexes(sn.body[end:])
+			saved, err := readIndexes(sn.body[end:], sn.format, items)
 			if err != nil {
 				return 0, 0, false, err
 			}

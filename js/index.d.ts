@@ -771,6 +771,18 @@ export interface QueryPlan {
   /** Documents the selector took. */
   matched: number;
   /**
+   * Present and true when the index's keys proved the selector (equalities
+   * on its leading fields, a range of numbers or strings on the next), so
+   * no document was checked against it.
+   */
+  covered?: boolean;
+  /**
+   * Present when some documents were looked up by id rather than read from
+   * the index's entries (entries loaded from a snapshot written before
+   * they kept their documents): how many.
+   */
+  fetched?: number;
+  /**
    * Present and true when this query first built the index from the
    * collection's documents: after a reopen whose snapshot did not keep the
    * index's entries.

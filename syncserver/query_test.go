@@ -63,7 +63,7 @@ func TestFindDocs(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	res := find(`{"selector":{"status":"open"},"limit":3}`, false)
-	if ids(res.Docs) != "orders/02 orders/04 orders/06" || res.Bookmark == "" || res.Examined != 8 {
+	if ids(res.Docs) != "orders/02 orders/04 orders/06" || res.Bookmark == "" || res.Examined != 6 { // read in _id order: it stops at the page's last document
 		t.Fatalf("first page: %s, examined %d", ids(res.Docs), res.Examined)
 	}
 	res = find(`{"selector":{"status":"open"},"limit":3,"bookmark":"`+res.Bookmark+`"}`, false)

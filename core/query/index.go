@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/tidwall/btree"
@@ -13,8 +14,9 @@ import (
 
 // Entry is one document in an Index: Key is the keys of its values at
 // the index's fields (AppendKey) followed by its id, which ID is the tail
-// of.
-type Entry struct{ Key, ID string }
+// of. Doc is the document itself in an index that keeps documents
+// (NewDocIndex), where known; "" otherwise.
+type Entry struct{ Key, ID, Doc string }
 
 func entryLess(a, b Entry) bool { return a.Key < b.Key }
 
@@ -22,21 +24,74 @@ func entryLess(a, b Entry) bool { return a.Key < b.Key }
 // their ids: a secondary index, kept in memory. It takes no locks: its
 // owner changes it under a write lock and reads it under a read lock (a
 // local store under buntdb's, the server per database).
+//
+// The entries an index is filled with at once (Builder, Restore) are kept
+// as one sorted slice, the base, made in one allocation and read in place;
+// the entries written after go into a B-tree, and a base entry that is
+// deleted or replaced is marked gone. A key is live in one place at most,
+// and a read merges the two.
 type Index struct {
 	fields []Path
-	tree   *btree.BTreeG[Entry]
+	docs   bool                 // entries keep their documents
+	base   []Entry              // sorted by Key
+	gone   []uint64             // bit i: base[i] is deleted or replaced
+	live   int                  // the base entries not gone
+	tree   *btree.BTreeG[Entry] // the entries written since
 }
 
 // NewIndex returns an empty index of fields.
 func NewIndex(fields []Path) *Index {
-	return &Index{fields: fields, tree: btree.NewBTreeGOptions(entryLess, btree.Options{NoLocks: true})}
+	return &Index{fields: fields, tree: newTree()}
 }
+
+func newTree() *btree.BTreeG[Entry] {
+	return btree.NewBTreeGOptions(entryLess, btree.Options{NoLocks: true})
+}
+
+// NewDocIndex returns an empty index of fields whose entries keep their
+// documents (Entry.Doc), so that a read through it needs no look-up of
+// each document: for a store whose documents are in memory anyway (the
+// entries share their text).
+func NewDocIndex(fields []Path) *Index {
+	ix := NewIndex(fields)
+	ix.docs = true
+	return ix
+}
+
+// KeepsDocs reports whether the index's entries keep their documents.
+func (ix *Index) KeepsDocs() bool { return ix.docs }
 
 // Fields returns the index's fields.
 func (ix *Index) Fields() []Path { return ix.fields }
 
 // Len returns how many entries the index holds.
-func (ix *Index) Len() int { return ix.tree.Len() }
+func (ix *Index) Len() int { return ix.live + ix.tree.Len() }
+
+// inBase returns where the live base entry of key is, if there is one.
+func (ix *Index) inBase(key string) (int, bool) {
+	i, found := slices.BinarySearchFunc(ix.base, key, func(e Entry, k string) int { return strings.Compare(e.Key, k) })
+	if !found || ix.gone[i>>6]&(1<<(i&63)) != 0 {
+		return 0, false
+	}
+	return i, true
+}
+
+// drop marks base[i] gone and returns it; its document is let go.
+func (ix *Index) drop(i int) Entry {
+	e := ix.base[i]
+	ix.gone[i>>6] |= 1 << (i & 63)
+	ix.base[i].Doc = ""
+	ix.live--
+	return e
+}
+
+// isGone reports whether base[i] is gone.
+func (ix *Index) isGone(i int) bool { return ix.gone[i>>6]&(1<<(i&63)) != 0 }
+
+// setBase makes entries, sorted by key, the whole index.
+func (ix *Index) setBase(entries []Entry) {
+	ix.base, ix.gone, ix.live, ix.tree = entries, make([]uint64, (len(entries)+63)/64), len(entries), newTree()
+}
 
 // AppendKey appends the key of the document doc, whose id is id, to buf.
 func (ix *Index) AppendKey(buf []byte, doc, id string) []byte {
@@ -55,45 +110,112 @@ func (ix *Index) AppendKey(buf []byte, doc, id string) []byte {
 
 // Set puts e in the index, returning the entry of the same key it
 // replaced, if any.
-func (ix *Index) Set(e Entry) (prev Entry, replaced bool) { return ix.tree.Set(e) }
+func (ix *Index) Set(e Entry) (prev Entry, replaced bool) {
+	if i, ok := ix.inBase(e.Key); ok {
+		prev = ix.drop(i)
+		ix.tree.Set(e)
+		return prev, true
+	}
+	return ix.tree.Set(e)
+}
 
 // Delete takes the entry of key out of the index.
-func (ix *Index) Delete(key string) (Entry, bool) { return ix.tree.Delete(Entry{Key: key}) }
+func (ix *Index) Delete(key string) (Entry, bool) {
+	if e, ok := ix.tree.Delete(Entry{Key: key}); ok {
+		return e, true
+	}
+	if i, ok := ix.inBase(key); ok {
+		return ix.drop(i), true
+	}
+	return Entry{}, false
+}
 
 // Put indexes the document doc of id, and returns its entry.
 func (ix *Index) Put(doc, id string) Entry {
 	k := string(ix.AppendKey(make([]byte, 0, 32+len(id)), doc, id))
 	e := Entry{Key: k, ID: k[len(k)-len(id):]}
-	ix.tree.Set(e)
+	if ix.docs {
+		e.Doc = doc
+	}
+	ix.Set(e)
 	return e
 }
 
 // Remove takes the document doc of id out of the index.
 func (ix *Index) Remove(doc, id string) {
-	ix.tree.Delete(Entry{Key: string(ix.AppendKey(nil, doc, id))})
+	ix.Delete(string(ix.AppendKey(nil, doc, id)))
 }
 
 // Scan calls fn with the entries whose keys are in [lo, hi), backwards
 // with desc, until it returns false.
 func (ix *Index) Scan(lo, hi string, desc bool, fn func(Entry) bool) {
+	ix.scan(lo, hi, true, desc, fn)
+}
+
+// scan is Scan; without bounded, hi bounds nothing.
+func (ix *Index) scan(lo, hi string, bounded, desc bool, fn func(Entry) bool) {
+	below := func(k string) bool { return !bounded || k < hi }
+	stopped := false
 	if desc {
-		ix.tree.Descend(Entry{Key: hi}, func(e Entry) bool {
+		// The base's entries from the last below hi down, each emitted
+		// before the tree's entries under it.
+		j := len(ix.base) - 1
+		if bounded {
+			j = sort.Search(len(ix.base), func(i int) bool { return ix.base[i].Key >= hi }) - 1
+		}
+		base := func(above string, limited bool) bool {
+			for ; j >= 0 && ix.base[j].Key >= lo && (!limited || ix.base[j].Key > above); j-- {
+				if !ix.isGone(j) && !fn(ix.base[j]) {
+					return false
+				}
+			}
+			return true
+		}
+		visit := func(e Entry) bool {
 			if e.Key < lo {
 				return false
 			}
-			if e.Key >= hi {
+			if !below(e.Key) {
 				return true
 			}
-			return fn(e)
-		})
+			if !base(e.Key, true) || !fn(e) {
+				stopped = true
+				return false
+			}
+			return true
+		}
+		if bounded {
+			ix.tree.Descend(Entry{Key: hi}, visit)
+		} else {
+			ix.tree.Reverse(visit)
+		}
+		if !stopped {
+			base("", false)
+		}
 		return
 	}
+	i := sort.Search(len(ix.base), func(i int) bool { return ix.base[i].Key >= lo })
+	base := func(under string, limited bool) bool {
+		for ; i < len(ix.base) && below(ix.base[i].Key) && (!limited || ix.base[i].Key < under); i++ {
+			if !ix.isGone(i) && !fn(ix.base[i]) {
+				return false
+			}
+		}
+		return true
+	}
 	ix.tree.Ascend(Entry{Key: lo}, func(e Entry) bool {
-		if e.Key >= hi {
+		if !below(e.Key) {
 			return false
 		}
-		return fn(e)
+		if !base(e.Key, true) || !fn(e) {
+			stopped = true
+			return false
+		}
+		return true
 	})
+	if !stopped {
+		base("", false)
+	}
 }
 
 // IndexBuilder fills an empty index from many documents at once: their
@@ -103,14 +225,15 @@ type IndexBuilder struct {
 	ix    *Index
 	arena []byte
 	spans []span
+	docs  []string // the documents added, for an index that keeps them
 }
 
 // span is one key in the arena, with its first 16 bytes as two numbers
 // (zero-padded, big-endian), which order as the bytes do: the sort
 // compares them first, and the bytes only on a tie.
 type span struct {
-	p0, p1          uint64
-	off, end, idLen uint32
+	p0, p1               uint64
+	off, end, idLen, doc uint32
 }
 
 // Builder returns a builder of ix, which must be empty.
@@ -121,7 +244,12 @@ func (b *IndexBuilder) Add(doc, id string) {
 	off := len(b.arena)
 	b.arena = b.ix.AppendKey(b.arena, doc, id)
 	k := b.arena[off:]
-	b.spans = append(b.spans, span{p0: prefix8(k), p1: prefix8(k[min(8, len(k)):]), off: uint32(off), end: uint32(len(b.arena)), idLen: uint32(len(id))})
+	sp := span{p0: prefix8(k), p1: prefix8(k[min(8, len(k)):]), off: uint32(off), end: uint32(len(b.arena)), idLen: uint32(len(id))}
+	if b.ix.docs {
+		sp.doc = uint32(len(b.docs))
+		b.docs = append(b.docs, doc)
+	}
+	b.spans = append(b.spans, sp)
 }
 
 // prefix8 is the first 8 bytes of k, big-endian, zero-padded.
@@ -149,10 +277,16 @@ func (b *IndexBuilder) Finish() {
 		}
 		return strings.Compare(all[x.off:x.end], all[y.off:y.end])
 	})
-	for _, sp := range b.spans {
-		b.ix.tree.Load(Entry{Key: all[sp.off:sp.end], ID: all[sp.end-sp.idLen : sp.end]})
+	entries := make([]Entry, len(b.spans))
+	for i, sp := range b.spans {
+		e := &entries[i] // field by field, as in Restore
+		e.Key, e.ID = all[sp.off:sp.end], all[sp.end-sp.idLen:sp.end]
+		if b.ix.docs {
+			e.Doc = b.docs[sp.doc]
+		}
 	}
-	b.spans = nil
+	b.ix.setBase(entries)
+	b.spans, b.docs = nil, nil
 }
 
 // KeyFormat numbers the encoding AppendKey gives index keys. Entries saved
@@ -160,29 +294,42 @@ func (b *IndexBuilder) Finish() {
 const KeyFormat = 1
 
 // Each calls fn with every entry in key order until it returns false.
-func (ix *Index) Each(fn func(Entry) bool) { ix.tree.Scan(fn) }
+func (ix *Index) Each(fn func(Entry) bool) { ix.scan("", "", false, false, fn) }
 
 // Restore fills an empty index with saved entries, each of n a key made as
-// AppendKey makes them and the length of the id it ends with, handed in
-// key order by each. It reports false, leaving the index empty, when an
-// entry is out of order, repeats its predecessor's key, or has an id
-// longer than its key.
-func (ix *Index) Restore(n int, each func(add func(key string, idLen int) bool) bool) bool {
+// AppendKey makes them, the length of the id it ends with and its
+// document ("": not known; kept only by an index that keeps documents),
+// handed in key order by each. It reports false, leaving the index empty,
+// when an entry is out of order, repeats its predecessor's key, or has an
+// id longer than its key.
+func (ix *Index) Restore(n int, each func(add func(key string, idLen int, doc string) bool) bool) bool {
 	prev, first := "", true
-	count := 0
-	ok := each(func(key string, idLen int) bool {
+	entries := make([]Entry, 0, max(0, min(n, 1<<22))) // n is the count the entries were saved with
+	ok := each(func(key string, idLen int, doc string) bool {
 		if idLen <= 0 || idLen > len(key) || (!first && key <= prev) {
 			return false
 		}
-		ix.tree.Load(Entry{Key: key, ID: key[len(key)-idLen:]})
+		// Field by field: appending the struct whole moves it with the
+		// collector's bulk barrier, which cost most of a restore while a
+		// collection ran (a large store's load starts one).
+		n := len(entries)
+		if n == cap(entries) {
+			entries = slices.Grow(entries, 1)
+		}
+		entries = entries[:n+1]
+		e := &entries[n]
+		e.Key, e.ID = key, key[len(key)-idLen:]
+		if ix.docs {
+			e.Doc = doc
+		}
 		prev, first = key, false
-		count++
 		return true
 	})
-	if !ok || count != n {
-		ix.tree = btree.NewBTreeGOptions(entryLess, btree.Options{NoLocks: true})
+	if !ok || len(entries) != n {
+		ix.setBase(nil)
 		return false
 	}
+	ix.setBase(entries)
 	return true
 }
 

@@ -31,9 +31,9 @@ func TestIndexRestore(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p, _ := query.ParsePath("n")
 			ix := query.NewIndex([]query.Path{p})
-			ok := ix.Restore(c.n, func(add func(string, int) bool) bool {
+			ok := ix.Restore(c.n, func(add func(string, int, string) bool) bool {
 				for _, e := range c.entries {
-					if !add(e.key, e.idLen) {
+					if !add(e.key, e.idLen, "") {
 						return false
 					}
 				}
