@@ -818,6 +818,11 @@ export interface LiveChange<T extends object = Document> {
 
 /** A live query's result: all its documents and what changed since the last one. */
 export interface LiveResult<T extends object = Document> {
+  /**
+   * The result's documents, in its order. A document that did not change
+   * since the result before is the same object as there: treat them as
+   * read-only.
+   */
   docs: Stored<T>[];
   changes: LiveChange<T>[];
 }

@@ -92,9 +92,11 @@ const methods = {
     let closed = false;
     let first;
     const firstResult = new Promise((resolve) => (first = resolve));
+    let docs = []; // the last result's: Go sends what changed since
     const onText = (t) => {
       if (closed) return;
-      const r = typeof t === 'string' ? liveResult(t) : t;
+      const r = typeof t === 'string' ? applyLive(docs, t) : t;
+      docs = r.docs;
       first();
       try {
         callback(r);
@@ -171,11 +173,35 @@ function regexSource(op, re) {
   return flags === '' ? re.source : `(?${flags})${re.source}`;
 }
 
-/** liveResult turns a live query's result text into {docs, changes}: each change's doc is docs[index]. */
-export function liveResult(text) {
-  const r = JSON.parse(text);
-  for (const c of r.changes) if (c.index >= 0) c.doc = r.docs[c.index];
-  return r;
+/**
+ * applyLive makes a live query's result, {docs, changes}, from the result
+ * before it (its docs, prev) and the text Go sends, what changed:
+ * {n, changes, docs: the document of each change with an index, in order}.
+ * Each change with an index puts its document there; the documents of prev
+ * no change names keep their order in the places left, as the same
+ * objects (a document that did not change is the object it was).
+ */
+export function applyLive(prev, text) {
+  const p = JSON.parse(text);
+  const docs = new Array(p.n);
+  const placed = new Array(p.n).fill(false);
+  const left = new Set(); // places in prev whose document left them
+  let k = 0;
+  for (const c of p.changes) {
+    if (c.oldIndex >= 0) left.add(c.oldIndex);
+    if (c.index >= 0) {
+      c.doc = p.docs[k++];
+      docs[c.index] = c.doc;
+      placed[c.index] = true;
+    }
+  }
+  let j = 0;
+  for (let i = 0; i < p.n; i++) {
+    if (placed[i]) continue;
+    while (left.has(j)) j++;
+    docs[i] = prev[j++];
+  }
+  return { docs, changes: p.changes };
 }
 
 /**
@@ -208,7 +234,7 @@ export function diffResults(a, b) {
  */
 export class SharedWatches {
   #call; // (method, args) → Promise, at the host
-  #watches = new Map(); // wid → {collection, text, onText, last (the last result's text), given (a result was)}
+  #watches = new Map(); // wid → {collection, text, onText, docs (the last result's), given (a result was)}
   #next = 0;
 
   constructor(call) {
@@ -218,7 +244,7 @@ export class SharedWatches {
   /** start starts a live query at the host and resolves to the function that stops it. */
   start(collection, text, onText) {
     const wid = `${Date.now().toString(36)}-${++this.#next}`;
-    const w = { collection, text, onText, last: '{"docs":[]}', given: false };
+    const w = { collection, text, onText, docs: [], given: false };
     this.#watches.set(wid, w);
     return this.#call('_watchQuery', [collection, text, wid]).then(
       () => () => {
@@ -240,14 +266,17 @@ export class SharedWatches {
   deliver({ wid, text, first }) {
     const w = this.#watches.get(wid);
     if (!w) return;
-    const last = w.last;
-    w.last = text;
     if (!first) {
-      w.onText(text);
+      const r = applyLive(w.docs, text);
+      w.docs = r.docs;
+      w.onText(r);
       return;
     }
-    const r = liveResult(text);
-    r.changes = diffResults(JSON.parse(last).docs, r.docs);
+    // A first result adds every document: given as what changed since the
+    // last result here.
+    const r = applyLive([], text);
+    r.changes = diffResults(w.docs, r.docs);
+    w.docs = r.docs;
     if (r.changes.length > 0 || !w.given) w.onText(r);
     w.given = true;
   }

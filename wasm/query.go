@@ -22,7 +22,7 @@ import (
 //	deleteIndex(collection, name)         → Promise<{ok: true}>
 //	find(collection, queryText, explain, asText) → Promise<{docs, bookmark?}>, or with explain the plan, or with asText the page's JSON text
 //	count(collection, selectorText)       → Promise<number>
-//	watchQuery(collection, queryText, fn) → Promise<watch number>; fn(resultText) for each result (liveResultJSON)
+//	watchQuery(collection, queryText, fn) → Promise<watch number>; fn(resultText) for each result, what changed (liveResultJSON)
 //	unwatchQuery(watch number)            → Promise<undefined>
 
 // queryCalls are the query functions of the api.
@@ -176,18 +176,6 @@ func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 	})
 }
 
-// appendDocs appends the documents as a JSON array.
-func appendDocs(out []byte, docs [][]byte) []byte {
-	out = append(out, '[')
-	for i, d := range docs {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, d...)
-	}
-	return append(out, ']')
-}
-
 func (a *api) countArgs(args []js.Value) (func() (any, error), error) {
 	coll, text, err := collectionAndText(args, "count", "selector")
 	if err != nil {
@@ -293,15 +281,18 @@ func (a *api) dropWatches(h *handle) {
 	}
 }
 
-// liveResultJSON is a live query's result as query.js takes it:
-// {"docs": [...], "changes": [{"type", "id", "index", "oldIndex"}]}; a
-// change's document is docs[index], which query.js gives it.
+// liveResultJSON is a live query's result as query.js takes it, what
+// changed since the result before: {"n": the count of documents, "changes":
+// [{"type", "id", "index", "oldIndex"}], "docs": the document of each change
+// that has an index, in the changes' order}. query.js (applyLive) makes
+// the whole result from the one before: the documents no change names keep
+// their order. A first result adds every document.
 func liveResultJSON(r core.LiveResult) []byte {
 	size := 64
-	for _, d := range r.Docs {
-		size += len(d) + 1
+	for _, c := range r.Changes {
+		size += len(c.Doc) + len(c.ID) + 64
 	}
-	out := appendDocs(append(make([]byte, 0, size), `{"docs":`...), r.Docs)
+	out := strconv.AppendInt(append(make([]byte, 0, size), `{"n":`...), int64(len(r.Docs)), 10)
 	out = append(out, `,"changes":[`...)
 	for i, c := range r.Changes {
 		if i > 0 {
@@ -312,6 +303,17 @@ func liveResultJSON(r core.LiveResult) []byte {
 		out = strconv.AppendInt(append(out, `,"index":`...), int64(c.Index), 10)
 		out = strconv.AppendInt(append(out, `,"oldIndex":`...), int64(c.OldIndex), 10)
 		out = append(out, '}')
+	}
+	out = append(out, `],"docs":[`...)
+	first := true
+	for _, c := range r.Changes {
+		if c.Index < 0 {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		out, first = append(out, c.Doc...), false
 	}
 	return append(out, "]}"...)
 }

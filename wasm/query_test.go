@@ -115,13 +115,14 @@ func TestWatchQuery(t *testing.T) {
 
 func TestLiveResultJSON(t *testing.T) {
 	r := core.LiveResult{
-		Docs: [][]byte{[]byte(`{"_id":"a/1"}`)},
+		Docs: [][]byte{[]byte(`{"_id":"a/1"}`), []byte(`{"_id":"a/0"}`), []byte(`{"_id":"a/2","v":2}`)},
 		Changes: []core.LiveChange{
 			{Kind: "added", ID: "a/1", Index: 0, OldIndex: -1, Doc: []byte(`{"_id":"a/1"}`)},
+			{Kind: "changed", ID: "a/2", Index: 2, OldIndex: 2, Doc: []byte(`{"_id":"a/2","v":2}`)},
 			{Kind: "removed", ID: "a/\u2028\"x", Index: -1, OldIndex: 3},
 		},
 	}
-	want := `{"docs":[{"_id":"a/1"}],"changes":[{"type":"added","id":"a/1","index":0,"oldIndex":-1},{"type":"removed","id":"a/\u2028\"x","index":-1,"oldIndex":3}]}`
+	want := `{"n":3,"changes":[{"type":"added","id":"a/1","index":0,"oldIndex":-1},{"type":"changed","id":"a/2","index":2,"oldIndex":2},{"type":"removed","id":"a/\u2028\"x","index":-1,"oldIndex":3}],"docs":[{"_id":"a/1"},{"_id":"a/2","v":2}]}`
 	got := string(liveResultJSON(r))
 	if got != want {
 		t.Errorf("liveResultJSON = %s\nwant %s", got, want)

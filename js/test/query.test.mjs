@@ -275,6 +275,57 @@ describe('live queries', () => {
   });
 });
 
+describe('live query results made from what changed', () => {
+  // Go sends what changed; the page makes each result from the one before.
+  // Over random puts, replacements and deletes (a full window that loses
+  // and refills rows, ties, moves), each result equals a fresh find, and a
+  // document that did not change stays the same object.
+  test('every result equals a fresh find, directly and through a host', async () => {
+    const store = await fresh();
+    let seed = 7;
+    const rnd = (n) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const query = { selector: { done: false }, sort: [{ p: 'desc' }], limit: 6, skip: 1 };
+    const direct = [];
+    const live = store.watchQuery('todos', query, (r) => direct.push(r));
+    await live.ready;
+    const host = new HostWatches();
+    const call = (m, args) => (m === '_watchQuery' ? host.start(store, args, (payload) => tab.deliver(payload)) : Promise.resolve(host.stop(args[0])));
+    const tab = new SharedWatches(call);
+    const shared = [];
+    const stop = await tab.start('todos', JSON.stringify(query), (r) => shared.push(r));
+    await waitFor(shared, 1, 'the first shared result');
+    const ids = (docs) => docs.map((d) => `${d._id}:${d.p}:${d.v}`);
+    for (let i = 0; i < 120; i++) {
+      const key = `k${rnd(15)}`;
+      const before = [direct.length, shared.length];
+      if (rnd(5) === 0) await store.delete(`todos/${key}`).catch(() => {});
+      else await store.put('todos', { _key: key, done: rnd(4) === 0, p: rnd(5), v: i });
+      const want = ids((await store.find('todos', query)).docs);
+      for (const [name, results, n] of [['direct', direct, before[0]], ['shared', shared, before[1]]]) {
+        const deadline = Date.now() + 3000;
+        while (JSON.stringify(ids(results.at(-1).docs)) !== JSON.stringify(want) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2));
+        const last = results.at(-1);
+        assert.deepEqual(ids(last.docs), want, `${name} after write ${i}`);
+        if (results.length > n && n > 0) {
+          const prev = results[n - 1];
+          const changed = new Set(last.changes.map((c) => c.id));
+          for (const d of last.docs) {
+            const was = prev.docs.find((x) => x._id === d._id);
+            if (was && !changed.has(d._id)) assert.equal(d, was, `${name}: ${d._id} unchanged is the same object`);
+          }
+        }
+      }
+    }
+    const kinds = new Set(direct.flatMap((r) => r.changes.map((c) => c.type)));
+    assert.deepEqual([...kinds].sort(), ['added', 'changed', 'moved', 'removed'], 'every kind of change came');
+    live.close();
+    stop();
+  });
+});
+
 describe('live queries of a store shared by tabs', () => {
   // The tab's SharedWatches and the host's HostWatches over a real store,
   // with the host's port replaced by a call: what tabs.js and host.js do.
