@@ -64,6 +64,8 @@ type liveQuery struct {
 	complete bool      // rows holds every match
 	shown    []liveRow // the rows of the last result given
 	reruns   int
+	old      map[string]int  // result's: the places of the shown rows, by id
+	seen     map[string]bool // result's: the ids of the new window
 }
 
 // liveQueries is a store's watched queries.
@@ -339,11 +341,15 @@ func (w *liveQuery) result(first bool) LiveResult {
 	for i, r := range win {
 		res.Docs[i] = w.q.Project([]byte(r.doc))
 	}
-	old := map[string]int{}
+	if w.old == nil {
+		w.old, w.seen = map[string]int{}, map[string]bool{}
+	}
+	old, seen := w.old, w.seen // kept between results: no maps made for each
+	clear(old)
+	clear(seen)
 	for i, r := range w.shown {
 		old[r.id] = i
 	}
-	seen := map[string]bool{}
 	for i, r := range win {
 		seen[r.id] = true
 		j, ok := old[r.id]

@@ -131,3 +131,14 @@ func TestLiveResultJSON(t *testing.T) {
 		t.Errorf("not JSON: %s", got)
 	}
 }
+
+// TestAppendString: quoted as encoding/json quotes it, for strings that
+// need no escape and for those that do.
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "todos/1-A", "a b", "q\"uote", "back\\slash", "<tag>&", "\u2028", "é", "tab\t", "\x7f", "ctl\x01"} {
+		want, _ := json.Marshal(s)
+		if got := appendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Errorf("appendString(%q) = %s, want x%s", s, got, want)
+		}
+	}
+}
