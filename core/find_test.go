@@ -250,14 +250,7 @@ func TestFindEqualsBruteForce(t *testing.T) {
 					qj["use_index"] = defs[r.Intn(len(defs))].Name
 				}
 				text := mustJSON(qj)
-				q, err := core.ParseQuery(text)
-				if err != nil {
-					t.Fatalf("parse %s: %v", text, err)
-				}
-				got, err := s.Find("items", q)
-				if err != nil {
-					t.Fatalf("find %s: %v", text, err)
-				}
+				q, got := findAsBrute(t, s, string(text))
 				if got.Plan.Covered {
 					covered++
 				}
@@ -272,11 +265,6 @@ func TestFindEqualsBruteForce(t *testing.T) {
 				}
 				if wantText += "}"; string(text2) != wantText || !json.Valid(text2[1:]) {
 					t.Fatalf("query %s: AppendFind gave\n%s\nwant\n%s", text, text2, wantText)
-				}
-				// Without a sort, the order is the index's (the plan says).
-				want := bruteFind(t, s.Store, "items", q.Ordered(got.Plan.Order))
-				if docsText(got.Docs) != docsText(want) {
-					t.Fatalf("query %s (plan %+v):\n got %d docs:\n%s\nwant %d:\n%s", text, got.Plan, len(got.Docs), docsText(got.Docs), len(want), docsText(want))
 				}
 				n, err := s.CountWhere("items", q.Selector)
 				if err != nil {
@@ -294,6 +282,25 @@ func TestFindEqualsBruteForce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// findAsBrute runs the query text on the items collection and fails the
+// test unless its page equals a brute-force evaluation (in the order the
+// plan says, for a query without a sort of its own).
+func findAsBrute(t *testing.T, s *testStore, text string) (*query.Query, core.FindResult) {
+	t.Helper()
+	q, err := core.ParseQuery([]byte(text))
+	if err != nil {
+		t.Fatalf("parse %s: %v", text, err)
+	}
+	got, err := s.Find("items", q)
+	if err != nil {
+		t.Fatalf("find %s: %v", text, err)
+	}
+	if want := bruteFind(t, s.Store, "items", q.Ordered(got.Plan.Order)); docsText(got.Docs) != docsText(want) {
+		t.Fatalf("query %s (plan %+v):\n got %d docs:\n%s\nwant %d:\n%s", text, got.Plan, len(got.Docs), docsText(got.Docs), len(want), docsText(want))
+	}
+	return q, got
 }
 
 // TestFindPagesWithBookmarks pages through a query with bookmarks while
@@ -499,21 +506,9 @@ func TestCoveredQueriesEqualAScan(t *testing.T) {
 		for _, op := range []string{"$gt", "$gte", "$lt", "$lte"} {
 			for _, v := range values {
 				for _, sortBy := range []string{`[]`, `[{"v":"desc"}]`} {
-					text := fmt.Sprintf(`{"selector":{"k":%s,"v":{%q:%s}},"sort":%s}`, k, op, v, sortBy)
-					q, err := core.ParseQuery([]byte(text))
-					if err != nil {
-						t.Fatalf("parse %s: %v", text, err)
-					}
-					got, err := s.Find("items", q)
-					if err != nil {
-						t.Fatalf("find %s: %v", text, err)
-					}
+					_, got := findAsBrute(t, s, fmt.Sprintf(`{"selector":{"k":%s,"v":{%q:%s}},"sort":%s}`, k, op, v, sortBy))
 					if got.Plan.Covered {
 						covered++
-					}
-					want := bruteFind(t, s.Store, "items", q.Ordered(got.Plan.Order))
-					if docsText(got.Docs) != docsText(want) {
-						t.Fatalf("query %s (plan %+v):\n got %s\nwant %s", text, got.Plan, docsText(got.Docs), docsText(want))
 					}
 				}
 			}
@@ -545,18 +540,7 @@ func TestTiesFromIndexKeys(t *testing.T) {
 		for _, sortBy := range []string{`[{"v":"desc"}]`, `[{"k":"desc"},{"v":"desc"}]`} {
 			for limit := 1; limit <= 45; limit += 4 {
 				for skip := 0; skip < 3; skip++ {
-					text := fmt.Sprintf(`{"selector":%s,"sort":%s,"limit":%d,"skip":%d}`, sel, sortBy, limit, skip)
-					q, err := core.ParseQuery([]byte(text))
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := s.Find("items", q)
-					if err != nil {
-						t.Fatalf("find %s: %v", text, err)
-					}
-					if want := bruteFind(t, s.Store, "items", q); docsText(got.Docs) != docsText(want) {
-						t.Fatalf("query %s (plan %+v):\n got %s\nwant %s", text, got.Plan, docsText(got.Docs), docsText(want))
-					}
+					findAsBrute(t, s, fmt.Sprintf(`{"selector":%s,"sort":%s,"limit":%d,"skip":%d}`, sel, sortBy, limit, skip))
 				}
 			}
 		}
