@@ -226,14 +226,14 @@ func (p *plannedScan) scan(tx *txn, visit func(doc, tie string) bool) error {
 		return tx.AscendRange("", p.lo, p.hi, func(_, v string) bool { return visit(v, "") })
 	}
 	var gerr error
-	key := []byte(docPrefix)
+	var key []byte
 	p.ix.tree.Scan(p.lo, p.hi, p.plan.Descending, func(e query.Entry) bool {
 		doc := e.Doc // the entry's own, kept with every write of the document
 		if doc == "" {
 			// Not known (entries saved before they kept documents): looked
 			// up. The key lives only for the lookup: one buffer serves all.
 			p.plan.Fetched++
-			key = append(key[:len(docPrefix)], e.ID...)
+			key = append(append(key[:0], docPrefix...), e.ID...)
 			var err error
 			if doc, err = tx.Get(unsafe.String(unsafe.SliceData(key), len(key))); err != nil {
 				gerr = fmt.Errorf("index %q lists %q, which is not stored: %w", p.ix.def.Name, e.ID, err)

@@ -14,7 +14,8 @@ import (
 // frame's sequence (sn.seq when the log adds none), the log's size up to
 // the end of that frame, and whether the log ends in an unfinished frame,
 // which is not read. A damaged frame that whole frames follow is
-// ErrDamaged.
+// ErrDamaged. With restore nil the saved indexes are read (a damaged
+// section fails as in a load) and handed to nobody.
 func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore func([]core.SavedIndex)) (seq uint64, logSize int, torn bool, err error) {
 	seq = sn.seq
 	if sn.format >= 2 {
@@ -22,7 +23,7 @@ func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore 
 		// items are kept (slices of the snapshot) to hand the entries.
 		var items []storedItem
 		each := apply
-		if sn.format >= 5 {
+		if sn.format >= 5 && restore != nil {
 			items = make([]storedItem, 0, min(sn.count, len(sn.body)/8))
 			each = func(c core.Change) error {
 				// Field by field: a whole struct appended is moved with the
@@ -45,7 +46,9 @@ func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore 
 			if err != nil {
 				return 0, 0, false, err
 			}
-			restore(saved)
+			if restore != nil {
+				restore(saved)
+			}
 		} else if end != len(sn.body) {
 			return 0, 0, false, fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(sn.body)-end, sn.count)
 		}
@@ -122,7 +125,7 @@ func (s *Stored) Get(key string) (value string, ok bool, err error) {
 			value, ok = c.Value, !c.Deleted
 		}
 		return nil
-	}, func([]core.SavedIndex) {})
+	}, nil)
 	if err != nil {
 		return "", false, fmt.Errorf("read stored: %w", err)
 	}

@@ -57,6 +57,20 @@ func serve(t *testing.T, a *app, r *request, v any) *response {
 	return res
 }
 
+// openAppDir opens the app over a replica kept in directory dir.
+func openAppDir(t *testing.T, cfg config, dir string) (*app, *database.Dir) {
+	t.Helper()
+	st, err := database.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := openApp(context.Background(), cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, st
+}
+
 // TestReplicaAgainstServer runs the API over a replica kept in a directory,
 // replicating with the real sync server: writes reach it, the replica
 // reopens with its documents and ranges, and errors have ArangoDB's bodies.
@@ -66,14 +80,7 @@ func TestReplicaAgainstServer(t *testing.T) {
 	defineOnServer(t, addr, "edgego", "orders")
 	dir := t.TempDir()
 	open := func() (*app, func()) {
-		st, err := database.OpenDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := openApp(context.Background(), cfg, st)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, st := openAppDir(t, cfg, dir)
 		return a, func() {
 			if err := a.Close(); err != nil {
 				t.Error(err)

@@ -98,14 +98,7 @@ func TestStarterAnswersBeforeTheLoad(t *testing.T) {
 	}
 	// A snapshot (the first session's Close compacts the log), then a log.
 	for session := range 2 {
-		st, err := database.OpenDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := openApp(context.Background(), cfg, st)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, st := openAppDir(t, cfg, dir)
 		if session == 0 {
 			write(a, "POST", "/_api/document/orders", `[{"_key":"a","n":1},{"_key":"b","n":2},{"_key":"c","n":3},{"_key":"d","n":4}]`)
 			write(a, "PATCH", "/_api/document/orders/a", `{"n":10}`)

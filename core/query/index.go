@@ -58,9 +58,6 @@ func NewDocIndex(fields []Path) *Index {
 	return ix
 }
 
-// KeepsDocs reports whether the index's entries keep their documents.
-func (ix *Index) KeepsDocs() bool { return ix.docs }
-
 // Fields returns the index's fields.
 func (ix *Index) Fields() []Path { return ix.fields }
 
@@ -70,7 +67,7 @@ func (ix *Index) Len() int { return ix.live + ix.tree.Len() }
 // inBase returns where the live base entry of key is, if there is one.
 func (ix *Index) inBase(key string) (int, bool) {
 	i, found := slices.BinarySearchFunc(ix.base, key, func(e Entry, k string) int { return strings.Compare(e.Key, k) })
-	if !found || ix.gone[i>>6]&(1<<(i&63)) != 0 {
+	if !found || ix.isGone(i) {
 		return 0, false
 	}
 	return i, true
