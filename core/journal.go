@@ -36,18 +36,21 @@ type Journal interface {
 // txn is a buntdb transaction that records what it changes for the
 // store's Journal.
 type txn struct {
-	*buntdb.Tx
-	marks    *pendingMarks // the store's pending marks (pending.go)
-	record   bool
-	changes  []Change
-	undo     []markUndo // the marks changed, put back if the transaction fails
-	loading  bool       // loading into an empty store: no undo, a failure empties the marks
-	sizeHint int        // about how many changes the transaction makes
-	wallMs   int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
-	markBuf  []byte     // the chunk journaled marks are cut from (markBytes)
-	docBuf   []byte     // the chunk stored documents are cut from (docRoom)
-	tick     uint64     // the next of the clock values reserved for revisions (Store.nextTick)
-	tickEnd  uint64     // past the last of them
+	bt         *buntdb.Tx
+	loaded     *loaded       // the items the store was loaded with (loaded.go)
+	loadedUndo []int         // the loaded items it marked gone, put back if it fails
+	loadedWas  *loaded       // what loaded held before a DeleteAll, put back if it fails
+	marks      *pendingMarks // the store's pending marks (pending.go)
+	record     bool
+	changes    []Change
+	undo       []markUndo // the marks changed, put back if the transaction fails
+	loading    bool       // loading into an empty store: no undo, a failure empties the marks
+	sizeHint   int        // about how many changes the transaction makes
+	wallMs     int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
+	markBuf    []byte     // the chunk journaled marks are cut from (markBytes)
+	docBuf     []byte     // the chunk stored documents are cut from (docRoom)
+	tick       uint64     // the next of the clock values reserved for revisions (Store.nextTick)
+	tickEnd    uint64     // past the last of them
 
 	ixs       *indexSet // the secondary indexes its document writes keep (index.go)
 	ixBuf     []byte    // an index entry's key, reused
@@ -69,11 +72,11 @@ func (t *txn) Set(key, value string, opts *buntdb.SetOptions) (string, bool, err
 		// After a DeleteAll buntdb's Set reports no value it replaced: the
 		// indexes need it to take the document's old entries out.
 		readBefore = true
-		if v, err := t.Tx.Get(key); err == nil {
+		if v, err := t.getItem(key); err == nil {
 			before, had = v, true
 		}
 	}
-	prev, replaced, err := t.Tx.Set(key, value, opts)
+	prev, replaced, err := t.setItem(key, value, opts)
 	if readBefore {
 		prev, replaced = before, had
 	}
@@ -109,7 +112,7 @@ func (t *txn) mark() changeMark {
 // and forgets that Set: the store and its record of changes are as they
 // were at m.
 func (t *txn) undoSet(m changeMark, key, prev string) error {
-	undone, _, err := t.Tx.Set(key, prev, nil)
+	undone, _, err := t.setItem(key, prev, nil)
 	if err != nil {
 		return err
 	}
@@ -129,7 +132,7 @@ func (t *txn) undoSet(m changeMark, key, prev string) error {
 
 // Delete deletes key and records the change.
 func (t *txn) Delete(key string) (string, error) {
-	prev, err := t.Tx.Delete(key)
+	prev, err := t.deleteItem(key)
 	if err == nil && (t.ixs != nil || t.live || t.noIndexes || strings.HasPrefix(key, ixdefPrefix)) {
 		err = t.keyChanged(key, prev, true, "", false)
 	}
@@ -180,7 +183,7 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 	var wait func() error
 	var touched []string
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
-		tx := &txn{Tx: btx, marks: s.marks, record: s.journal != nil || s.feed, sizeHint: n}
+		tx := &txn{bt: btx, loaded: &s.loaded, marks: s.marks, record: s.journal != nil || s.feed, sizeHint: n}
 		s.beginIndexes(tx)
 		if tx.record && n > 0 {
 			tx.changes = make([]Change, 0, n)
@@ -225,7 +228,9 @@ func (s *Store) updateN(ctx context.Context, n int, fn func(tx *txn) error) erro
 
 // view runs fn in a read transaction.
 func (s *Store) view(fn func(tx *txn) error) error {
-	return s.db.View(func(btx *buntdb.Tx) error { return fn(&txn{Tx: btx, marks: s.marks, ixs: s.ixs.Load()}) })
+	return s.db.View(func(btx *buntdb.Tx) error {
+		return fn(&txn{bt: btx, loaded: &s.loaded, marks: s.marks, ixs: s.ixs.Load()})
+	})
 }
 
 // SetJournal makes every later write transaction wait for j (nil: none).
@@ -236,7 +241,7 @@ func (s *Store) SetJournal(j Journal) { s.journal = j }
 // again: how a store is rebuilt from its snapshot and journal.
 func (s *Store) Replay(changes []Change) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
-		tx := &txn{Tx: btx, marks: s.marks, noIndexes: true}
+		tx := &txn{bt: btx, loaded: &s.loaded, marks: s.marks, noIndexes: true}
 		defer tx.undoOnError(&err)
 		defer func() {
 			if err == nil {
@@ -303,21 +308,24 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 // as Items walked them, then journaled changes after it, in order) in one
 // transaction, as Load and Replay do, without journaling them again; the
 // node sequence never moves backwards. Into an empty store nothing is kept
-// for a rollback of each change (a failed fill leaves the store empty):
-// with a snapshot's keys in ascending order that is about half the cost of
-// Load, and far less than Replay of one transaction at a time.
+// for a rollback of each change (a failed fill leaves the store empty), and
+// the changes that come in ascending key order from the first on (a
+// snapshot's items) are kept as they are handed, in one sorted list
+// beside buntdb's tree (loaded.go), not inserted into it: their strings
+// must not change for as long as the store holds them.
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
-	return s.LoadSaved(func(apply func(Change) error, _ func([]SavedIndex)) error { return fill(apply) })
+	return s.LoadSaved(0, func(apply func(Change) error, _ func([]SavedIndex)) error { return fill(apply) })
 }
 
 // LoadSaved is LoadChanges whose fill may also hand restore, once, between
 // a snapshot's items and the changes after it, the indexes saved with the
 // snapshot (ItemsAndIndexes): in a load into an empty store the indexes
 // they fit start built, and the changes after keep them; the others are
-// built when a query first needs them.
-func (s *Store) LoadSaved(fill func(apply func(Change) error, restore func([]SavedIndex)) error) error {
+// built when a query first needs them. items is about how many changes
+// fill hands (0: not known), for the room they take.
+func (s *Store) LoadSaved(items int, fill func(apply func(Change) error, restore func([]SavedIndex)) error) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
-		tx := &txn{Tx: btx, marks: s.marks, noIndexes: true}
+		tx := &txn{bt: btx, loaded: &s.loaded, marks: s.marks, noIndexes: true}
 		defer tx.undoOnError(&err)
 		defer func() {
 			if err == nil {
@@ -340,11 +348,12 @@ func (s *Store) LoadSaved(fill func(apply func(Change) error, restore func([]Sav
 			}
 		}
 		var restoreErr error
+		var order itemOrder // which loaded item each change handed became
 		restore := func(saved []SavedIndex) {
 			if !empty || tx.restored || restoreErr != nil {
 				return
 			}
-			set, err := s.restoreIndexes(tx, saved)
+			set, err := s.restoreIndexes(tx, saved, &order)
 			if err != nil {
 				restoreErr = err
 				return
@@ -352,7 +361,31 @@ func (s *Store) LoadSaved(fill func(apply func(Change) error, restore func([]Sav
 			// From here on the documents' writes keep the indexes.
 			tx.ixs, tx.noIndexes, tx.restored = set, false, true
 		}
+		// Into an empty store, the changes in ascending key order from the
+		// first on are kept in place (loaded.go) until one is not.
+		inPlace := empty
+		if inPlace {
+			// Kept whole for a failure to put back: it may hold items
+			// all gone.
+			if tx.loadedWas == nil {
+				was := *tx.loaded
+				tx.loadedWas = &was
+			}
+			*tx.loaded = loaded{}
+			tx.loaded.reserve(items)
+		}
 		err = fill(func(c Change) error {
+			if inPlace && !c.Deleted && !strings.HasPrefix(c.Key, dirtyPrefix) {
+				if tx.loaded.add(c.Key, c.Value) {
+					if strings.HasPrefix(c.Key, ixdefPrefix) {
+						tx.ixDefs = true
+					}
+					order.next(len(tx.loaded.keys) - 1)
+					return nil
+				}
+				inPlace = false
+			}
+			order.next(-1)
 			if strings.HasPrefix(c.Key, dirtyPrefix) {
 				// Ids are slices of the load's copy, which the documents
 				// loaded with them keep alive anyway: not copied again.

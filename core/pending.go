@@ -295,6 +295,7 @@ func (t *txn) noteUndo(u markUndo) {
 func (t *txn) undoOnError(err *error) {
 	if *err != nil {
 		t.undoIndexes()
+		t.undoLoaded()
 	}
 	switch {
 	case *err == nil:

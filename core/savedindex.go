@@ -25,11 +25,18 @@ type SavedIndex struct {
 	Def        IndexDef
 	// KeyFormat is the key encoding that made the entries (query.KeyFormat).
 	KeyFormat int
-	// Len is how many entries Each hands out.
+	// Len is how many entries there are.
 	Len int
 	// Each calls add with every entry, in key order, until add returns
-	// false; it reports whether it handed out every entry.
+	// false; it reports whether it handed out every entry. ItemsAndIndexes
+	// hands the entries out so.
 	Each func(add func(SavedEntry) bool) bool
+	// Spans returns the entries at once, in key order, as a load takes them
+	// (LoadSaved): each span's key is a slice of keys, and its Doc is the
+	// number of the item that holds its document, from 0 in the order the
+	// load was handed the items (-1: not known). ok is false when the
+	// entries are not whole. The load keeps keys and the spans.
+	Spans func() (keys string, spans []query.Span, ok bool)
 }
 
 // SavedEntry is one entry of a saved index.
@@ -42,11 +49,6 @@ type SavedEntry struct {
 	// from 0 in the order ItemsAndIndexes hands the items out; -1 when not
 	// known.
 	Item int
-	// ItemKey and ItemValue are that item, as a snapshot's reader found
-	// it: the entry keeps the value as its document (so that a query
-	// through the index need not look the document up) only when the key
-	// is its document's.
-	ItemKey, ItemValue string
 }
 
 // ItemsAndIndexes calls fn as Items does, then index with the entries of
@@ -71,7 +73,7 @@ func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, ind
 		}
 		var ferr error
 		n := 0
-		err := ascendAll(&txn{Tx: tx, marks: s.marks}, func(key, value string) bool {
+		err := ascendAll(&txn{bt: tx, loaded: &s.loaded, marks: s.marks}, func(key, value string) bool {
 			if items != nil && strings.HasPrefix(key, docPrefix) {
 				items[key[len(docPrefix):]] = n
 			}
@@ -124,31 +126,42 @@ func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, ind
 
 // restoreIndexes compiles the definitions the transaction holds and gives
 // each the saved entries made for it, where they can be used: the index
-// set a load keeps up to date with the changes after its snapshot.
-func (s *Store) restoreIndexes(t *txn, saved []SavedIndex) (*indexSet, error) {
+// set a load keeps up to date with the changes after its snapshot. order
+// says which loaded item each of the snapshot's items became: an entry
+// keeps its document when the item it names is that document's.
+func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *itemOrder) (*indexSet, error) {
 	defs, err := readAllIndexDefs(t)
 	if err != nil || len(defs) == 0 {
 		return nil, err
 	}
+	l := t.loaded
 	for _, ix := range defs {
 		ix.docPfx = docPrefix + s.Prefix(ix.coll) + s.sep
 		for _, sv := range saved {
 			if sv.Collection != ix.coll || sv.Def.Name != ix.def.Name || !slices.Equal(sv.Def.Fields, ix.def.Fields) ||
-				sv.KeyFormat != query.KeyFormat || sv.Each == nil {
+				sv.KeyFormat != query.KeyFormat || sv.Spans == nil {
 				continue
 			}
+			keys, spans, ok := sv.Spans()
+			if !ok {
+				break
+			}
+			for i := range spans {
+				sp := &spans[i]
+				item := order.item(sp.Doc)
+				sp.Doc = -1
+				if item < 0 || sp.IDLen == 0 || sp.Off > sp.End || int(sp.End) > len(keys) || sp.IDLen > sp.End-sp.Off {
+					continue // RestoreSpans refuses a span out of bounds
+				}
+				// The item is this entry's document: its key is the
+				// document's key of the id the entry's key ends with.
+				if k := l.keys[item]; len(k) == len(docPrefix)+int(sp.IDLen) && strings.HasPrefix(k, docPrefix) &&
+					k[len(docPrefix):] == keys[sp.End-sp.IDLen:sp.End] {
+					sp.Doc = item
+				}
+			}
 			tree := query.NewDocIndex(ix.fields)
-			restored := tree.Restore(sv.Len, func(add func(key string, idLen int, doc string) bool) bool {
-				return sv.Each(func(e SavedEntry) bool {
-					doc := ""
-					if e.IDLen > 0 && e.IDLen <= len(e.Key) && len(e.ItemKey) == len(docPrefix)+e.IDLen &&
-						strings.HasPrefix(e.ItemKey, docPrefix) && e.ItemKey[len(docPrefix):] == e.Key[len(e.Key)-e.IDLen:] {
-						doc = e.ItemValue // the item is this entry's document
-					}
-					return add(e.Key, e.IDLen, doc)
-				})
-			})
-			if restored {
+			if tree.RestoreSpans(keys, spans, l.vals) {
 				ix.tree = tree
 				ix.built.Store(true)
 			}

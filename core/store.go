@@ -54,6 +54,7 @@ type Options struct {
 // one buntdb transaction.
 type Store struct {
 	db     *buntdb.DB
+	loaded loaded // the items of the last load, beside buntdb's tree (loaded.go)
 	clock  *revision.Clock
 	ids    IDSource
 	nums   NumberSource
@@ -168,6 +169,11 @@ func (s *Store) Load(r io.Reader) error {
 		return fmt.Errorf("load store: %w", err)
 	}
 	err := s.update(func(tx *txn) error {
+		// buntdb's Load set keys in its tree without looking at the
+		// items loaded in place: its values win.
+		if err := tx.hideLoaded(); err != nil {
+			return err
+		}
 		if err := adoptDirtyKeys(tx); err != nil {
 			return err
 		}
@@ -196,7 +202,7 @@ func adoptDirtyKeys(tx *txn) error {
 		return err
 	}
 	for i, k := range keys {
-		if _, err := tx.Tx.Delete(k); err != nil {
+		if _, err := tx.deleteItem(k); err != nil {
 			return err
 		}
 		// buntdb's Load made each key a string of its own.

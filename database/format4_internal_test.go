@@ -64,7 +64,7 @@ func TestFormat4SnapshotReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, err := readIndexes(sn.body[end:], 5, nil)
+	saved, err := readIndexes(sn.body[end:], 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +72,15 @@ func TestFormat4SnapshotReads(t *testing.T) {
 	for _, ix := range saved {
 		meta := fmt.Sprintf(`{"collection":%q,"name":%q,"fields":["total"],"keyFormat":%d}`, ix.Collection, ix.Def.Name, ix.KeyFormat)
 		var entries []byte
-		ix.Each(func(e core.SavedEntry) bool {
-			entries = binary.AppendUvarint(entries, uint64(len(e.Key)))
-			entries = append(entries, e.Key...)
-			entries = binary.AppendUvarint(entries, uint64(e.IDLen))
-			return true
-		})
+		keys, spans, ok := ix.Spans()
+		if !ok {
+			t.Fatalf("index %q: entries not whole", ix.Def.Name)
+		}
+		for _, sp := range spans {
+			entries = binary.AppendUvarint(entries, uint64(sp.End-sp.Off))
+			entries = append(entries, keys[sp.Off:sp.End]...)
+			entries = binary.AppendUvarint(entries, uint64(sp.IDLen))
+		}
 		section = binary.AppendUvarint(section, uint64(len(meta)))
 		section = append(section, meta...)
 		section = binary.AppendUvarint(section, uint64(ix.Len))

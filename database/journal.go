@@ -160,7 +160,7 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	// transaction; keys and values are slices of their bytes, read in place
 	// (handedOver).
 	torn := false
-	err = store.LoadSaved(func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
+	err = store.LoadSaved(sn.count, func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
 		if p, ok := st.(LoadPauser); ok {
 			load, n := apply, 0
 			apply = func(c core.Change) error {

@@ -27,8 +27,10 @@ func withoutIndexes(tb testing.TB, snap []byte) []byte {
 // BenchmarkReopenSavedIndexes reopens a store of 100,000 documents with
 // two indexes and answers a first query through one of them, from a
 // snapshot that keeps the indexes' entries (saved) and from one that does
-// not, whose first query builds the index (built): side by side in one
-// process, natively or under GOOS=js in Node.
+// not, whose first query builds the index (built), every document in
+// sync with the server, and from one whose documents are all still to be
+// pushed (pending): side by side in one process, natively or under GOOS=js
+// in Node.
 func BenchmarkReopenSavedIndexes(b *testing.B) {
 	ctx := context.Background()
 	st, err := core.Open(":memory:", core.Options{Node: "B"})
@@ -60,6 +62,27 @@ func BenchmarkReopenSavedIndexes(b *testing.B) {
 	if err := j.Compact(); err != nil {
 		b.Fatal(err)
 	}
+	pending := append([]byte(nil), held.Snap...)
+	// The server accepted every write: no document is pending any more.
+	for {
+		ws, err := st.PendingWrites(10000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ws) == 0 {
+			break
+		}
+		acks := make([]core.Ack, len(ws))
+		for i, w := range ws {
+			acks[i] = core.Ack{ID: w.ID, Rev: w.Rev}
+		}
+		if err := st.Acknowledge(acks...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := j.Compact(); err != nil {
+		b.Fatal(err)
+	}
 	st.Close()
 	saved := held.Snap
 	built := withoutIndexes(b, saved)
@@ -68,7 +91,7 @@ func BenchmarkReopenSavedIndexes(b *testing.B) {
 		name  string
 		snap  []byte
 		build bool
-	}{{"saved", saved, false}, {"built", built, true}} {
+	}{{"saved", saved, false}, {"built", built, true}, {"pending", pending, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.snap)))
 			var opening, querying time.Duration

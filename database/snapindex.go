@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/hilodb/hilodb/core"
+	"github.com/hilodb/hilodb/core/query"
 )
 
 // savedIndexMeta is a saved index's definition in a format 4 or 5 snapshot.
@@ -55,15 +57,12 @@ func (w *indexWriter) appendTo(snap []byte) []byte {
 	return append(snap, w.list...)
 }
 
-// storedItem is one item of a snapshot, as read.
-type storedItem struct{ key, value string }
-
 // readIndexes reads the section of a snapshot of format (4 or 5) that b
-// holds exactly; items are the snapshot's items, in order, for format 5's
-// entries to name. The entries are read when the store takes them
-// (SavedIndex.Each, which reports false for entries that are not whole),
-// each key a slice of b's bytes read in place (handedOver).
-func readIndexes(b []byte, format int, items []storedItem) ([]core.SavedIndex, error) {
+// holds exactly. The entries are read when the store takes them
+// (SavedIndex.Spans, not ok for entries that are not whole), each key a
+// slice of b's bytes read in place (handedOver); in format 5 each names
+// the snapshot's item that holds its document.
+func readIndexes(b []byte, format int) ([]core.SavedIndex, error) {
 	text := handedOver(b)
 	p := 0
 	next := func(what string) (int, error) {
@@ -113,7 +112,7 @@ func readIndexes(b []byte, format int, items []storedItem) ([]core.SavedIndex, e
 			Def:        core.IndexDef{Name: meta.Name, Fields: meta.Fields},
 			KeyFormat:  meta.KeyFormat,
 			Len:        count,
-			Each:       func(add func(core.SavedEntry) bool) bool { return eachEntry(entries, format, items, add) },
+			Spans:      func() (string, []query.Span, bool) { return readSpans(entries, format, count) },
 		})
 	}
 	if p != len(text) {
@@ -122,39 +121,42 @@ func readIndexes(b []byte, format int, items []storedItem) ([]core.SavedIndex, e
 	return out, nil
 }
 
-// eachEntry hands add each entry encoded in b (a snapshot of format 4 or
-// 5, whose items are items), and reports whether b held whole entries only
-// and add took them all. An item number past the items is taken as not
-// known.
-func eachEntry(b []byte, format int, items []storedItem, add func(core.SavedEntry) bool) bool {
-	s := handedOver(b)
+// readSpans reads the count entries encoded in b (a snapshot of format 4
+// or 5), each key a slice of b, and reports whether b held whole entries
+// only, count of them. An item number too large for a span is taken as
+// not known.
+func readSpans(b []byte, format, count int) (string, []query.Span, bool) {
+	if len(b) > math.MaxUint32 {
+		return "", nil, false
+	}
+	spans := make([]query.Span, 0, count)
 	for p := 0; p < len(b); {
+		if len(spans) == count {
+			return "", nil, false
+		}
 		n, k := binary.Uvarint(b[p:])
 		if k <= 0 || n > uint64(len(b)-p-k) {
-			return false
+			return "", nil, false
 		}
-		key := s[p+k : p+k+int(n)]
-		p += k + int(n)
+		off := p + k
+		p = off + int(n)
 		idLen, k := binary.Uvarint(b[p:])
-		if k <= 0 || idLen > uint64(len(key)) {
-			return false
+		if k <= 0 || idLen > n {
+			return "", nil, false
 		}
 		p += k
-		e := core.SavedEntry{Key: key, IDLen: int(idLen), Item: -1}
+		sp := query.Span{Off: uint32(off), End: uint32(off + int(n)), IDLen: uint32(idLen), Doc: -1}
 		if format >= 5 {
 			item, k := binary.Uvarint(b[p:])
 			if k <= 0 {
-				return false
+				return "", nil, false
 			}
 			p += k
-			if item > 0 && item <= uint64(len(items)) {
-				e.Item = int(item - 1)
-				e.ItemKey, e.ItemValue = items[e.Item].key, items[e.Item].value
+			if item > 0 && item <= math.MaxInt32 {
+				sp.Doc = int32(item - 1)
 			}
 		}
-		if !add(e) {
-			return false
-		}
+		spans = append(spans, sp)
 	}
-	return true
+	return handedOver(b), spans, len(spans) == count
 }

@@ -1,6 +1,8 @@
 package database
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -37,77 +39,114 @@ func TestIndexSectionRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	items := []storedItem{{"doc/orders/2", `{"n":2}`}, {"doc/orders/1", `{"n":1}`}}
 	text := w.appendTo([]byte("items"))[len("items"):]
-	out, err := readIndexes(text, 5, items)
+	out, err := readIndexes(text, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(out) != len(in) {
 		t.Fatalf("%d indexes, want %d", len(out), len(in))
 	}
-	show := func(e core.SavedEntry) string {
-		return fmt.Sprintf("%s|%s|%d|%s|%s", e.Key[len(e.Key)-e.IDLen:], e.Key, e.Item, e.ItemKey, e.ItemValue)
-	}
-	for i := range in {
-		a, b := in[i], out[i]
-		if a.Collection != b.Collection || a.Def.Name != b.Def.Name || !slices.Equal(a.Def.Fields, b.Def.Fields) || a.KeyFormat != b.KeyFormat || a.Len != b.Len {
-			t.Fatalf("index %d: %+v, want %+v", i, b, a)
-		}
-		var want, got []string
-		a.Each(func(e core.SavedEntry) bool {
-			if e.Item >= len(items) {
-				e.Item = -1 // past the items: not known
+	for _, format := range []int{5, 4} {
+		if format == 4 {
+			// The same entries without their item numbers: format 4's.
+			if out, err = readIndexes(asFormat4(t, text), 4); err != nil {
+				t.Fatal(err)
 			}
-			if e.Item >= 0 {
-				e.ItemKey, e.ItemValue = items[e.Item].key, items[e.Item].value
-			}
-			want = append(want, show(e))
-			return true
-		})
-		if !b.Each(func(e core.SavedEntry) bool { got = append(got, show(e)); return true }) {
-			t.Fatalf("index %d: entries not whole", i)
 		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("index %d: entries %q, want %q", i, got, want)
+		for i := range in {
+			a, b := in[i], out[i]
+			if a.Collection != b.Collection || a.Def.Name != b.Def.Name || !slices.Equal(a.Def.Fields, b.Def.Fields) || a.KeyFormat != b.KeyFormat || a.Len != b.Len {
+				t.Fatalf("index %d: %+v, want %+v", i, b, a)
+			}
+			var want, got []string
+			a.Each(func(e core.SavedEntry) bool {
+				if format == 4 {
+					e.Item = -1
+				}
+				want = append(want, fmt.Sprintf("%s|%s|%d", e.Key[len(e.Key)-e.IDLen:], e.Key, e.Item))
+				return true
+			})
+			keys, spans, ok := b.Spans()
+			if !ok {
+				t.Fatalf("format %d index %d: entries not whole", format, i)
+			}
+			for _, sp := range spans {
+				got = append(got, fmt.Sprintf("%s|%s|%d", keys[sp.End-sp.IDLen:sp.End], keys[sp.Off:sp.End], sp.Doc))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("format %d index %d: entries %q, want %q", format, i, got, want)
+			}
 		}
 	}
 	for cut := range len(text) {
-		if _, err := readIndexes(text[:cut], 5, items); err == nil {
+		if _, err := readIndexes(text[:cut], 5); err == nil {
 			t.Fatalf("a section cut at byte %d of %d was read", cut, len(text))
 		}
 	}
 }
 
+// asFormat4 is format 5's index section text without the entries' item
+// numbers.
+func asFormat4(t *testing.T, text []byte) []byte {
+	t.Helper()
+	saved, err := readIndexes(text, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := binary.AppendUvarint(nil, uint64(len(saved)))
+	for _, ix := range saved {
+		meta, _ := json.Marshal(savedIndexMeta{Collection: ix.Collection, Name: ix.Def.Name, Fields: ix.Def.Fields, KeyFormat: ix.KeyFormat})
+		keys, spans, _ := ix.Spans()
+		var entries []byte
+		for _, sp := range spans {
+			entries = binary.AppendUvarint(entries, uint64(sp.End-sp.Off))
+			entries = append(entries, keys[sp.Off:sp.End]...)
+			entries = binary.AppendUvarint(entries, uint64(sp.IDLen))
+		}
+		out = binary.AppendUvarint(out, uint64(len(meta)))
+		out = append(out, meta...)
+		out = binary.AppendUvarint(out, uint64(ix.Len))
+		out = binary.AppendUvarint(out, uint64(len(entries)))
+		out = append(out, entries...)
+	}
+	return out
+}
+
 // FuzzReadIndexes: any text, read as format 4 or 5, either fails to read
-// or hands out entries within it, each naming an item there is or none,
-// without a panic.
+// or hands out entries within it, as many as it says, each naming an item
+// or none, without a panic.
 func FuzzReadIndexes(f *testing.F) {
 	var w indexWriter
 	_ = w.add(savedFrom("o", "i", []string{"x"}, [][3]any{{"ab/1", 3, 0}, {"cd/2", 3, 1}}))
 	f.Add(w.appendTo(nil), true)
 	f.Add([]byte("\x00"), false)
 	f.Add([]byte("\x01\x02{}\x05\x03"), false)
-	items := []storedItem{{"doc/b/1", "{}"}, {"doc/d/2", "{}"}}
 	f.Fuzz(func(t *testing.T, text []byte, v5 bool) {
 		format := 4
 		if v5 {
 			format = 5
 		}
-		saved, err := readIndexes(text, format, items)
+		saved, err := readIndexes(text, format)
 		if err != nil {
 			return
 		}
 		for _, ix := range saved {
-			ix.Each(func(e core.SavedEntry) bool {
-				if e.IDLen > len(e.Key) {
-					t.Fatalf("id length %d past key %q", e.IDLen, e.Key)
+			keys, spans, ok := ix.Spans()
+			if !ok {
+				continue
+			}
+			if len(spans) != ix.Len {
+				t.Fatalf("%d entries, the section says %d", len(spans), ix.Len)
+			}
+			for _, sp := range spans {
+				if sp.Off > sp.End || int(sp.End) > len(keys) || sp.IDLen > sp.End-sp.Off {
+					t.Fatalf("span %+v out of its %d bytes", sp, len(keys))
 				}
-				if e.Item < -1 || e.Item >= len(items) || (e.Item >= 0) != (e.ItemKey != "") {
-					t.Fatalf("entry %+v names an item that is not there", e)
+				if sp.Doc < -1 || (format == 4 && sp.Doc != -1) {
+					t.Fatalf("span %+v names an item it cannot", sp)
 				}
-				return true
-			})
+			}
 		}
 	})
 }

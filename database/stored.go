@@ -2,7 +2,6 @@ package database
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/hilodb/hilodb/core"
 )
@@ -19,30 +18,12 @@ import (
 func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore func([]core.SavedIndex)) (seq uint64, logSize int, torn bool, err error) {
 	seq = sn.seq
 	if sn.format >= 2 {
-		// Format 5's index entries name the items of their documents: the
-		// items are kept (slices of the snapshot) to hand the entries.
-		var items []storedItem
-		each := apply
-		if sn.format >= 5 && restore != nil {
-			items = make([]storedItem, 0, min(sn.count, len(sn.body)/8))
-			each = func(c core.Change) error {
-				// Field by field: a whole struct appended is moved with the
-				// collector's bulk barrier while a collection runs.
-				n := len(items)
-				if n == cap(items) {
-					items = slices.Grow(items, 1)
-				}
-				items = items[:n+1]
-				items[n].key, items[n].value = c.Key, c.Value
-				return apply(c)
-			}
-		}
-		end, err := readItems(sn.body, sn.count, each)
+		end, err := readItems(sn.body, sn.count, apply)
 		if err != nil {
 			return 0, 0, false, err
 		}
 		if sn.format >= 4 {
-			saved, err := readIndexes(sn.body[end:], sn.format, items)
+			saved, err := readIndexes(sn.body[end:], sn.format)
 			if err != nil {
 				return 0, 0, false, err
 			}

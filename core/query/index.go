@@ -25,18 +25,30 @@ func entryLess(a, b Entry) bool { return a.Key < b.Key }
 // owner changes it under a write lock and reads it under a read lock (a
 // local store under buntdb's, the server per database).
 //
-// The entries an index is filled with at once (Builder, Restore) are kept
-// as one sorted slice, the base, made in one allocation and read in place;
-// the entries written after go into a B-tree, and a base entry that is
-// deleted or replaced is marked gone. A key is live in one place at most,
-// and a read merges the two.
+// The entries an index is filled with at once (Builder, RestoreSpans) are
+// kept as one sorted slice, the base, read in place: each a Span of one
+// string holding every key, and of a list of documents. The base holds no
+// pointers, so the collector neither scans it nor makes its fill pay for
+// a write barrier per entry. The entries written after go into a B-tree,
+// and a base entry that is deleted or replaced is marked gone. A key is
+// live in one place at most, and a read merges the two.
 type Index struct {
 	fields []Path
 	docs   bool                 // entries keep their documents
-	base   []Entry              // sorted by Key
+	keys   string               // the base's keys, where its spans say
+	base   []Span               // sorted by key
+	baseDo []string             // the base's documents, by Span.Doc
 	gone   []uint64             // bit i: base[i] is deleted or replaced
 	live   int                  // the base entries not gone
 	tree   *btree.BTreeG[Entry] // the entries written since
+}
+
+// Span is one entry of an index's base: its key is keys[Off:End] of the
+// string it is read with, its id the last IDLen bytes of the key, and its
+// document docs[Doc] of the list it is read with (-1: not known).
+type Span struct {
+	Off, End, IDLen uint32
+	Doc             int32
 }
 
 // NewIndex returns an empty index of fields.
@@ -64,20 +76,38 @@ func (ix *Index) Fields() []Path { return ix.fields }
 // Len returns how many entries the index holds.
 func (ix *Index) Len() int { return ix.live + ix.tree.Len() }
 
+// keyAt is base[i]'s key.
+func (ix *Index) keyAt(i int) string { return ix.keys[ix.base[i].Off:ix.base[i].End] }
+
+// at is base[i] as an Entry.
+func (ix *Index) at(i int) Entry {
+	sp := ix.base[i]
+	k := ix.keys[sp.Off:sp.End]
+	e := Entry{Key: k, ID: k[len(k)-int(sp.IDLen):]}
+	if ix.docs && sp.Doc >= 0 {
+		e.Doc = ix.baseDo[sp.Doc]
+	}
+	return e
+}
+
+// baseFrom returns where the base's keys at or after key start.
+func (ix *Index) baseFrom(key string) int {
+	return sort.Search(len(ix.base), func(i int) bool { return ix.keyAt(i) >= key })
+}
+
 // inBase returns where the live base entry of key is, if there is one.
 func (ix *Index) inBase(key string) (int, bool) {
-	i, found := slices.BinarySearchFunc(ix.base, key, func(e Entry, k string) int { return strings.Compare(e.Key, k) })
-	if !found || ix.isGone(i) {
+	i := ix.baseFrom(key)
+	if i == len(ix.base) || ix.keyAt(i) != key || ix.isGone(i) {
 		return 0, false
 	}
 	return i, true
 }
 
-// drop marks base[i] gone and returns it; its document is let go.
+// drop marks base[i] gone and returns it.
 func (ix *Index) drop(i int) Entry {
-	e := ix.base[i]
+	e := ix.at(i)
 	ix.gone[i>>6] |= 1 << (i & 63)
-	ix.base[i].Doc = ""
 	ix.live--
 	return e
 }
@@ -85,9 +115,10 @@ func (ix *Index) drop(i int) Entry {
 // isGone reports whether base[i] is gone.
 func (ix *Index) isGone(i int) bool { return ix.gone[i>>6]&(1<<(i&63)) != 0 }
 
-// setBase makes entries, sorted by key, the whole index.
-func (ix *Index) setBase(entries []Entry) {
-	ix.base, ix.gone, ix.live, ix.tree = entries, make([]uint64, (len(entries)+63)/64), len(entries), newTree()
+// setBase makes spans, sorted by key, of keys and docs the whole index.
+func (ix *Index) setBase(keys string, spans []Span, docs []string) {
+	ix.keys, ix.base, ix.baseDo = keys, spans, docs
+	ix.gone, ix.live, ix.tree = make([]uint64, (len(spans)+63)/64), len(spans), newTree()
 }
 
 // AppendKey appends the key of the document doc, whose id is id, to buf.
@@ -158,11 +189,11 @@ func (ix *Index) scan(lo, hi string, bounded, desc bool, fn func(Entry) bool) {
 		// before the tree's entries under it.
 		j := len(ix.base) - 1
 		if bounded {
-			j = sort.Search(len(ix.base), func(i int) bool { return ix.base[i].Key >= hi }) - 1
+			j = ix.baseFrom(hi) - 1
 		}
 		base := func(above string, limited bool) bool {
-			for ; j >= 0 && ix.base[j].Key >= lo && (!limited || ix.base[j].Key > above); j-- {
-				if !ix.isGone(j) && !fn(ix.base[j]) {
+			for ; j >= 0 && ix.keyAt(j) >= lo && (!limited || ix.keyAt(j) > above); j-- {
+				if !ix.isGone(j) && !fn(ix.at(j)) {
 					return false
 				}
 			}
@@ -191,10 +222,10 @@ func (ix *Index) scan(lo, hi string, bounded, desc bool, fn func(Entry) bool) {
 		}
 		return
 	}
-	i := sort.Search(len(ix.base), func(i int) bool { return ix.base[i].Key >= lo })
+	i := ix.baseFrom(lo)
 	base := func(under string, limited bool) bool {
-		for ; i < len(ix.base) && below(ix.base[i].Key) && (!limited || ix.base[i].Key < under); i++ {
-			if !ix.isGone(i) && !fn(ix.base[i]) {
+		for ; i < len(ix.base) && below(ix.keyAt(i)) && (!limited || ix.keyAt(i) < under); i++ {
+			if !ix.isGone(i) && !fn(ix.at(i)) {
 				return false
 			}
 		}
@@ -274,15 +305,14 @@ func (b *IndexBuilder) Finish() {
 		}
 		return strings.Compare(all[x.off:x.end], all[y.off:y.end])
 	})
-	entries := make([]Entry, len(b.spans))
+	spans := make([]Span, len(b.spans))
 	for i, sp := range b.spans {
-		e := &entries[i] // field by field, as in Restore
-		e.Key, e.ID = all[sp.off:sp.end], all[sp.end-sp.idLen:sp.end]
+		spans[i] = Span{Off: sp.off, End: sp.end, IDLen: sp.idLen, Doc: -1}
 		if b.ix.docs {
-			e.Doc = b.docs[sp.doc]
+			spans[i].Doc = int32(sp.doc)
 		}
 	}
-	b.ix.setBase(entries)
+	b.ix.setBase(all, spans, b.docs)
 	b.spans, b.docs = nil, nil
 }
 
@@ -293,40 +323,27 @@ const KeyFormat = 1
 // Each calls fn with every entry in key order until it returns false.
 func (ix *Index) Each(fn func(Entry) bool) { ix.scan("", "", false, false, fn) }
 
-// Restore fills an empty index with saved entries, each of n a key made as
-// AppendKey makes them, the length of the id it ends with and its
-// document ("": not known; kept only by an index that keeps documents),
-// handed in key order by each. It reports false, leaving the index empty,
-// when an entry is out of order, repeats its predecessor's key, or has an
-// id longer than its key.
-func (ix *Index) Restore(n int, each func(add func(key string, idLen int, doc string) bool) bool) bool {
-	prev, first := "", true
-	entries := make([]Entry, 0, max(0, min(n, 1<<22))) // n is the count the entries were saved with
-	ok := each(func(key string, idLen int, doc string) bool {
-		if idLen <= 0 || idLen > len(key) || (!first && key <= prev) {
+// RestoreSpans fills an empty index with saved entries, in key order: each
+// span's key a slice of keys (made as AppendKey makes them), its document
+// docs[Doc] (-1: not known; kept only by an index that keeps documents).
+// The index keeps keys, spans and docs as they are: none may change
+// after. It reports false, leaving the index empty, when a span is out of
+// keys' bounds or of docs', out of key order, repeats its predecessor's
+// key, or has an id that is empty or longer than its key.
+func (ix *Index) RestoreSpans(keys string, spans []Span, docs []string) bool {
+	prev := ""
+	for i, sp := range spans {
+		if sp.Off > sp.End || int(sp.End) > len(keys) || sp.IDLen == 0 || sp.IDLen > sp.End-sp.Off ||
+			sp.Doc < -1 || int(sp.Doc) >= len(docs) {
 			return false
 		}
-		// Field by field: appending the struct whole moves it with the
-		// collector's bulk barrier, which cost most of a restore while a
-		// collection ran (a large store's load starts one).
-		n := len(entries)
-		if n == cap(entries) {
-			entries = slices.Grow(entries, 1)
+		k := keys[sp.Off:sp.End]
+		if i > 0 && k <= prev {
+			return false
 		}
-		entries = entries[:n+1]
-		e := &entries[n]
-		e.Key, e.ID = key, key[len(key)-idLen:]
-		if ix.docs {
-			e.Doc = doc
-		}
-		prev, first = key, false
-		return true
-	})
-	if !ok || len(entries) != n {
-		ix.setBase(nil)
-		return false
+		prev = k
 	}
-	ix.setBase(entries)
+	ix.setBase(keys, spans, docs)
 	return true
 }
 

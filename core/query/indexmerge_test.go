@@ -43,14 +43,12 @@ func TestIndexBaseAndWrites(t *testing.T) {
 				model[key()] = fmt.Sprint("doc", i)
 			}
 			keys := sortedKeys(model)
-			if !ix.Restore(len(keys), func(add func(string, int, string) bool) bool {
-				for _, k := range keys {
-					if !add(k, 1, model[k]) {
-						return false
-					}
-				}
-				return true
-			}) {
+			docs := make([]string, len(keys))
+			for i, k := range keys {
+				docs[i] = model[k]
+			}
+			all, spans := spansOf(keys, func(int) int { return 1 }, func(i int) int32 { return int32(i) })
+			if !ix.RestoreSpans(all, spans, docs) {
 				t.Fatal("restore refused sorted entries")
 			}
 		}

@@ -6,39 +6,54 @@ import (
 	"github.com/hilodb/hilodb/core/query"
 )
 
-// TestIndexRestore: saved entries fill an index only when they are whole
-// and in strict key order; otherwise the index stays empty.
+// spansOf lays keys out one after another, as a snapshot holds them, and
+// returns them with their spans, each with the id length idLen and doc.
+func spansOf(keys []string, idLen func(i int) int, doc func(i int) int32) (string, []query.Span) {
+	var all string
+	spans := make([]query.Span, len(keys))
+	for i, k := range keys {
+		all += "|" // something between the keys, as a snapshot has
+		spans[i] = query.Span{Off: uint32(len(all)), End: uint32(len(all) + len(k)), IDLen: uint32(idLen(i)), Doc: doc(i)}
+		all += k
+	}
+	return all, spans
+}
+
+// TestIndexRestore: saved entries fill an index only when they are whole,
+// within their bounds and in strict key order; otherwise the index stays
+// empty.
 func TestIndexRestore(t *testing.T) {
 	type entry struct {
 		key   string
 		idLen int
+		doc   int32
 	}
+	docs := []string{`{"n":1}`, `{"n":2}`}
 	for _, c := range []struct {
 		name    string
-		n       int
 		entries []entry
+		cut     int // bytes taken off the keys' end
 		ok      bool
 	}{
-		{"in order", 3, []entry{{"a1x/1", 3}, {"a2x/2", 3}, {"b0y/9", 3}}, true},
-		{"none", 0, nil, true},
-		{"out of order", 2, []entry{{"bx/1", 3}, {"ax/2", 3}}, false},
-		{"a repeated key", 2, []entry{{"ax/1", 3}, {"ax/1", 3}}, false},
-		{"an id longer than its key", 1, []entry{{"x/1", 4}}, false},
-		{"an empty id", 1, []entry{{"x/1", 0}}, false},
-		{"fewer than said", 3, []entry{{"ax/1", 3}, {"bx/2", 3}}, false},
-		{"more than said", 1, []entry{{"ax/1", 3}, {"bx/2", 3}}, false},
+		{"in order", []entry{{"a1x/1", 3, -1}, {"a2x/2", 3, 0}, {"b0y/9", 3, 1}}, 0, true},
+		{"none", nil, 0, true},
+		{"out of order", []entry{{"bx/1", 3, -1}, {"ax/2", 3, -1}}, 0, false},
+		{"a repeated key", []entry{{"ax/1", 3, -1}, {"ax/1", 3, -1}}, 0, false},
+		{"an id longer than its key", []entry{{"x/1", 4, -1}}, 0, false},
+		{"an empty id", []entry{{"x/1", 0, -1}}, 0, false},
+		{"a key past the keys", []entry{{"ax/1", 3, -1}, {"bx/2", 3, -1}}, 1, false},
+		{"a document past the documents", []entry{{"ax/1", 3, 2}}, 0, false},
+		{"a document before the first", []entry{{"ax/1", 3, -2}}, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, _ := query.ParsePath("n")
-			ix := query.NewIndex([]query.Path{p})
-			ok := ix.Restore(c.n, func(add func(string, int, string) bool) bool {
-				for _, e := range c.entries {
-					if !add(e.key, e.idLen, "") {
-						return false
-					}
-				}
-				return true
-			})
+			ix := query.NewDocIndex([]query.Path{p})
+			keys := make([]string, len(c.entries))
+			for i, e := range c.entries {
+				keys[i] = e.key
+			}
+			all, spans := spansOf(keys, func(i int) int { return c.entries[i].idLen }, func(i int) int32 { return c.entries[i].doc })
+			ok := ix.RestoreSpans(all[:len(all)-c.cut], spans, docs)
 			if ok != c.ok {
 				t.Fatalf("Restore = %v, want %v", ok, c.ok)
 			}
@@ -56,6 +71,18 @@ func TestIndexRestore(t *testing.T) {
 					t.Fatalf("entry %d id %q", i, id)
 				}
 			}
+			i := 0
+			ix.Each(func(e query.Entry) bool {
+				want := ""
+				if d := c.entries[i].doc; d >= 0 {
+					want = docs[d]
+				}
+				if e.Doc != want {
+					t.Errorf("entry %d document %q, want %q", i, e.Doc, want)
+				}
+				i++
+				return true
+			})
 		})
 	}
 }
