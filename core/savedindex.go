@@ -128,7 +128,8 @@ func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, ind
 // each the saved entries made for it, where they can be used: the index
 // set a load keeps up to date with the changes after its snapshot. order
 // says which loaded item each of the snapshot's items became: an entry
-// keeps its document when the item it names is that document's.
+// keeps its document when the item it names is that document's, which
+// the index checks when it reads the entry (query.Index.RestoreSpans).
 func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *itemOrder) (*indexSet, error) {
 	defs, err := readAllIndexDefs(t)
 	if err != nil || len(defs) == 0 {
@@ -147,21 +148,10 @@ func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *itemOrder) (*i
 				break
 			}
 			for i := range spans {
-				sp := &spans[i]
-				item := order.item(sp.Doc)
-				sp.Doc = -1
-				if item < 0 || sp.IDLen == 0 || sp.Off > sp.End || int(sp.End) > len(keys) || sp.IDLen > sp.End-sp.Off {
-					continue // RestoreSpans refuses a span out of bounds
-				}
-				// The item is this entry's document: its key is the
-				// document's key of the id the entry's key ends with.
-				if k := l.keys[item]; len(k) == len(docPrefix)+int(sp.IDLen) && strings.HasPrefix(k, docPrefix) &&
-					k[len(docPrefix):] == keys[sp.End-sp.IDLen:sp.End] {
-					sp.Doc = item
-				}
+				spans[i].Doc = order.item(spans[i].Doc) // -1: past the items, or not loaded in place
 			}
 			tree := query.NewDocIndex(ix.fields)
-			if tree.RestoreSpans(keys, spans, l.vals) {
+			if tree.RestoreSpans(keys, spans, l.vals, l.keys, docPrefix) {
 				ix.tree = tree
 				ix.built.Store(true)
 			}

@@ -38,6 +38,8 @@ type Index struct {
 	keys   string               // the base's keys, where its spans say
 	base   []Span               // sorted by key
 	baseDo []string             // the base's documents, by Span.Doc
+	doKeys []string             // restored: the keys baseDo's documents are stored under (docKey)
+	doPfx  string               // restored: what a document's key holds before its id
 	gone   []uint64             // bit i: base[i] is deleted or replaced
 	live   int                  // the base entries not gone
 	tree   *btree.BTreeG[Entry] // the entries written since
@@ -84,10 +86,18 @@ func (ix *Index) at(i int) Entry {
 	sp := ix.base[i]
 	k := ix.keys[sp.Off:sp.End]
 	e := Entry{Key: k, ID: k[len(k)-int(sp.IDLen):]}
-	if ix.docs && sp.Doc >= 0 {
+	if ix.docs && sp.Doc >= 0 && (ix.doKeys == nil || ix.isDocOf(sp.Doc, e.ID)) {
 		e.Doc = ix.baseDo[sp.Doc]
 	}
 	return e
+}
+
+// isDocOf reports whether restored document d is the one of id: whether
+// it is stored under id's key. A saved entry names its document by number;
+// the number is trusted only so far.
+func (ix *Index) isDocOf(d int32, id string) bool {
+	k := ix.doKeys[d]
+	return len(k) == len(ix.doPfx)+len(id) && k[:len(ix.doPfx)] == ix.doPfx && k[len(ix.doPfx):] == id
 }
 
 // baseFrom returns where the base's keys at or after key start.
@@ -117,7 +127,7 @@ func (ix *Index) isGone(i int) bool { return ix.gone[i>>6]&(1<<(i&63)) != 0 }
 
 // setBase makes spans, sorted by key, of keys and docs the whole index.
 func (ix *Index) setBase(keys string, spans []Span, docs []string) {
-	ix.keys, ix.base, ix.baseDo = keys, spans, docs
+	ix.keys, ix.base, ix.baseDo, ix.doKeys, ix.doPfx = keys, spans, docs, nil, ""
 	ix.gone, ix.live, ix.tree = make([]uint64, (len(spans)+63)/64), len(spans), newTree()
 }
 
@@ -326,11 +336,17 @@ func (ix *Index) Each(fn func(Entry) bool) { ix.scan("", "", false, false, fn) }
 // RestoreSpans fills an empty index with saved entries, in key order: each
 // span's key a slice of keys (made as AppendKey makes them), its document
 // docs[Doc] (-1: not known; kept only by an index that keeps documents).
-// The index keeps keys, spans and docs as they are: none may change
-// after. It reports false, leaving the index empty, when a span is out of
-// keys' bounds or of docs', out of key order, repeats its predecessor's
-// key, or has an id that is empty or longer than its key.
-func (ix *Index) RestoreSpans(keys string, spans []Span, docs []string) bool {
+// A span's document is taken as its entry's only where docKeys[Doc], the
+// key it is stored under, is docPrefix followed by the entry's id; this is
+// checked when the entry is read, so that a restore need not touch every
+// document. The index keeps keys, spans, docs and docKeys as they are:
+// none may change after. It reports false, leaving the index empty, when
+// a span is out of keys' bounds or of docs', out of key order, repeats its
+// predecessor's key, or has an id that is empty or longer than its key.
+func (ix *Index) RestoreSpans(keys string, spans []Span, docs, docKeys []string, docPrefix string) bool {
+	if len(docKeys) != len(docs) {
+		return false
+	}
 	prev := ""
 	for i, sp := range spans {
 		if sp.Off > sp.End || int(sp.End) > len(keys) || sp.IDLen == 0 || sp.IDLen > sp.End-sp.Off ||
@@ -344,6 +360,7 @@ func (ix *Index) RestoreSpans(keys string, spans []Span, docs []string) bool {
 		prev = k
 	}
 	ix.setBase(keys, spans, docs)
+	ix.doKeys, ix.doPfx = docKeys, docPrefix
 	return true
 }
 

@@ -43,12 +43,12 @@ func TestIndexBaseAndWrites(t *testing.T) {
 				model[key()] = fmt.Sprint("doc", i)
 			}
 			keys := sortedKeys(model)
-			docs := make([]string, len(keys))
+			docs, docKeys := make([]string, len(keys)), make([]string, len(keys))
 			for i, k := range keys {
-				docs[i] = model[k]
+				docs[i], docKeys[i] = model[k], "d"+k[len(k)-1:]
 			}
 			all, spans := spansOf(keys, func(int) int { return 1 }, func(i int) int32 { return int32(i) })
-			if !ix.RestoreSpans(all, spans, docs) {
+			if !ix.RestoreSpans(all, spans, docs, docKeys, "d") {
 				t.Fatal("restore refused sorted entries")
 			}
 		}

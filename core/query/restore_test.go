@@ -29,6 +29,7 @@ func TestIndexRestore(t *testing.T) {
 		doc   int32
 	}
 	docs := []string{`{"n":1}`, `{"n":2}`}
+	docKeys := []string{"doc/x/2", "doc/y/9"} // where each is stored
 	for _, c := range []struct {
 		name    string
 		entries []entry
@@ -36,6 +37,7 @@ func TestIndexRestore(t *testing.T) {
 		ok      bool
 	}{
 		{"in order", []entry{{"a1x/1", 3, -1}, {"a2x/2", 3, 0}, {"b0y/9", 3, 1}}, 0, true},
+		{"a document of another id", []entry{{"a1x/1", 3, 1}, {"a2x/2", 3, 0}}, 0, true},
 		{"none", nil, 0, true},
 		{"out of order", []entry{{"bx/1", 3, -1}, {"ax/2", 3, -1}}, 0, false},
 		{"a repeated key", []entry{{"ax/1", 3, -1}, {"ax/1", 3, -1}}, 0, false},
@@ -53,7 +55,7 @@ func TestIndexRestore(t *testing.T) {
 				keys[i] = e.key
 			}
 			all, spans := spansOf(keys, func(i int) int { return c.entries[i].idLen }, func(i int) int32 { return c.entries[i].doc })
-			ok := ix.RestoreSpans(all[:len(all)-c.cut], spans, docs)
+			ok := ix.RestoreSpans(all[:len(all)-c.cut], spans, docs, docKeys, "doc/")
 			if ok != c.ok {
 				t.Fatalf("Restore = %v, want %v", ok, c.ok)
 			}
@@ -74,8 +76,8 @@ func TestIndexRestore(t *testing.T) {
 			i := 0
 			ix.Each(func(e query.Entry) bool {
 				want := ""
-				if d := c.entries[i].doc; d >= 0 {
-					want = docs[d]
+				if d := c.entries[i].doc; d >= 0 && docKeys[d] == "doc/"+e.ID {
+					want = docs[d] // only the document stored under the entry's id
 				}
 				if e.Doc != want {
 					t.Errorf("entry %d document %q, want %q", i, e.Doc, want)
