@@ -91,7 +91,16 @@ func TestDamagedLogStopsTheOpen(t *testing.T) {
 // turn: none opens (format 2 had no checksum, and most of these opened
 // with documents missing or changed).
 func TestDamagedSnapshotFailsItsChecksum(t *testing.T) {
-	snap := snapshotOf(t, 5)
+	for _, indexed := range []bool{false, true} {
+		snap := snapshotWith(t, 5, indexed)
+		if want := map[bool]string{false: "hilodb-snapshot 3 ", true: "hilodb-snapshot 6 "}[indexed]; !bytes.HasPrefix(snap, []byte(want)) {
+			t.Fatalf("snapshot %q, want %q", snap[:20], want)
+		}
+		t.Run(string(snap[:17]), func(t *testing.T) { damagedFailsChecksum(t, snap) })
+	}
+}
+
+func damagedFailsChecksum(t *testing.T, snap []byte) {
 	opened := 0
 	for i := range snap {
 		for _, flip := range []byte{0x01, 0x20} {

@@ -44,8 +44,8 @@ func TestSavedIndexesAtReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(snap), "hilodb-snapshot 5 ") {
-		t.Fatalf("snapshot header %q, want format 5 with two built indexes", snap[:20])
+	if !strings.HasPrefix(string(snap), "hilodb-snapshot 6 ") {
+		t.Fatalf("snapshot header %q, want format 6 with two built indexes", snap[:20])
 	}
 	// Logged after the snapshot: new documents, replaced ones (their
 	// entries move), removed ones, and an index of its own.

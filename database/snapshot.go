@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/hilodb/hilodb/core"
 )
 
@@ -33,12 +35,18 @@ import (
 // such a build refuses format 4 (an unknown header) rather than miss its
 // entries.
 //
-// Format 5, which a compaction writes in its place, adds to each entry a
-// uvarint: one more than the number of the item that holds the entry's
-// document (items counted from 0 in their order; 0 when not known), so a
-// reopen gives each entry its document without looking it up (the index
-// keeps it, core.SavedEntry). A build that knows format 4 only refuses
-// format 5.
+// Format 5 adds to each entry a uvarint: one more than the number of the
+// item that holds the entry's document (items counted from 0 in their
+// order; 0 when not known), so a reopen gives each entry its document
+// without looking it up (the index keeps it, core.SavedEntry). A build
+// that knows format 4 only refuses format 5.
+//
+// Format 6, which a compaction writes in place of format 5, is format 5
+// with another checksum: the low 32 bits of the XXH64 hash (seed 0) of the
+// same bytes. Under WebAssembly it takes about a quarter of CRC-32C's time
+// (10 against 37 ms for 31 MB in Node), where CRC-32C has no instruction
+// of its own; natively both run at memory speed. A build that knows format
+// 5 only refuses format 6.
 //
 // Reading it costs one copy of the bytes, the checksum and the inserts:
 // every key and value is a slice of that one copy, and the keys arrive in
@@ -53,6 +61,7 @@ import (
 // item) after a header line without the count; a snapshot saved before
 // there was a log is that format with no header at all.
 const (
+	snapHeaderV6 = "hilodb-snapshot 6 "
 	snapHeaderV5 = "hilodb-snapshot 5 "
 	snapHeaderV4 = "hilodb-snapshot 4 "
 	snapHeader   = "hilodb-snapshot 3 "
@@ -78,11 +87,22 @@ const snapSumLen = 10 + 1
 func putSnapHeader(b []byte, seq uint64, count int, withIndexes bool) {
 	h := append(b[:0], snapHeader...)
 	if withIndexes {
-		h = append(b[:0], snapHeaderV5...)
+		h = append(b[:0], snapHeaderV6...)
 	}
 	h = fmt.Appendf(h, "%020d %020d ", seq, count) // in place: b is long enough
-	sum := crc32.Update(crc32.Checksum(h, crcTable), crcTable, b[snapHeaderLen:])
-	_ = fmt.Appendf(h, "%010d\n", sum)
+	_ = fmt.Appendf(h, "%010d\n", snapSum(withIndexes, h, b[snapHeaderLen:]))
+}
+
+// snapSum is the checksum of a snapshot's header before it (head) and its
+// body: format 6's (xxh) or format 3's to 5's.
+func snapSum(xxh bool, head, body []byte) uint32 {
+	if !xxh {
+		return crc32.Update(crc32.Checksum(head, crcTable), crcTable, body)
+	}
+	d := xxhash.New()
+	_, _ = d.Write(head)
+	_, _ = d.Write(body)
+	return uint32(d.Sum64())
 }
 
 // appendItem appends one item's record to b.
@@ -95,10 +115,10 @@ func appendItem(b []byte, key, value string) []byte {
 
 // snapshot is what a snapshot's header says, and the bytes after it.
 type snapshot struct {
-	format int    // 1 to 5
+	format int    // 1 to 6
 	seq    uint64 // the last frame it holds
 	count  int    // formats 2 to 5: how many items body holds
-	body   []byte // format 1: buntdb's file format; formats 2 to 5: the items (and, from format 4, the indexes)
+	body   []byte // format 1: buntdb's file format; formats 2 to 6: the items (and, from format 4, the indexes)
 }
 
 // readSnapshot reads the header of snapshot b, in either format.
@@ -126,6 +146,9 @@ func readSnapshot(b []byte) (snapshot, error) {
 	if !ok {
 		rest, ok = strings.CutPrefix(line, snapHeaderV5)
 	}
+	if !ok {
+		rest, ok = strings.CutPrefix(line, snapHeaderV6)
+	}
 	if ok {
 		// The checksum covers what comes before it in the line, and the
 		// items.
@@ -134,10 +157,15 @@ func readSnapshot(b []byte) (snapshot, error) {
 		if err != nil || cut < len(snapHeader) || line[cut-1] != ' ' {
 			return snapshot{}, fmt.Errorf("snapshot: %w: no checksum in its header", errSnapshot)
 		}
-		if got := crc32.Update(crc32.Checksum(b[:cut], crcTable), crcTable, body); got != uint32(want) {
-			return snapshot{}, fmt.Errorf("%w: the snapshot fails its checksum (%d bytes; CRC-32C %010d, its header says %010d). "+
+		xxh := strings.HasPrefix(line, snapHeaderV6)
+		if got := snapSum(xxh, b[:cut], body); got != uint32(want) {
+			kind := "CRC-32C"
+			if xxh {
+				kind = "XXH64"
+			}
+			return snapshot{}, fmt.Errorf("%w: the snapshot fails its checksum (%d bytes; %s %010d, its header says %010d). "+
 				"Nothing was loaded or changed. Keep a copy of the files and restore the store from a backup, or move it away "+
-				"and sync it again (see docs/operations.md, \"A damaged persisted store\")", ErrDamaged, len(b), got, want)
+				"and sync it again (see docs/operations.md, \"A damaged persisted store\")", ErrDamaged, len(b), kind, got, want)
 		}
 		rest = rest[:cut-1-len(snapHeader)]
 	} else if rest, ok = strings.CutPrefix(line, snapHeaderV2); !ok {
@@ -160,6 +188,8 @@ func readSnapshot(b []byte) (snapshot, error) {
 		format = 4
 	case strings.HasPrefix(line, snapHeaderV5):
 		format = 5
+	case strings.HasPrefix(line, snapHeaderV6):
+		format = 6
 	}
 	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }

@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,7 +62,11 @@ func TestReadsFormat1Store(t *testing.T) {
 }
 
 // snapshotOf returns the format 2 snapshot of a store of n documents.
-func snapshotOf(t testing.TB, n int) []byte {
+func snapshotOf(t testing.TB, n int) []byte { return snapshotWith(t, n, false) }
+
+// snapshotWith is snapshotOf, of a store with an index on the orders'
+// totals when indexed (format 6).
+func snapshotWith(t testing.TB, n int, indexed bool) []byte {
 	t.Helper()
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})
 	defer st.Close()
@@ -69,6 +74,11 @@ func snapshotOf(t testing.TB, n int) []byte {
 	j, err := database.OpenJournal(mem, st, database.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if indexed {
+		if _, _, err := st.CreateIndex(context.Background(), "orders", core.IndexDef{Fields: []string{"total"}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := range n {
 		put(t, st, fmt.Sprintf("orders/%d", i), i)

@@ -13,10 +13,20 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// TestFormat4SnapshotReads: a snapshot of format 4, whose index entries
-// name no items, still opens with its indexes built; the documents its
-// entries do not hold are looked up, and answers equal a scan's.
-func TestFormat4SnapshotReads(t *testing.T) {
+// TestOlderSnapshotFormatsRead: a snapshot of format 4, whose index
+// entries name no items, and one of format 5, checked by CRC-32C, still
+// open with their indexes built; the documents format 4's entries do not
+// hold are looked up, format 5's are not, and answers equal a scan's.
+func TestOlderSnapshotFormatsRead(t *testing.T) {
+	for _, c := range []struct {
+		format  int
+		fetched int
+	}{{4, 10}, {5, 0}} {
+		t.Run(fmt.Sprint("format ", c.format), func(t *testing.T) { olderFormatReads(t, c.format, c.fetched) })
+	}
+}
+
+func olderFormatReads(t *testing.T, format, fetched int) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	openStore := func() (*core.Store, *Journal, *Dir) {
@@ -49,22 +59,23 @@ func TestFormat4SnapshotReads(t *testing.T) {
 	st.Close()
 	d.Close()
 
-	// The snapshot written again as format 4: the same items, the entries
-	// without their item numbers.
+	// The snapshot written again as format 4 (the same items, the entries
+	// without their item numbers) or as format 5 (the same bytes, checked
+	// by CRC-32C).
 	path := filepath.Join(dir, "snapshot")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sn, err := readSnapshot(raw)
-	if err != nil || sn.format != 5 {
-		t.Fatalf("snapshot format %d (%v), want 5", sn.format, err)
+	if err != nil || sn.format != 6 {
+		t.Fatalf("snapshot format %d (%v), want 6", sn.format, err)
 	}
 	end, err := readItems(sn.body, sn.count, func(core.Change) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, err := readIndexes(sn.body[end:], 5)
+	saved, err := readIndexes(sn.body[end:], 6)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +100,10 @@ func TestFormat4SnapshotReads(t *testing.T) {
 	}
 	body := append(append([]byte(nil), sn.body[:end]...), section...)
 	head := fmt.Appendf([]byte(snapHeaderV4), "%020d %020d ", sn.seq, sn.count)
+	if format == 5 {
+		body = sn.body
+		head = fmt.Appendf([]byte(snapHeaderV5), "%020d %020d ", sn.seq, sn.count)
+	}
 	sum := crc32.Update(crc32.Checksum(head, crcTable), crcTable, body)
 	old := append(fmt.Appendf(head, "%010d\n", sum), body...)
 	if err := os.WriteFile(path, old, 0o600); err != nil {
@@ -102,8 +117,8 @@ func TestFormat4SnapshotReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Plan.Index != "idx-total" || res.Plan.Built || res.Plan.Fetched != 10 || len(res.Docs) != 10 {
-		t.Fatalf("plan %+v, %d documents: want idx-total restored, 10 documents looked up", res.Plan, len(res.Docs))
+	if res.Plan.Index != "idx-total" || res.Plan.Built || res.Plan.Fetched != fetched || len(res.Docs) != 10 {
+		t.Fatalf("plan %+v, %d documents: want idx-total restored, %d documents looked up", res.Plan, len(res.Docs), fetched)
 	}
 	for _, doc := range res.Docs {
 		if s := string(doc); !strings.Contains(s, `"total":3`) && !strings.Contains(s, `"total":4`) {
