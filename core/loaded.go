@@ -284,6 +284,11 @@ func (o *itemOrder) next(i int) {
 		o.n++
 		return
 	}
+	o.differ(i)
+}
+
+// differ is next once the changes and the loaded items differ.
+func (o *itemOrder) differ(i int) {
 	if o.at == nil {
 		o.at = make([]int32, o.n, o.n+1024)
 		for j := range o.at {

@@ -150,3 +150,23 @@ func FuzzReadIndexes(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUvarint: uvarint reads what binary.Uvarint reads, from any place of
+// any bytes.
+func FuzzUvarint(f *testing.F) {
+	f.Add([]byte{0x05}, 0)
+	f.Add([]byte{0x85, 0x01, 0x02}, 0)
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f}, 1)
+	f.Add([]byte{0x80}, 0)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 0)
+	f.Fuzz(func(t *testing.T, b []byte, p int) {
+		if p < 0 || p > len(b) {
+			return
+		}
+		n, k := uvarint(b, p)
+		wn, wk := binary.Uvarint(b[p:])
+		if n != wn || k != wk {
+			t.Fatalf("uvarint(%x, %d) = %d, %d; binary.Uvarint: %d, %d", b, p, n, k, wn, wk)
+		}
+	})
+}

@@ -201,24 +201,19 @@ func readSnapshot(b []byte) (snapshot, error) {
 func readItems(b []byte, count int, apply func(core.Change) error) (int, error) {
 	text := handedOver(b)
 	p := 0
-	field := func() (string, bool) {
-		n, k := binary.Uvarint(b[p:])
-		if k <= 0 || n > uint64(len(b)-p-k) {
-			return "", false
-		}
-		start := p + k
-		p = start + int(n)
-		return text[start:p], true
-	}
 	for i := range count {
-		key, ok := field()
-		if !ok {
+		n, k := uvarint(b, p)
+		if k <= 0 || n > uint64(len(b)-p-k) {
 			return 0, fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
 		}
-		value, ok := field()
-		if !ok {
+		key := text[p+k : p+k+int(n)]
+		p += k + int(n)
+		n, k = uvarint(b, p)
+		if k <= 0 || n > uint64(len(b)-p-k) {
 			return 0, fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
 		}
+		value := text[p+k : p+k+int(n)]
+		p += k + int(n)
 		if err := apply(core.Change{Key: key, Value: value}); err != nil {
 			return 0, err
 		}

@@ -56,7 +56,7 @@ export async function openStore(options) {
   }
   // The store's files open while the Go program starts.
   const opening = persist === undefined ? undefined : openPersistence(persist, inNode, { flush: durability === 'flushed' });
-  opening?.catch(() => {}); // rejects below, once awaited
+  opening?.then((a) => a.prefetch?.(), () => {}); // rejects below, once awaited
   let api;
   try {
     api = await runtime();

@@ -231,6 +231,25 @@ export class HeldFile {
   }
 
   /**
+   * readInto reads the file from its start into view, at once (the file
+   * must be open: size opens it), and returns how many bytes it read: the
+   * file's size or view's length, whichever is less. A read into a view
+   * of the WebAssembly memory puts a snapshot where Go reads it, without
+   * a copy of it in JavaScript first.
+   */
+  readInto(view) {
+    const h = this.#handle;
+    if (!h) throw hiloError('unavailable', 503, `persist: ${this.#name}: not open`);
+    let done = 0;
+    while (done < view.length) {
+      const n = h.read(view.subarray(done), { at: done });
+      if (n <= 0) break;
+      done += n;
+    }
+    return done;
+  }
+
+  /**
    * writeNow is write done before it returns: true once written, false
    * when the file is not open yet (nothing written). It throws as write
    * rejects.

@@ -210,6 +210,8 @@ async function startRuntime() {
       ? (await instantiateFile(wasmURL(), go.importObject)).instance
       : (await instantiateURL(wasmURL(), go.importObject)).instance;
   growHeadroom(instance.exports.mem);
+  // persist.js reads a snapshot into it (readSnapshot).
+  globalThis[Symbol.for('hilodb.memory')] = instance.exports.mem;
 
   const ready = new Promise((resolve) => {
     globalThis[readyHook] = resolve;

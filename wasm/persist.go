@@ -74,7 +74,9 @@ func loadPersister(adapter js.Value) (*persister, error) {
 	if v.Type() != js.TypeObject {
 		return p, nil
 	}
-	p.found.snapshot = bytesOf(v.Get("snapshot"))
+	if p.found.snapshot, err = snapshotOf(v); err != nil {
+		return nil, fmt.Errorf("load persisted store: %w", err)
+	}
 	p.found.log = bytesOf(v.Get("log"))
 	if n := v.Get("node"); n.Type() == js.TypeString {
 		p.found.node = n.String()
@@ -87,6 +89,35 @@ func loadPersister(adapter js.Value) (*persister, error) {
 		}
 	}
 	return p, nil
+}
+
+// snapshotOf returns the snapshot load found (v, its result): read by the
+// adapter into a buffer of Go's (readSnapshot(ptr, n), the buffer at
+// address ptr of the WebAssembly memory, which Go does not move), or
+// copied from the bytes it read itself.
+func snapshotOf(v js.Value) ([]byte, error) {
+	read := v.Get("readSnapshot")
+	if read.Type() != js.TypeFunction {
+		return bytesOf(v.Get("snapshot")), nil
+	}
+	n := v.Get("snapshotSize").Int()
+	if n <= 0 {
+		return nil, nil
+	}
+	b := make([]byte, n)
+	// Nothing in Go runs while the adapter reads: the memory does not grow
+	// (which would detach its view) between the call and the read. A read
+	// that throws is an error, not a panic.
+	got, err := protect(func() (any, error) {
+		return read.Invoke(uintptr(unsafe.Pointer(unsafe.SliceData(b))), n).Int(), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot: %w", err)
+	}
+	if got != n {
+		return nil, fmt.Errorf("read snapshot: %d of its %d bytes", got, n)
+	}
+	return b, nil
 }
 
 // bytesOf copies a Uint8Array into Go; anything else is nil.
