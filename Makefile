@@ -122,7 +122,7 @@ bench-browser: deps-apt server web
 bench-query: deps-apt server web
 	cd bench/query && npm ci --no-audit --no-fund && node run.mjs
 
-## profile-browser: CPU profiles of the store's worker and the page during a scenario (SCENARIO=bulk|sequential, N, WARM=1 after a warm-up), Go names included
+## profile-browser: CPU profiles of the store's worker and the page during a scenario (SCENARIO=bulk|sequential|reopen-page|find|live…, N, WARM=1 after a warm-up; INTERVAL µs between samples), Go names included; reopen-page prints the store's start, step by step
 profile-browser: deps-apt server web
 	cd bench/browser && npm ci --no-audit --no-fund && node profile.mjs
 

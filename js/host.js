@@ -12,6 +12,7 @@
 
 import { collectionWrites } from './collection.js';
 import { openStore } from './index.js';
+import { mark } from './platform.js';
 import { HostWatches } from './query.js';
 import { TokenAsks } from './token.js';
 
@@ -91,6 +92,7 @@ export class Host {
     const fail = (rid, err) => port.postMessage({ t: 'reply', rid, ok: false, error: plainError(err) });
     switch (msg?.t) {
       case 'open':
+        mark('host-open');
         try {
           reply(msg.rid, await this.#openSession(port, tab, msg.options, typeof msg.link === 'string' ? msg.link : ''));
         } catch (err) {

@@ -18,6 +18,7 @@ import { Network } from './network.js';
 import { ReadCache } from './cache.js';
 import { knownOptions, openOptions } from './options.js';
 import { openPersistence } from './persist.js';
+import { mark } from './platform.js';
 import { fastKey, inNode, runtime } from './runtime.js';
 import { Store } from './store.js';
 import { Feed } from './watch.js';
@@ -107,6 +108,7 @@ export async function openStore(options) {
     await adapter?.close();
     throw err;
   }
+  mark('opened');
   if (typeof raw.dropLog === 'number') cache.readDrops(api[fastKey], raw.dropLog);
   if (changeFeed) feed.notify((await raw.changes(0, 1)).head);
   const store = new Store(raw, emitter, adapter, cache, changeFeed ? feed : undefined, api[fastKey]);

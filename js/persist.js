@@ -5,7 +5,7 @@
 
 import { hiloError } from './errors.js';
 import { holdsHandles, localPool, opfsAvailable, opfsFile, opfsName } from './opfs.js';
-import { nodePlatform } from './platform.js';
+import { mark, nodePlatform } from './platform.js';
 
 // openPersistence returns the storage adapter a persisted store is saved
 // through (wasm/persist.go describes it): an IndexedDB database in browsers
@@ -188,6 +188,7 @@ async function indexedDBPersistence(name, flush) {
   // load's reads, started early by prefetch.
   let early = null;
   const loadNow = async () => {
+    mark('load');
     const out = await read();
     if (out.backend === 'opfs') {
       await useOPFS();
@@ -207,6 +208,7 @@ async function indexedDBPersistence(name, flush) {
       }
     }
     delete out.backend;
+    mark('loaded');
     return out;
   };
   return {

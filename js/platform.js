@@ -21,3 +21,13 @@ export function nodePlatform(what) {
   }
   return node;
 }
+
+/**
+ * mark puts a step of a store's start ('hilodb:' and step) on the realm's
+ * performance timeline, in a browser (a page or a worker; Node keeps
+ * every mark for good, so none is made there): the browser's profiler
+ * shows them, and make profile-browser prints them in order.
+ */
+export function mark(step) {
+  if (node === null && typeof globalThis.performance?.mark === 'function') globalThis.performance.mark(`hilodb:${step}`);
+}

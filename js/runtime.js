@@ -2,7 +2,7 @@
 // (index.js's openStore calls runtime), and get's fast path into it.
 
 import { HiloError, hiloError } from './errors.js';
-import { nodePlatform } from './platform.js';
+import { mark, nodePlatform } from './platform.js';
 
 const runtimeKey = Symbol.for('hilodb.runtime');
 // The property of the Go API that holds its FastReads, when this package
@@ -203,6 +203,7 @@ async function startRuntime() {
   const go = new globalThis.Go();
   reuseCallObjects(go);
   const early = await globalThis[compiledKey];
+  mark('compiled');
   delete globalThis[compiledKey];
   const instance = early
     ? await WebAssembly.instantiate(early, go.importObject)
@@ -210,6 +211,7 @@ async function startRuntime() {
       ? (await instantiateFile(wasmURL(), go.importObject)).instance
       : (await instantiateURL(wasmURL(), go.importObject)).instance;
   growHeadroom(instance.exports.mem);
+  mark('instantiated');
   // persist.js reads a snapshot into it (readSnapshot).
   globalThis[Symbol.for('hilodb.memory')] = instance.exports.mem;
 
@@ -223,6 +225,7 @@ async function startRuntime() {
   });
   try {
     const api = await Promise.race([ready, exited]);
+    mark('go-ready');
     const fast = FastReads.fromInstance(go, instance);
     if (fast) Object.defineProperty(api, fastKey, { value: fast });
     return api;

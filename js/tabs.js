@@ -17,6 +17,7 @@ import { SharedWatches, installQueries } from './query.js';
 import { closeOptions, settlePending } from './closing.js';
 import { Network } from './network.js';
 import { compileWasm } from './runtime.js';
+import { mark } from './platform.js';
 
 let broker; // this realm's connection to the shared worker
 let nextRid = 0;
@@ -308,6 +309,7 @@ class Link {
  * Store proxy. helpers are index.js's hiloError and events.js's Emitter.
  */
 export async function openShared(options, { hiloError, Emitter }) {
+  mark('openStore');
   const { onConflict = 'server' } = options;
   if (typeof onConflict === 'function') {
     throw hiloError('bad_request', 400, "openStore: a persisted store is shared by the tabs of an origin and runs in a worker, where a merge function cannot go; use onConflict 'server' or 'local', or shared: false");

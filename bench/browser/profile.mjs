@@ -31,7 +31,11 @@
 // timeline in 10 ms steps of what ran: how idle the worker was, and in
 // which phase. WARM=1 runs the scenario once into another store first
 // (find: the same queries, on the same store),
-// unprofiled, so that the profile shows optimized code. Usage:
+// unprofiled, so that the profile shows optimized code. reopen-page and
+// start also print the store's steps (js/platform.js mark) in the page
+// and its workers, in ms from the page's start; INTERVAL (µs between
+// samples, default 50) set high, 100000, makes those times nearly the
+// unprofiled ones. Usage:
 // SCENARIO=bulk N=10000 WARM=1 OUT=dir node profile.mjs
 
 import { execFile } from 'node:child_process';
@@ -53,6 +57,7 @@ const SIZE = Number(process.env.SIZE || 100000);
 const QUERY = process.env.QUERY || 'eqSort';
 if (!['eqSort', 'range', 'compound'].includes(QUERY)) throw new Error(`QUERY: eqSort, range or compound, not ${QUERY}`);
 const WARM = Boolean(process.env.WARM);
+const INTERVAL = Number(process.env.INTERVAL || 50); // µs between samples; a large one profiles at little cost, for the marks' times
 if (!['sequential', 'bulk', 'reopen', 'reopen-page', 'start', 'find', 'live'].includes(SCENARIO)) throw new Error(`SCENARIO: sequential, bulk, reopen, reopen-page, start, find or live, not ${SCENARIO}`);
 const OUT = process.env.OUT || (await mkdtemp(join(tmpdir(), 'hilodb-profile-')));
 await mkdir(OUT, { recursive: true });
@@ -186,13 +191,13 @@ async function reopenPage(page) {
   cdp.on('Target.attachedToTarget', async (e) => {
     sessions.set(e.sessionId, e.targetInfo.title || e.targetInfo.url);
     await inWorker(e.sessionId, 'Profiler.enable');
-    await inWorker(e.sessionId, 'Profiler.setSamplingInterval', { interval: 50 });
+    await inWorker(e.sessionId, 'Profiler.setSamplingInterval', { interval: INTERVAL });
     await inWorker(e.sessionId, 'Profiler.start');
     await inWorker(e.sessionId, 'Runtime.runIfWaitingForDebugger');
   });
   await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false });
   await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.setSamplingInterval', { interval: 50 });
+  await cdp.send('Profiler.setSamplingInterval', { interval: INTERVAL });
   await cdp.send('Profiler.start');
   await next.goto(`${server.base}/bench.html`);
   const ms = await next.evaluate(async (name) => {
@@ -204,6 +209,17 @@ async function reopenPage(page) {
     window.store = store;
     return { opened, answered };
   }, start ? `start${Date.now()}` : 'profile');
+  // The store's steps (js/platform.js mark), in the page and its workers,
+  // from the page's start.
+  const marks = `JSON.stringify(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('hilodb:')).map((m) => [m.name, performance.timeOrigin + m.startTime]))`;
+  const origin = await next.evaluate(() => performance.timeOrigin);
+  const steps = JSON.parse(await next.evaluate(marks)).map(([n, t]) => ['page', n, t]);
+  for (const [sessionId, title] of sessions) {
+    const r = await inWorker(sessionId, 'Runtime.evaluate', { expression: marks, returnByValue: true }).catch(() => null);
+    if (typeof r?.result?.value === 'string') for (const [n, t] of JSON.parse(r.result.value)) steps.push([title, n, t]);
+  }
+  steps.sort((a, b) => a[2] - b[2]);
+  for (const [where, n, t] of steps) console.log(`${(t - origin).toFixed(1).padStart(8)} ms  ${n} (${where})`);
   const pageProfile = (await cdp.send('Profiler.stop')).profile;
   await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
   console.log(`${SCENARIO}: the store opened ${ms.opened.toFixed(0)} ms and the first query answered ${ms.answered.toFixed(0)} ms after the page's start (with the profiler on); profiles in ${OUT}`);
@@ -351,12 +367,23 @@ try {
     }
     for (const send of [(m, p) => inWorker(host, m, p), (m, p) => cdp.send(m, p)]) {
       await send('Profiler.enable');
-      await send('Profiler.setSamplingInterval', { interval: 50 });
+      await send('Profiler.setSamplingInterval', { interval: INTERVAL });
       await send('Profiler.start');
     }
     const usPerDoc = await page.evaluate(scenario, [SCENARIO, N, false, QUERY]);
     const hostProfile = (await inWorker(host, 'Profiler.stop')).profile;
-    const pageProfile = (await cdp.send('Profiler.stop')).profile;
+    // The store's steps (js/platform.js mark), in the page and its workers,
+  // from the page's start.
+  const marks = `JSON.stringify(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('hilodb:')).map((m) => [m.name, performance.timeOrigin + m.startTime]))`;
+  const origin = await next.evaluate(() => performance.timeOrigin);
+  const steps = JSON.parse(await next.evaluate(marks)).map(([n, t]) => ['page', n, t]);
+  for (const [sessionId, title] of sessions) {
+    const r = await inWorker(sessionId, 'Runtime.evaluate', { expression: marks, returnByValue: true }).catch(() => null);
+    if (typeof r?.result?.value === 'string') for (const [n, t] of JSON.parse(r.result.value)) steps.push([title, n, t]);
+  }
+  steps.sort((a, b) => a[2] - b[2]);
+  for (const [where, n, t] of steps) console.log(`${(t - origin).toFixed(1).padStart(8)} ms  ${n} (${where})`);
+  const pageProfile = (await cdp.send('Profiler.stop')).profile;
     await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));
     await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
     await page.evaluate(() => window.store.close());
