@@ -63,8 +63,9 @@ func (l *loaded) add(key, value string) bool {
 	if n > 0 && key <= l.keys[n-1] {
 		return false
 	}
-	// Element by element, grown ahead: an append that moves the slices
-	// while a collection runs copies them under the collector's barrier.
+	// Element by element into room made ahead (reserve sizes it for a
+	// snapshot's count): no struct is copied in, and the slices move
+	// only when a load hands more than it said.
 	if n == cap(l.keys) {
 		l.keys = slices.Grow(l.keys, max(n, 1024))
 		l.vals = slices.Grow(l.vals, max(n, 1024))

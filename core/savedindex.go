@@ -28,14 +28,15 @@ type SavedIndex struct {
 	// Len is how many entries there are.
 	Len int
 	// Each calls add with every entry, in key order, until add returns
-	// false; it reports whether it handed out every entry. ItemsAndIndexes
-	// hands the entries out so.
+	// false; it reports whether it handed out every entry: how
+	// ItemsAndIndexes hands the entries to a snapshot's writer.
 	Each func(add func(SavedEntry) bool) bool
 	// Spans returns the entries at once, in key order, as a load takes them
 	// (LoadSaved): each span's key is a slice of keys, and its Doc is the
 	// number of the item that holds its document, from 0 in the order the
 	// load was handed the items (-1: not known). ok is false when the
-	// entries are not whole. The load keeps keys and the spans.
+	// entries are not whole. The load keeps keys and the spans. An index
+	// handed to a load without Spans is built when a query first needs it.
 	Spans func() (keys string, spans []query.Span, ok bool)
 }
 

@@ -2,7 +2,6 @@ package database
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -75,29 +74,7 @@ func olderFormatReads(t *testing.T, format, fetched int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, err := readIndexes(sn.body[end:], 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := binary.AppendUvarint(nil, uint64(len(saved)))
-	for _, ix := range saved {
-		meta := fmt.Sprintf(`{"collection":%q,"name":%q,"fields":["total"],"keyFormat":%d}`, ix.Collection, ix.Def.Name, ix.KeyFormat)
-		var entries []byte
-		keys, spans, ok := ix.Spans()
-		if !ok {
-			t.Fatalf("index %q: entries not whole", ix.Def.Name)
-		}
-		for _, sp := range spans {
-			entries = binary.AppendUvarint(entries, uint64(sp.End-sp.Off))
-			entries = append(entries, keys[sp.Off:sp.End]...)
-			entries = binary.AppendUvarint(entries, uint64(sp.IDLen))
-		}
-		section = binary.AppendUvarint(section, uint64(len(meta)))
-		section = append(section, meta...)
-		section = binary.AppendUvarint(section, uint64(ix.Len))
-		section = binary.AppendUvarint(section, uint64(len(entries)))
-		section = append(section, entries...)
-	}
+	section := asFormat4(t, sn.body[end:])
 	body := append(append([]byte(nil), sn.body[:end]...), section...)
 	head := fmt.Appendf([]byte(snapHeaderV4), "%020d %020d ", sn.seq, sn.count)
 	if format == 5 {

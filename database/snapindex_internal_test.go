@@ -86,8 +86,8 @@ func TestIndexSectionRoundTrip(t *testing.T) {
 	}
 }
 
-// asFormat4 is format 5's index section text without the entries' item
-// numbers.
+// asFormat4 is the index section text of format 5 or 6 without the
+// entries' item numbers: format 4's.
 func asFormat4(t *testing.T, text []byte) []byte {
 	t.Helper()
 	saved, err := readIndexes(text, 5)
@@ -97,7 +97,10 @@ func asFormat4(t *testing.T, text []byte) []byte {
 	out := binary.AppendUvarint(nil, uint64(len(saved)))
 	for _, ix := range saved {
 		meta, _ := json.Marshal(savedIndexMeta{Collection: ix.Collection, Name: ix.Def.Name, Fields: ix.Def.Fields, KeyFormat: ix.KeyFormat})
-		keys, spans, _ := ix.Spans()
+		keys, spans, ok := ix.Spans()
+		if !ok {
+			t.Fatalf("index %q: entries not whole", ix.Def.Name)
+		}
 		var entries []byte
 		for _, sp := range spans {
 			entries = binary.AppendUvarint(entries, uint64(sp.End-sp.Off))

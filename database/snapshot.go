@@ -48,9 +48,11 @@ import (
 // of its own; natively both run at memory speed. A build that knows format
 // 5 only refuses format 6.
 //
-// Reading it costs one copy of the bytes, the checksum and the inserts:
-// every key and value is a slice of that one copy, and the keys arrive in
-// the order the store keeps them. The copy lives as long as any item
+// Reading it costs one copy of the bytes (none in a browser's worker,
+// which reads the file into Go's memory), the checksum, and a list of the
+// items: every key and value is a slice of that one copy, and the keys
+// arrive in the order the store keeps them, which keeps them in place
+// rather than inserting them into its tree (core.Store.LoadChanges). The copy lives as long as any item
 // loaded from it, so until the store is opened again it also holds what
 // was since changed or deleted: at most the snapshot's size beyond what the
 // store needs.

@@ -372,18 +372,7 @@ try {
     }
     const usPerDoc = await page.evaluate(scenario, [SCENARIO, N, false, QUERY]);
     const hostProfile = (await inWorker(host, 'Profiler.stop')).profile;
-    // The store's steps (js/platform.js mark), in the page and its workers,
-  // from the page's start.
-  const marks = `JSON.stringify(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('hilodb:')).map((m) => [m.name, performance.timeOrigin + m.startTime]))`;
-  const origin = await next.evaluate(() => performance.timeOrigin);
-  const steps = JSON.parse(await next.evaluate(marks)).map(([n, t]) => ['page', n, t]);
-  for (const [sessionId, title] of sessions) {
-    const r = await inWorker(sessionId, 'Runtime.evaluate', { expression: marks, returnByValue: true }).catch(() => null);
-    if (typeof r?.result?.value === 'string') for (const [n, t] of JSON.parse(r.result.value)) steps.push([title, n, t]);
-  }
-  steps.sort((a, b) => a[2] - b[2]);
-  for (const [where, n, t] of steps) console.log(`${(t - origin).toFixed(1).padStart(8)} ms  ${n} (${where})`);
-  const pageProfile = (await cdp.send('Profiler.stop')).profile;
+    const pageProfile = (await cdp.send('Profiler.stop')).profile;
     await writeFile(join(OUT, 'host.cpuprofile'), JSON.stringify(hostProfile));
     await writeFile(join(OUT, 'page.cpuprofile'), JSON.stringify(pageProfile));
     await page.evaluate(() => window.store.close());

@@ -33,16 +33,16 @@ func entryLess(a, b Entry) bool { return a.Key < b.Key }
 // and a base entry that is deleted or replaced is marked gone. A key is
 // live in one place at most, and a read merges the two.
 type Index struct {
-	fields []Path
-	docs   bool                 // entries keep their documents
-	keys   string               // the base's keys, where its spans say
-	base   []Span               // sorted by key
-	baseDo []string             // the base's documents, by Span.Doc
-	doKeys []string             // restored: the keys baseDo's documents are stored under (docKey)
-	doPfx  string               // restored: what a document's key holds before its id
-	gone   []uint64             // bit i: base[i] is deleted or replaced
-	live   int                  // the base entries not gone
-	tree   *btree.BTreeG[Entry] // the entries written since
+	fields   []Path
+	docs     bool                 // entries keep their documents
+	keys     string               // the base's keys, where its spans say
+	base     []Span               // sorted by key
+	baseDocs []string             // the base's documents, by Span.Doc
+	docKeys  []string             // restored: the key each of baseDocs is stored under
+	docPfx   string               // restored: what a document's key holds before its id
+	gone     []uint64             // bit i: base[i] is deleted or replaced
+	live     int                  // the base entries not gone
+	tree     *btree.BTreeG[Entry] // the entries written since
 }
 
 // Span is one entry of an index's base: its key is keys[Off:End] of the
@@ -86,8 +86,8 @@ func (ix *Index) at(i int) Entry {
 	sp := ix.base[i]
 	k := ix.keys[sp.Off:sp.End]
 	e := Entry{Key: k, ID: k[len(k)-int(sp.IDLen):]}
-	if ix.docs && sp.Doc >= 0 && (ix.doKeys == nil || ix.isDocOf(sp.Doc, e.ID)) {
-		e.Doc = ix.baseDo[sp.Doc]
+	if ix.docs && sp.Doc >= 0 && (ix.docKeys == nil || ix.isDocOf(sp.Doc, e.ID)) {
+		e.Doc = ix.baseDocs[sp.Doc]
 	}
 	return e
 }
@@ -96,8 +96,8 @@ func (ix *Index) at(i int) Entry {
 // it is stored under id's key. A saved entry names its document by number;
 // the number is trusted only so far.
 func (ix *Index) isDocOf(d int32, id string) bool {
-	k := ix.doKeys[d]
-	return len(k) == len(ix.doPfx)+len(id) && k[:len(ix.doPfx)] == ix.doPfx && k[len(ix.doPfx):] == id
+	k := ix.docKeys[d]
+	return len(k) == len(ix.docPfx)+len(id) && k[:len(ix.docPfx)] == ix.docPfx && k[len(ix.docPfx):] == id
 }
 
 // baseFrom returns where the base's keys at or after key start.
@@ -127,7 +127,7 @@ func (ix *Index) isGone(i int) bool { return ix.gone[i>>6]&(1<<(i&63)) != 0 }
 
 // setBase makes spans, sorted by key, of keys and docs the whole index.
 func (ix *Index) setBase(keys string, spans []Span, docs []string) {
-	ix.keys, ix.base, ix.baseDo, ix.doKeys, ix.doPfx = keys, spans, docs, nil, ""
+	ix.keys, ix.base, ix.baseDocs, ix.docKeys, ix.docPfx = keys, spans, docs, nil, ""
 	ix.gone, ix.live, ix.tree = make([]uint64, (len(spans)+63)/64), len(spans), newTree()
 }
 
@@ -360,7 +360,7 @@ func (ix *Index) RestoreSpans(keys string, spans []Span, docs, docKeys []string,
 		prev = k
 	}
 	ix.setBase(keys, spans, docs)
-	ix.doKeys, ix.doPfx = docKeys, docPrefix
+	ix.docKeys, ix.docPfx = docKeys, docPrefix
 	return true
 }
 
