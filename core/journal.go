@@ -36,21 +36,19 @@ type Journal interface {
 // txn is a buntdb transaction that records what it changes for the
 // store's Journal.
 type txn struct {
-	bt         *buntdb.Tx
-	loaded     *loaded       // the items the store was loaded with (loaded.go)
-	loadedUndo []int         // the loaded items it marked gone, put back if it fails
-	loadedWas  *loaded       // what loaded held before a DeleteAll, put back if it fails
-	marks      *pendingMarks // the store's pending marks (pending.go)
-	record     bool
-	changes    []Change
-	undo       []markUndo // the marks changed, put back if the transaction fails
-	loading    bool       // loading into an empty store: no undo, a failure empties the marks
-	sizeHint   int        // about how many changes the transaction makes
-	wallMs     int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
-	markBuf    []byte     // the chunk journaled marks are cut from (markBytes)
-	docBuf     []byte     // the chunk stored documents are cut from (docRoom)
-	tick       uint64     // the next of the clock values reserved for revisions (Store.nextTick)
-	tickEnd    uint64     // past the last of them
+	bt       *buntdb.Tx
+	loaded   *loaded       // the items the store was loaded with, and the write's undo of them (loaded.go)
+	marks    *pendingMarks // the store's pending marks (pending.go)
+	record   bool
+	changes  []Change
+	undo     []markUndo // the marks changed, put back if the transaction fails
+	loading  bool       // loading into an empty store: no undo, a failure empties the marks
+	sizeHint int        // about how many changes the transaction makes
+	wallMs   int64      // the wall clock for the transaction's revisions, once read (Store.nextRev)
+	markBuf  []byte     // the chunk journaled marks are cut from (markBytes)
+	docBuf   []byte     // the chunk stored documents are cut from (docRoom)
+	tick     uint64     // the next of the clock values reserved for revisions (Store.nextTick)
+	tickEnd  uint64     // past the last of them
 
 	ixs       *indexSet // the secondary indexes its document writes keep (index.go)
 	ixBuf     []byte    // an index entry's key, reused
@@ -367,11 +365,8 @@ func (s *Store) LoadSaved(items int, fill func(apply func(Change) error, restore
 		if inPlace {
 			// Kept whole for a failure to put back: it may hold items
 			// all gone.
-			if tx.loadedWas == nil {
-				was := *tx.loaded
-				tx.loadedWas = &was
-			}
-			*tx.loaded = loaded{}
+			tx.loaded.keep()
+			tx.loaded.reset()
 			tx.loaded.reserve(items)
 		}
 		err = fill(func(c Change) error {

@@ -22,6 +22,39 @@ type loaded struct {
 	keys, vals []string // in key order
 	gone       []uint64 // bit i: keys[i] was written or deleted since
 	live       int      // the items not gone
+
+	// The write transaction's undo (one runs at a time, under buntdb's
+	// write lock): the items it marked gone, and what the list held before
+	// it let the whole list go (nil: it did not). Kept here rather than in
+	// each txn, which every read allocates.
+	undo []int
+	was  *loaded
+}
+
+// keep keeps what the list holds for a failure of the write transaction
+// to put back, once per transaction: before it lets the list go.
+func (l *loaded) keep() {
+	if l.was != nil {
+		return
+	}
+	l.undoGone() // what a failure puts back is what the transaction found
+	was := *l
+	was.undo, was.was = nil, nil
+	l.was = &was
+}
+
+// reset empties the list (keep first, to be able to put it back).
+func (l *loaded) reset() {
+	undo, was := l.undo[:0], l.was
+	*l = loaded{undo: undo, was: was}
+}
+
+// undoGone puts back the items marked gone since the transaction began.
+func (l *loaded) undoGone() {
+	for _, i := range slices.Backward(l.undo) {
+		l.setGone(i, false)
+	}
+	l.undo = l.undo[:0]
 }
 
 // find returns where key's live item is, if there is one.
@@ -138,18 +171,28 @@ func (t *txn) deleteItem(key string) (string, error) {
 // fails.
 func (t *txn) dropLoaded(i int) {
 	t.loaded.setGone(i, true)
-	t.loadedUndo = append(t.loadedUndo, i)
+	t.loaded.undo = append(t.loaded.undo, i)
 }
 
 // undoLoaded puts back the loaded items the failed transaction marked
 // gone, and those a DeleteAll in it let go.
 func (t *txn) undoLoaded() {
-	for _, i := range slices.Backward(t.loadedUndo) {
-		t.loaded.setGone(i, false)
+	l := t.loaded
+	if l == nil {
+		return
 	}
-	t.loadedUndo = t.loadedUndo[:0]
-	if t.loadedWas != nil {
-		*t.loaded, t.loadedWas = *t.loadedWas, nil
+	l.undoGone()
+	if l.was != nil {
+		undo := l.undo
+		*l = *l.was
+		l.undo = undo
+	}
+}
+
+// endLoaded forgets the undo of the write transaction that succeeded.
+func (t *txn) endLoaded() {
+	if l := t.loaded; l != nil {
+		l.undo, l.was = l.undo[:0], nil
 	}
 }
 
@@ -258,13 +301,8 @@ func (t *txn) DeleteAll() error {
 		return err
 	}
 	if t.loaded != nil && len(t.loaded.keys) > 0 {
-		if t.loadedWas == nil {
-			t.undoLoaded() // what a failure puts back is what the transaction found
-			was := *t.loaded
-			t.loadedWas = &was
-		}
-		*t.loaded = loaded{}
-		t.loadedUndo = t.loadedUndo[:0]
+		t.loaded.keep()
+		t.loaded.reset()
 	}
 	return nil
 }

@@ -296,6 +296,8 @@ func (t *txn) undoOnError(err *error) {
 	if *err != nil {
 		t.undoIndexes()
 		t.undoLoaded()
+	} else {
+		t.endLoaded()
 	}
 	switch {
 	case *err == nil:
