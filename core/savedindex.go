@@ -35,8 +35,9 @@ type SavedIndex struct {
 	// (LoadSaved): each span's key is a slice of keys, and its Doc is the
 	// number of the item that holds its document, from 0 in the order the
 	// load was handed the items (-1: not known). ok is false when the
-	// entries are not whole. The load keeps keys and the spans. An index
-	// handed to a load without Spans is built when a query first needs it.
+	// entries are not whole. The load keeps keys and the spans, and changes
+	// neither: both may be the snapshot's own bytes. An index handed to a
+	// load without Spans is built when a query first needs it.
 	Spans func() (keys string, spans []query.Span, ok bool)
 }
 
@@ -148,8 +149,11 @@ func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *itemOrder) (*i
 			if !ok {
 				break
 			}
-			for i := range spans {
-				spans[i].Doc = order.item(spans[i].Doc) // -1: past the items, or not loaded in place
+			if order.at != nil { // else each change is the loaded item of its number
+				spans = slices.Clone(spans) // not the snapshot's own
+				for i := range spans {
+					spans[i].Doc = order.item(spans[i].Doc) // -1: past the items, or not loaded in place
+				}
 			}
 			tree := query.NewDocIndex(ix.fields)
 			if tree.RestoreSpans(keys, spans, l.vals, l.keys, docPrefix) {

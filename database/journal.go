@@ -343,10 +343,10 @@ func (j *Journal) compact() error {
 	if err != nil {
 		return fmt.Errorf("save store: %w", err)
 	}
-	if ixs.n > 0 {
+	if len(ixs.parts) > 0 {
 		snap = ixs.appendTo(snap)
 	}
-	putSnapHeader(snap, seq, count, ixs.n > 0)
+	putSnapHeader(snap, seq, count, len(ixs.parts) > 0)
 	if err := j.st.Compact(snap); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package database
 import (
 	"context"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,14 +12,15 @@ import (
 )
 
 // TestOlderSnapshotFormatsRead: a snapshot of format 4, whose index
-// entries name no items, and one of format 5, checked by CRC-32C, still
-// open with their indexes built; the documents format 4's entries do not
-// hold are looked up, format 5's are not, and answers equal a scan's.
+// entries name no items, one of format 5, checked by CRC-32C, and one of
+// format 6, checked by XXH64, each entry encoded as uvarints, still open
+// with their indexes built; the documents format 4's entries do not hold
+// are looked up, format 5's and 6's are not, and answers equal a scan's.
 func TestOlderSnapshotFormatsRead(t *testing.T) {
 	for _, c := range []struct {
 		format  int
 		fetched int
-	}{{4, 10}, {5, 0}} {
+	}{{4, 10}, {5, 0}, {6, 0}} {
 		t.Run(fmt.Sprint("format ", c.format), func(t *testing.T) { olderFormatReads(t, c.format, c.fetched) })
 	}
 }
@@ -59,30 +59,25 @@ func olderFormatReads(t *testing.T, format, fetched int) {
 	d.Close()
 
 	// The snapshot written again as format 4 (the same items, the entries
-	// without their item numbers) or as format 5 (the same bytes, checked
-	// by CRC-32C).
+	// without their item numbers), 5 (with them, checked by CRC-32C) or 6
+	// (checked by XXH64).
 	path := filepath.Join(dir, "snapshot")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sn, err := readSnapshot(raw)
-	if err != nil || sn.format != 6 {
-		t.Fatalf("snapshot format %d (%v), want 6", sn.format, err)
+	if err != nil || sn.format != 7 {
+		t.Fatalf("snapshot format %d (%v), want 7", sn.format, err)
 	}
 	end, err := readItems(sn.body, sn.count, func(core.Change) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := asFormat4(t, sn.body[end:])
+	section := asFormat(t, sn.body[end:], format)
 	body := append(append([]byte(nil), sn.body[:end]...), section...)
-	head := fmt.Appendf([]byte(snapHeaderV4), "%020d %020d ", sn.seq, sn.count)
-	if format == 5 {
-		body = sn.body
-		head = fmt.Appendf([]byte(snapHeaderV5), "%020d %020d ", sn.seq, sn.count)
-	}
-	sum := crc32.Update(crc32.Checksum(head, crcTable), crcTable, body)
-	old := append(fmt.Appendf(head, "%010d\n", sum), body...)
+	head := fmt.Appendf([]byte(map[int]string{4: snapHeaderV4, 5: snapHeaderV5, 6: snapHeaderV6}[format]), "%020d %020d ", sn.seq, sn.count)
+	old := append(fmt.Appendf(head, "%010d\n", snapSum(format == 6, head, body)), body...)
 	if err := os.WriteFile(path, old, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/hilodb/hilodb/core"
 	"github.com/hilodb/hilodb/core/query"
 )
 
-// savedIndexMeta is a saved index's definition in a format 4 or 5 snapshot.
+// savedIndexMeta is a saved index's definition in a snapshot of format 4
+// to 7.
 type savedIndexMeta struct {
 	Collection string   `json:"collection"`
 	Name       string   `json:"name"`
@@ -19,12 +21,28 @@ type savedIndexMeta struct {
 }
 
 // indexWriter appends the entries of a store's built indexes to a
-// snapshot, after its items (the format 5 section).
+// snapshot, after its items (the format 7 section).
 type indexWriter struct {
-	list    []byte // the indexes, each whole
-	n       int    // how many
-	entries []byte // one index's entries, reused
+	parts []indexPart
 }
+
+// indexPart is one index as the section holds it.
+type indexPart struct {
+	meta  []byte // the definition, as JSON
+	count int    // its entries
+	keys  []byte // every entry's key, one after another
+	table []byte // each entry's span of keys (spanSize bytes)
+}
+
+// spanSize is how many bytes a span takes in the section: its four
+// numbers as query.Span holds them, each 32 bits, little-endian.
+const spanSize = 16
+
+// The section's table is read in place as query.Span's (spanTable).
+var (
+	_ [unsafe.Sizeof(query.Span{}) - spanSize]byte
+	_ [spanSize - unsafe.Sizeof(query.Span{})]byte
+)
 
 // add appends one index.
 func (w *indexWriter) add(ix core.SavedIndex) error {
@@ -32,36 +50,52 @@ func (w *indexWriter) add(ix core.SavedIndex) error {
 	if err != nil {
 		return fmt.Errorf("save index %q: %w", ix.Def.Name, err)
 	}
-	w.entries = w.entries[:0]
-	count := 0
+	part := indexPart{meta: meta, keys: make([]byte, 0, 32*ix.Len), table: make([]byte, 0, spanSize*ix.Len)}
 	ix.Each(func(e core.SavedEntry) bool {
-		w.entries = binary.AppendUvarint(w.entries, uint64(len(e.Key)))
-		w.entries = append(w.entries, e.Key...)
-		w.entries = binary.AppendUvarint(w.entries, uint64(e.IDLen))
-		w.entries = binary.AppendUvarint(w.entries, uint64(e.Item+1)) // 0: not known
-		count++
+		doc := int32(-1) // not known
+		if e.Item >= 0 && e.Item <= math.MaxInt32 {
+			doc = int32(e.Item)
+		}
+		off := len(part.keys)
+		part.keys = append(part.keys, e.Key...)
+		part.table = binary.LittleEndian.AppendUint32(part.table, uint32(off))
+		part.table = binary.LittleEndian.AppendUint32(part.table, uint32(len(part.keys)))
+		part.table = binary.LittleEndian.AppendUint32(part.table, uint32(e.IDLen))
+		part.table = binary.LittleEndian.AppendUint32(part.table, uint32(doc))
+		part.count++
 		return true
 	})
-	w.list = binary.AppendUvarint(w.list, uint64(len(meta)))
-	w.list = append(w.list, meta...)
-	w.list = binary.AppendUvarint(w.list, uint64(count))
-	w.list = binary.AppendUvarint(w.list, uint64(len(w.entries)))
-	w.list = append(w.list, w.entries...)
-	w.n++
+	if len(part.keys) > math.MaxUint32 {
+		return fmt.Errorf("save index %q: %w: its keys take %d bytes, more than a snapshot holds", ix.Def.Name, errSnapshot, len(part.keys))
+	}
+	w.parts = append(w.parts, part)
 	return nil
 }
 
-// appendTo appends the section to snap.
+// appendTo appends the section to snap, whose start the tables are
+// aligned to.
 func (w *indexWriter) appendTo(snap []byte) []byte {
-	snap = binary.AppendUvarint(snap, uint64(w.n))
-	return append(snap, w.list...)
+	snap = binary.AppendUvarint(snap, uint64(len(w.parts)))
+	for _, part := range w.parts {
+		snap = binary.AppendUvarint(snap, uint64(len(part.meta)))
+		snap = append(snap, part.meta...)
+		snap = binary.AppendUvarint(snap, uint64(part.count))
+		snap = binary.AppendUvarint(snap, uint64(len(part.keys)))
+		snap = append(snap, part.keys...)
+		pad := (4 - (len(snap)+1)%4) % 4
+		snap = append(snap, byte(pad))
+		snap = append(snap, make([]byte, pad)...)
+		snap = append(snap, part.table...)
+	}
+	return snap
 }
 
-// readIndexes reads the section of a snapshot of format (4 or 5) that b
+// readIndexes reads the section of a snapshot of format (4 to 7) that b
 // holds exactly. The entries are read when the store takes them
 // (SavedIndex.Spans, not ok for entries that are not whole), each key a
-// slice of b's bytes read in place (handedOver); in format 5 each names
-// the snapshot's item that holds its document.
+// slice of b's bytes read in place (handedOver); from format 5 on each
+// names the snapshot's item that holds its document. Format 7's spans are
+// b's own bytes where they can be (spanTable).
 func readIndexes(b []byte, format int) ([]core.SavedIndex, error) {
 	text := handedOver(b)
 	p := 0
@@ -102,18 +136,32 @@ func readIndexes(b []byte, format int) ([]core.SavedIndex, error) {
 		if size > len(text)-p {
 			return nil, fmt.Errorf("snapshot: %w: saved index %d of %d cut short", errSnapshot, i+1, n)
 		}
-		if count > size/3 { // an entry takes 3 bytes at least
-			return nil, fmt.Errorf("snapshot: %w: saved index %d of %d: %d entries in %d bytes", errSnapshot, i+1, n, count, size)
-		}
-		entries := b[p : p+size]
-		p += size
-		out = append(out, core.SavedIndex{
+		ix := core.SavedIndex{
 			Collection: meta.Collection,
 			Def:        core.IndexDef{Name: meta.Name, Fields: meta.Fields},
 			KeyFormat:  meta.KeyFormat,
 			Len:        count,
-			Spans:      func() (string, []query.Span, bool) { return readSpans(entries, format, count) },
-		})
+		}
+		if format >= 7 {
+			// size is the keys'; the pad and the table follow.
+			keys := text[p : p+size]
+			p += size
+			if p == len(b) || b[p] > 3 || int(b[p]) >= len(b)-p || count > (len(b)-p-1-int(b[p]))/spanSize {
+				return nil, fmt.Errorf("snapshot: %w: saved index %d of %d cut short", errSnapshot, i+1, n)
+			}
+			p += 1 + int(b[p])
+			table := b[p : p+spanSize*count]
+			p += len(table)
+			ix.Spans = func() (string, []query.Span, bool) { return keys, spanTable(table, count), true }
+		} else {
+			if count > size/3 { // an entry takes 3 bytes at least
+				return nil, fmt.Errorf("snapshot: %w: saved index %d of %d: %d entries in %d bytes", errSnapshot, i+1, n, count, size)
+			}
+			entries := b[p : p+size]
+			p += size
+			ix.Spans = func() (string, []query.Span, bool) { return readSpans(entries, format, count) }
+		}
+		out = append(out, ix)
 	}
 	if p != len(text) {
 		return nil, fmt.Errorf("snapshot: %w: %d bytes after its saved indexes", errSnapshot, len(text)-p)
@@ -122,7 +170,7 @@ func readIndexes(b []byte, format int) ([]core.SavedIndex, error) {
 }
 
 // readSpans reads the count entries encoded in b (a snapshot of format 4
-// or 5), each key a slice of b, and reports whether b held whole entries
+// to 6), each key a slice of b, and reports whether b held whole entries
 // only, count of them. An item number too large for a span is taken as
 // not known.
 func readSpans(b []byte, format, count int) (string, []query.Span, bool) {
@@ -157,6 +205,35 @@ func readSpans(b []byte, format, count int) (string, []query.Span, bool) {
 		}
 	}
 	return handedOver(b), spans, p == len(b)
+}
+
+// littleEndian reports whether the machine keeps a number's low byte
+// first, as the section's tables do.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// spanTable returns the count spans of a format 7 table: the table's own
+// bytes where the machine is little-endian and they are aligned as a
+// query.Span must be (the writer aligns them to the snapshot's start, and
+// a snapshot's copy starts aligned), else a copy. Not to be changed: it
+// may be the snapshot.
+func spanTable(table []byte, count int) []query.Span {
+	if count == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(table)))%unsafe.Alignof(query.Span{}) == 0 {
+		return unsafe.Slice((*query.Span)(unsafe.Pointer(unsafe.SliceData(table))), count)
+	}
+	spans := make([]query.Span, count)
+	for i := range spans {
+		t := table[spanSize*i : spanSize*(i+1)]
+		spans[i] = query.Span{
+			Off:   binary.LittleEndian.Uint32(t),
+			End:   binary.LittleEndian.Uint32(t[4:]),
+			IDLen: binary.LittleEndian.Uint32(t[8:]),
+			Doc:   int32(binary.LittleEndian.Uint32(t[12:])),
+		}
+	}
+	return spans
 }
 
 // uvarint is binary.Uvarint of b[p:], with the lengths of one and two

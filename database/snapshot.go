@@ -48,6 +48,18 @@ import (
 // of its own; natively both run at memory speed. A build that knows format
 // 5 only refuses format 6.
 //
+// Format 7, which a compaction writes in place of format 6, keeps each
+// index's entries as a table the store reads in place: after the entry
+// count comes the length of the keys (not of the entries), every entry's
+// key one after another, a byte n (0 to 3) and n zero bytes so that what
+// follows starts a multiple of 4 bytes from the snapshot's start, then per
+// entry 16 bytes, four 32-bit little-endian numbers: where its key starts
+// and ends in the keys, the length of the id it ends with, and the number
+// of the item that holds its document (-1 when not known). A reopen then
+// decodes no entry: format 6's took about a quarter of a reopen of 100,000
+// documents with two indexes. A build that knows format 6 only refuses
+// format 7.
+//
 // Reading it costs one copy of the bytes (none in a browser's worker,
 // which reads the file into Go's memory), the checksum, and a list of the
 // items: every key and value is a slice of that one copy, and the keys
@@ -63,6 +75,7 @@ import (
 // item) after a header line without the count; a snapshot saved before
 // there was a log is that format with no header at all.
 const (
+	snapHeaderV7 = "hilodb-snapshot 7 "
 	snapHeaderV6 = "hilodb-snapshot 6 "
 	snapHeaderV5 = "hilodb-snapshot 5 "
 	snapHeaderV4 = "hilodb-snapshot 4 "
@@ -85,18 +98,18 @@ const snapSumLen = 10 + 1
 
 // putSnapHeader writes the header of a snapshot of seq holding count
 // items into the first snapHeaderLen bytes of b, whose items follow (and
-// its indexes' entries, in format 5).
+// its indexes' entries, in format 7).
 func putSnapHeader(b []byte, seq uint64, count int, withIndexes bool) {
 	h := append(b[:0], snapHeader...)
 	if withIndexes {
-		h = append(b[:0], snapHeaderV6...)
+		h = append(b[:0], snapHeaderV7...)
 	}
 	h = fmt.Appendf(h, "%020d %020d ", seq, count) // in place: b is long enough
 	_ = fmt.Appendf(h, "%010d\n", snapSum(withIndexes, h, b[snapHeaderLen:]))
 }
 
 // snapSum is the checksum of a snapshot's header before it (head) and its
-// body: format 6's (xxh) or format 3's to 5's.
+// body: format 6's and 7's (xxh) or format 3's to 5's.
 func snapSum(xxh bool, head, body []byte) uint32 {
 	if !xxh {
 		return crc32.Update(crc32.Checksum(head, crcTable), crcTable, body)
@@ -151,6 +164,9 @@ func readSnapshot(b []byte) (snapshot, error) {
 	if !ok {
 		rest, ok = strings.CutPrefix(line, snapHeaderV6)
 	}
+	if !ok {
+		rest, ok = strings.CutPrefix(line, snapHeaderV7)
+	}
 	if ok {
 		// The checksum covers what comes before it in the line, and the
 		// items.
@@ -159,7 +175,7 @@ func readSnapshot(b []byte) (snapshot, error) {
 		if err != nil || cut < len(snapHeader) || line[cut-1] != ' ' {
 			return snapshot{}, fmt.Errorf("snapshot: %w: no checksum in its header", errSnapshot)
 		}
-		xxh := strings.HasPrefix(line, snapHeaderV6)
+		xxh := strings.HasPrefix(line, snapHeaderV6) || strings.HasPrefix(line, snapHeaderV7)
 		if got := snapSum(xxh, b[:cut], body); got != uint32(want) {
 			kind := "CRC-32C"
 			if xxh {
@@ -192,6 +208,8 @@ func readSnapshot(b []byte) (snapshot, error) {
 		format = 5
 	case strings.HasPrefix(line, snapHeaderV6):
 		format = 6
+	case strings.HasPrefix(line, snapHeaderV7):
+		format = 7
 	}
 	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }

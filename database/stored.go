@@ -6,8 +6,8 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// readStored hands apply the items of snapshot sn (formats 2 to 5) and
-// restore its saved indexes (formats 4 and 5), then apply the changes of the
+// readStored hands apply the items of snapshot sn (formats 2 to 7) and
+// restore its saved indexes (formats 4 to 7), then apply the changes of the
 // log's frames that sn does not hold, in order: what OpenJournal loads into
 // a store, and what Stored reads without loading it. It returns the last
 // frame's sequence (sn.seq when the log adds none), the log's size up to
