@@ -312,29 +312,16 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 // beside buntdb's tree (loaded.go), not inserted into it: their strings
 // must not change for as long as the store holds them.
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
-	return s.LoadSaved(0, func(f Fill) error { return fill(f.Apply) })
+	return s.LoadSaved(0, func(apply func(Change) error, _ func([]SavedIndex)) error { return fill(apply) })
 }
 
-// Fill is where a load's fill hands what it read (LoadSaved).
-type Fill struct {
-	// Apply applies one change.
-	Apply func(Change) error
-	// Items applies a run of items, keys[i] holding values[i], none
-	// deleted, as Apply of each would, at a fraction of its cost per item:
-	// a snapshot's items, handed as they come.
-	Items func(keys, values []string) error
-	// Restore hands the indexes saved with the snapshot (ItemsAndIndexes),
-	// once, between its items and the changes after.
-	Restore func([]SavedIndex)
-}
-
-// LoadSaved is LoadChanges whose fill may also hand runs of items (Fill's
-// Items) and, once, between a snapshot's items and the changes after it,
-// the indexes saved with the snapshot (Fill's Restore): in a load into an empty store the indexes
+// LoadSaved is LoadChanges whose fill may also hand restore, once, between
+// a snapshot's items and the changes after it, the indexes saved with the
+// snapshot (ItemsAndIndexes): in a load into an empty store the indexes
 // they fit start built, and the changes after keep them; the others are
 // built when a query first needs them. items is about how many changes
 // fill hands (0: not known), for the room they take.
-func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
+func (s *Store) LoadSaved(items int, fill func(apply func(Change) error, restore func([]SavedIndex)) error) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
 		tx := &txn{bt: btx, loaded: &s.loaded, marks: s.marks, noIndexes: true}
 		defer tx.undoOnError(&err)
@@ -382,12 +369,12 @@ func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
 			tx.loaded.reset()
 			tx.loaded.reserve(items)
 		}
-		var apply func(c Change) error
-		apply = func(c Change) error {
+		err = fill(func(c Change) error {
 			if inPlace && !c.Deleted && !strings.HasPrefix(c.Key, dirtyPrefix) {
 				if tx.loaded.add(c.Key, c.Value) {
-					// An index definition needs no mark: the load's end
-					// compiles them all (endIndexes).
+					if strings.HasPrefix(c.Key, ixdefPrefix) {
+						tx.ixDefs = true
+					}
 					order.next(len(tx.loaded.keys) - 1)
 					return nil
 				}
@@ -407,28 +394,7 @@ func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
 			}
 			_, _, err := tx.Set(c.Key, c.Value, nil)
 			return err
-		}
-		applyItems := func(keys, values []string) error {
-			for len(keys) > 0 {
-				n := 0
-				if inPlace {
-					// The leading items kept in place at once, the next
-					// (a pending mark, a key out of order) by apply.
-					from := len(tx.loaded.keys)
-					n = tx.loaded.addRun(keys, values)
-					order.nextRun(from, n)
-					if n == len(keys) {
-						return nil
-					}
-				}
-				if err := apply(Change{Key: keys[n], Value: values[n]}); err != nil {
-					return err
-				}
-				keys, values = keys[n+1:], values[n+1:]
-			}
-			return nil
-		}
-		err = fill(Fill{Apply: apply, Items: applyItems, Restore: restore})
+		}, restore)
 		if err == nil {
 			err = restoreErr
 		}

@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/tidwall/buntdb"
 )
@@ -111,36 +110,6 @@ func (l *loaded) add(key, value string) bool {
 	}
 	l.live++
 	return true
-}
-
-// addRun appends the leading items of keys (values[i] the value of
-// keys[i]) whose keys come each after the one before and after every key
-// held, up to a pending mark, which the list does not hold, and returns
-// how many it appended: add of each, in one pass.
-func (l *loaded) addRun(keys, values []string) int {
-	n := len(l.keys)
-	prev, has := "", n > 0
-	if has {
-		prev = l.keys[n-1]
-	}
-	i := 0
-	for ; i < len(keys); i++ {
-		k := keys[i]
-		if (has && k <= prev) || strings.HasPrefix(k, dirtyPrefix) {
-			break
-		}
-		prev, has = k, true
-	}
-	if i == 0 {
-		return 0
-	}
-	l.keys = append(l.keys, keys[:i]...)
-	l.vals = append(l.vals, values[:i]...)
-	for (len(l.keys)+63)>>6 > len(l.gone) {
-		l.gone = append(l.gone, 0)
-	}
-	l.live += i
-	return i
 }
 
 // reserve makes room for n more items.
@@ -355,18 +324,6 @@ func (o *itemOrder) next(i int) {
 		return
 	}
 	o.differ(i)
-}
-
-// nextRun records that the next n changes became loaded items from, from+1
-// and on: next of each.
-func (o *itemOrder) nextRun(from, n int) {
-	if o.at == nil && from == o.n {
-		o.n += n
-		return
-	}
-	for i := range n {
-		o.differ(from + i)
-	}
 }
 
 // differ is next once the changes and the loaded items differ.

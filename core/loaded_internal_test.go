@@ -2,7 +2,6 @@ package core
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -252,117 +251,5 @@ func TestLoadInPlaceStopsAtDisorder(t *testing.T) {
 	}
 	if err := s.view(func(tx *txn) error { return tx.AscendRange("by-name", "", "", nil) }); err == nil || !strings.Contains(err.Error(), "key order") {
 		t.Fatalf("a read of an index by name: %v, want refused", err)
-	}
-}
-
-// TestItemRunsLoadAsChanges: a snapshot's items handed in runs (Fill's
-// Items, of random lengths) load the store that Apply of each loads: the
-// same items, read in place as far as they come in order, the same
-// pending marks, the same indexes; with a key out of order among them
-// too.
-func TestItemRunsLoadAsChanges(t *testing.T) {
-	ctx := context.Background()
-	src, err := Open(":memory:", Options{Node: "A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	if _, _, err := src.CreateIndex(ctx, "orders", IndexDef{Fields: []string{"total"}}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 300 {
-		if _, err := src.Put(ctx, "orders", fmt.Appendf(nil, `{"_id":"orders/%d","total":%d}`, i, i%13)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Half acknowledged: the rest keep their pending marks among the items.
-	ws, err := src.PendingWrites(150)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acks := make([]Ack, len(ws))
-	for i, w := range ws {
-		acks[i] = Ack{ID: w.ID, Rev: w.Rev}
-	}
-	if err := src.Acknowledge(acks...); err != nil {
-		t.Fatal(err)
-	}
-	var items []Change
-	if err := src.Items(nil, func(k, v string) error {
-		items = append(items, Change{Key: strings.Clone(k), Value: strings.Clone(v)}) // valid during the call only
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	state := func(s *Store) (kv []string, loaded, pending int, ixs []IndexDef) {
-		t.Helper()
-		_ = s.view(func(tx *txn) error {
-			return tx.AscendGreaterOrEqual("", "", func(k, v string) bool {
-				kv = append(kv, k+"="+v)
-				return true
-			})
-		})
-		pending, _ = s.PendingCount()
-		ixs, _ = s.Indexes("orders")
-		return kv, len(s.loaded.keys), pending, ixs
-	}
-	for seed := int64(1); seed <= 20; seed++ {
-		r := rand.New(rand.NewSource(seed))
-		in := slices.Clone(items)
-		if seed%4 == 0 { // a key out of order
-			i := 1 + r.Intn(len(in)-1)
-			in[i-1], in[i] = in[i], in[i-1]
-		}
-		one, err := Open(":memory:", Options{Node: "A"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = one.LoadChanges(func(apply func(Change) error) error {
-			for _, c := range in {
-				if err := apply(c); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs, err := Open(":memory:", Options{Node: "A"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = runs.LoadSaved(len(in), func(f Fill) error {
-			for rest := in; len(rest) > 0; {
-				n := min(len(rest), 1+r.Intn(40))
-				keys, values := make([]string, n), make([]string, n)
-				for i, c := range rest[:n] {
-					keys[i], values[i] = c.Key, c.Value
-				}
-				if err := f.Items(keys, values); err != nil {
-					return err
-				}
-				rest = rest[n:]
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		kv1, l1, p1, ix1 := state(one)
-		kv2, l2, p2, ix2 := state(runs)
-		if !slices.Equal(kv1, kv2) || l1 != l2 || p1 != p2 || len(ix1) != 1 || len(ix2) != 1 {
-			t.Fatalf("seed %d: runs load %d items (%d in place, %d pending, indexes %v); one by one %d (%d in place, %d pending, indexes %v)",
-				seed, len(kv2), l2, p2, ix2, len(kv1), l1, p1, ix1)
-		}
-		if p1 != 150 || (seed%4 != 0 && l1 != len(items)-150) {
-			t.Fatalf("seed %d: %d pending, %d in place; want 150 pending, %d in place", seed, p1, l1, len(items)-150)
-		}
-		res, err := runs.FindJSON("orders", []byte(`{"selector":{"total":5}}`))
-		if err != nil || len(res.Docs) != 23 || res.Plan.Index != "idx-total" {
-			t.Fatalf("seed %d: %d documents of total 5 through %q (%v), want 23 through idx-total", seed, len(res.Docs), res.Plan.Index, err)
-		}
-		one.Close()
-		runs.Close()
 	}
 }

@@ -160,26 +160,18 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	// transaction; keys and values are slices of their bytes, read in place
 	// (handedOver).
 	torn := false
-	err = store.LoadSaved(sn.count, func(f core.Fill) error {
+	err = store.LoadSaved(sn.count, func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
 		if p, ok := st.(LoadPauser); ok {
-			apply, items, n := f.Apply, f.Items, 0
-			f.Apply = func(c core.Change) error {
+			load, n := apply, 0
+			apply = func(c core.Change) error {
 				if n++; n%PauseEvery == 0 {
 					p.LoadPause()
 				}
-				return apply(c)
-			}
-			f.Items = func(keys, values []string) error {
-				// A pause per PauseEvery items, between runs.
-				if n/PauseEvery != (n+len(keys))/PauseEvery {
-					p.LoadPause()
-				}
-				n += len(keys)
-				return items(keys, values)
+				return load(c)
 			}
 		}
 		var err error
-		j.seq, j.logSize, torn, err = readStored(sn, log, f)
+		j.seq, j.logSize, torn, err = readStored(sn, log, apply, restore)
 		return err
 	})
 	if err != nil {

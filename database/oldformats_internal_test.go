@@ -70,7 +70,7 @@ func olderFormatReads(t *testing.T, format, fetched int) {
 	if err != nil || sn.format != 7 {
 		t.Fatalf("snapshot format %d (%v), want 7", sn.format, err)
 	}
-	end, err := readItems(sn.body, sn.count, core.Fill{Apply: func(core.Change) error { return nil }})
+	end, err := readItems(sn.body, sn.count, func(core.Change) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

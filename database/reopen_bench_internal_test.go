@@ -15,7 +15,7 @@ func withoutIndexes(tb testing.TB, snap []byte) []byte {
 	if err != nil || sn.format != 7 {
 		tb.Fatalf("not a format 7 snapshot: %v", err)
 	}
-	end, err := readItems(sn.body, sn.count, core.Fill{Apply: func(core.Change) error { return nil }})
+	end, err := readItems(sn.body, sn.count, func(core.Change) error { return nil })
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -214,52 +214,29 @@ func readSnapshot(b []byte) (snapshot, error) {
 	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }
 
-// readItems hands f each of the count items encoded in b, every key and
-// value a slice of b's bytes read in place (handedOver: so the items
+// readItems hands apply each of the count items encoded in b, every key
+// and value a slice of b's bytes read in place (handedOver: so the items
 // loaded share them), and returns where they end: the end of b, but in
-// formats 4 to 7. They go in runs of itemRun to f.Items where there is
-// one, else one by one to f.Apply.
-func readItems(b []byte, count int, f core.Fill) (int, error) {
+// format 4.
+func readItems(b []byte, count int, apply func(core.Change) error) (int, error) {
 	text := handedOver(b)
-	run := min(count, itemRun)
-	keys, values := make([]string, 0, run), make([]string, 0, run)
 	p := 0
 	for i := range count {
-		// uvarint, its usual cases inline: a call costs more than the
-		// rest of an item under WebAssembly.
-		n, k := shortUvarint(b, p)
-		if k == 0 {
-			n, k = uvarint(b, p)
-		}
+		n, k := uvarint(b, p)
 		if k <= 0 || n > uint64(len(b)-p-k) {
 			return 0, fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
 		}
 		key := text[p+k : p+k+int(n)]
 		p += k + int(n)
-		if n, k = shortUvarint(b, p); k == 0 {
-			n, k = uvarint(b, p)
-		}
+		n, k = uvarint(b, p)
 		if k <= 0 || n > uint64(len(b)-p-k) {
 			return 0, fmt.Errorf("snapshot: %w: item %d of %d cut short", errSnapshot, i+1, count)
 		}
 		value := text[p+k : p+k+int(n)]
 		p += k + int(n)
-		if f.Items == nil {
-			if err := f.Apply(core.Change{Key: key, Value: value}); err != nil {
-				return 0, err
-			}
-			continue
-		}
-		keys, values = append(keys, key), append(values, value)
-		if len(keys) == run || i == count-1 {
-			if err := f.Items(keys, values); err != nil {
-				return 0, err
-			}
-			keys, values = keys[:0], values[:0]
+		if err := apply(core.Change{Key: key, Value: value}); err != nil {
+			return 0, err
 		}
 	}
 	return p, nil
 }
-
-// itemRun is how many items readItems hands f.Items at once.
-const itemRun = 1024

@@ -6,19 +6,19 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// readStored hands f the items of snapshot sn (formats 2 to 7) and its
-// saved indexes (formats 4 to 7), then the changes of the log's frames
-// that sn does not hold, in order (readItems, Restore, Apply): what OpenJournal loads into
+// readStored hands apply the items of snapshot sn (formats 2 to 7) and
+// restore its saved indexes (formats 4 to 7), then apply the changes of the
+// log's frames that sn does not hold, in order: what OpenJournal loads into
 // a store, and what Stored reads without loading it. It returns the last
 // frame's sequence (sn.seq when the log adds none), the log's size up to
 // the end of that frame, and whether the log ends in an unfinished frame,
 // which is not read. A damaged frame that whole frames follow is
-// ErrDamaged. With f.Restore nil the saved indexes are read (a damaged
+// ErrDamaged. With restore nil the saved indexes are read (a damaged
 // section fails as in a load) and handed to nobody.
-func readStored(sn snapshot, log []byte, f core.Fill) (seq uint64, logSize int, torn bool, err error) {
+func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore func([]core.SavedIndex)) (seq uint64, logSize int, torn bool, err error) {
 	seq = sn.seq
 	if sn.format >= 2 {
-		end, err := readItems(sn.body, sn.count, f)
+		end, err := readItems(sn.body, sn.count, apply)
 		if err != nil {
 			return 0, 0, false, err
 		}
@@ -27,8 +27,8 @@ func readStored(sn snapshot, log []byte, f core.Fill) (seq uint64, logSize int, 
 			if err != nil {
 				return 0, 0, false, err
 			}
-			if f.Restore != nil {
-				f.Restore(saved)
+			if restore != nil {
+				restore(saved)
 			}
 		} else if end != len(sn.body) {
 			return 0, 0, false, fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(sn.body)-end, sn.count)
@@ -49,7 +49,7 @@ func readStored(sn snapshot, log []byte, f core.Fill) (seq uint64, logSize int, 
 		}
 		last = fseq
 		if fseq > seq { // else held by the snapshot already
-			if err := eachChange(log, text, start, end, f.Apply); err != nil {
+			if err := eachChange(log, text, start, end, apply); err != nil {
 				return 0, 0, false, fmt.Errorf("read log at byte %d: %w", p, err)
 			}
 			seq = fseq
@@ -101,12 +101,12 @@ func ReadStored(snapshot, log []byte) (*Stored, error) {
 // as the store loaded from these bytes would hold it; ok is false when it
 // would hold none.
 func (s *Stored) Get(key string) (value string, ok bool, err error) {
-	_, _, _, err = readStored(s.sn, s.log, core.Fill{Apply: func(c core.Change) error {
+	_, _, _, err = readStored(s.sn, s.log, func(c core.Change) error {
 		if c.Key == key {
 			value, ok = c.Value, !c.Deleted
 		}
 		return nil
-	}})
+	}, nil)
 	if err != nil {
 		return "", false, fmt.Errorf("read stored: %w", err)
 	}
