@@ -193,6 +193,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzDecode$$' -fuzztime=30s ./core/revision/
 	$(GO) test -run '^$$' -fuzz='^FuzzUUID$$' -fuzztime=30s ./core/uuid/
 	$(GO) test -run '^$$' -fuzz='^FuzzReadIndexes$$' -fuzztime=60s ./database/
+	$(GO) test -run '^$$' -fuzz='^FuzzItemTable$$' -fuzztime=30s ./database/
 	$(GO) test -run '^$$' -fuzz='^FuzzArangoView$$' -fuzztime=30s ./edge/
 	$(GO) test -run '^$$' -fuzz='^FuzzURLCodec$$' -fuzztime=30s ./edge/
 	$(GO) test -run '^$$' -fuzz='^FuzzErrorBody$$' -fuzztime=30s ./edge/

@@ -312,16 +312,32 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 // beside buntdb's tree (loaded.go), not inserted into it: their strings
 // must not change for as long as the store holds them.
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
-	return s.LoadSaved(0, func(apply func(Change) error, _ func([]SavedIndex)) error { return fill(apply) })
+	return s.LoadSaved(0, func(f Fill) error { return fill(f.Apply) })
 }
 
-// LoadSaved is LoadChanges whose fill may also hand restore, once, between
-// a snapshot's items and the changes after it, the indexes saved with the
-// snapshot (ItemsAndIndexes): in a load into an empty store the indexes
+// Fill is where a load's fill hands what it read (LoadSaved).
+type Fill struct {
+	// Apply applies one change.
+	Apply func(Change) error
+	// Table applies a snapshot's items at once, as Apply of each would
+	// (none deleted): item i has the key and the value of text that
+	// rows[i] says. The rows must be within text and in ascending key
+	// order, and neither may change for as long as the store holds them:
+	// into an empty store they are kept as they are and read when asked
+	// for, so a load costs nothing per item.
+	Table func(text string, rows []ItemRow) error
+	// Restore hands the indexes saved with the snapshot (ItemsAndIndexes),
+	// once, between its items and the changes after.
+	Restore func([]SavedIndex)
+}
+
+// LoadSaved is LoadChanges whose fill may also hand a snapshot's items as
+// one table (Fill's Table) and, once, between a snapshot's items and the
+// changes after it, the indexes saved with the snapshot (Fill's Restore): in a load into an empty store the indexes
 // they fit start built, and the changes after keep them; the others are
 // built when a query first needs them. items is about how many changes
 // fill hands (0: not known), for the room they take.
-func (s *Store) LoadSaved(items int, fill func(apply func(Change) error, restore func([]SavedIndex)) error) error {
+func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
 	err := s.db.Update(func(btx *buntdb.Tx) (err error) {
 		tx := &txn{bt: btx, loaded: &s.loaded, marks: s.marks, noIndexes: true}
 		defer tx.undoOnError(&err)
@@ -369,13 +385,13 @@ func (s *Store) LoadSaved(items int, fill func(apply func(Change) error, restore
 			tx.loaded.reset()
 			tx.loaded.reserve(items)
 		}
-		err = fill(func(c Change) error {
+		apply := func(c Change) error {
 			if inPlace && !c.Deleted && !strings.HasPrefix(c.Key, dirtyPrefix) {
 				if tx.loaded.add(c.Key, c.Value) {
 					if strings.HasPrefix(c.Key, ixdefPrefix) {
 						tx.ixDefs = true
 					}
-					order.next(len(tx.loaded.keys) - 1)
+					order.next(tx.loaded.len() - 1)
 					return nil
 				}
 				inPlace = false
@@ -394,7 +410,32 @@ func (s *Store) LoadSaved(items int, fill func(apply func(Change) error, restore
 			}
 			_, _, err := tx.Set(c.Key, c.Value, nil)
 			return err
-		}, restore)
+		}
+		table := func(text string, rows []ItemRow) error {
+			if !inPlace || tx.loaded.len() > 0 || order.n > 0 {
+				for _, r := range rows { // not the first: item by item
+					if err := apply(Change{Key: text[r.KeyOff:r.KeyEnd], Value: text[r.ValOff:r.ValEnd]}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			// Kept as it is, each item the one of its number; the pending
+			// marks among them (together: they share their prefix) go to
+			// the marks and are hidden here.
+			l := tx.loaded
+			l.useTable(text, rows)
+			order.n += len(rows)
+			for i := l.from(dirtyPrefix); i < len(rows) && strings.HasPrefix(l.key(i), dirtyPrefix); i++ {
+				if err := tx.applyPendingChange(Change{Key: l.key(i), Value: l.val(i)}, false); err != nil {
+					return err
+				}
+				l.setGone(i, true)
+			}
+			inPlace = false // the changes after go to buntdb
+			return nil
+		}
+		err = fill(Fill{Apply: apply, Table: table, Restore: restore})
 		if err == nil {
 			err = restoreErr
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/tidwall/buntdb"
+
+	"github.com/hilodb/hilodb/core/query"
 )
 
 // loaded holds the items a store was loaded with (a snapshot's, handed in
@@ -19,9 +21,13 @@ import (
 // lock guards it as it guards the tree; a failed transaction puts back the
 // items it marked gone (txn.undoLoaded).
 type loaded struct {
-	keys, vals []string // in key order
-	gone       []uint64 // bit i: keys[i] was written or deleted since
-	live       int      // the items not gone
+	keys, vals []string // in key order, added one by one (add)
+	// Or a snapshot's table read in place (useTable), in key order:
+	// item i's key is text[rows[i].KeyOff:rows[i].KeyEnd].
+	text string
+	rows []ItemRow
+	gone []uint64 // bit i: item i was written or deleted since
+	live int      // the items not gone
 
 	// The write transaction's undo (one runs at a time, under buntdb's
 	// write lock): the items it marked gone, and what the list held before
@@ -57,13 +63,86 @@ func (l *loaded) undoGone() {
 	l.undo = l.undo[:0]
 }
 
+// ItemRow is where one of a snapshot's items is in the text handed with
+// it (Fill's Table): its key text[KeyOff:KeyEnd], its value
+// text[ValOff:ValEnd].
+type ItemRow struct {
+	KeyOff, KeyEnd, ValOff, ValEnd uint32
+}
+
+// len returns how many items the list holds, gone ones included.
+func (l *loaded) len() int {
+	if l.rows != nil {
+		return len(l.rows)
+	}
+	return len(l.keys)
+}
+
+// key returns item i's key.
+func (l *loaded) key(i int) string {
+	if l.rows != nil {
+		r := &l.rows[i]
+		return l.text[r.KeyOff:r.KeyEnd]
+	}
+	return l.keys[i]
+}
+
+// val returns item i's value.
+func (l *loaded) val(i int) string {
+	if l.rows != nil {
+		r := &l.rows[i]
+		return l.text[r.ValOff:r.ValEnd]
+	}
+	return l.vals[i]
+}
+
+// useTable makes a snapshot's table, its rows in ascending key order and
+// within text, the whole list (which must be empty): nothing is read of
+// it until it is asked for.
+func (l *loaded) useTable(text string, rows []ItemRow) {
+	l.text, l.rows = text, rows
+	l.gone, l.live = make([]uint64, (len(rows)+63)/64), len(rows)
+}
+
+// docs returns the list's items as a restored index reads its documents:
+// as the list holds them now, whatever it holds later.
+func (l *loaded) docs() query.Docs {
+	if l.rows != nil {
+		return tableDocs{l.text, l.rows}
+	}
+	return listDocs{l.keys, l.vals}
+}
+
+// tableDocs is query.Docs of a snapshot's table.
+type tableDocs struct {
+	text string
+	rows []ItemRow
+}
+
+func (d tableDocs) Len() int { return len(d.rows) }
+func (d tableDocs) Doc(i int) string {
+	r := &d.rows[i]
+	return d.text[r.ValOff:r.ValEnd]
+}
+func (d tableDocs) Key(i int) string {
+	r := &d.rows[i]
+	return d.text[r.KeyOff:r.KeyEnd]
+}
+
+// listDocs is query.Docs of items added one by one.
+type listDocs struct{ keys, vals []string }
+
+func (d listDocs) Len() int         { return len(d.keys) }
+func (d listDocs) Doc(i int) string { return d.vals[i] }
+func (d listDocs) Key(i int) string { return d.keys[i] }
+
 // find returns where key's live item is, if there is one.
 func (l *loaded) find(key string) (int, bool) {
 	if l.live == 0 {
 		return 0, false
 	}
-	i, found := slices.BinarySearch(l.keys, key)
-	if !found || l.isGone(i) {
+	i := l.from(key)
+	if i == l.len() || l.key(i) != key || l.isGone(i) {
 		return 0, false
 	}
 	return i, true
@@ -71,8 +150,16 @@ func (l *loaded) find(key string) (int, bool) {
 
 // from returns where the items of keys at or after key start.
 func (l *loaded) from(key string) int {
-	i, _ := slices.BinarySearch(l.keys, key)
-	return i
+	lo, hi := 0, l.len()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l.key(m) < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // isGone reports whether item i was written or deleted since the load.
@@ -93,7 +180,7 @@ func (l *loaded) setGone(i int, gone bool) {
 // (and adds nothing) when the key is not.
 func (l *loaded) add(key, value string) bool {
 	n := len(l.keys)
-	if n > 0 && key <= l.keys[n-1] {
+	if l.rows != nil || (n > 0 && key <= l.keys[n-1]) {
 		return false
 	}
 	// Element by element into room made ahead (reserve sizes it for a
@@ -131,7 +218,7 @@ func (t *txn) getItem(key string) (string, error) {
 		return v, err
 	}
 	if i, ok := t.loaded.find(key); ok {
-		return t.loaded.vals[i], nil
+		return t.loaded.val(i), nil
 	}
 	return "", err
 }
@@ -145,7 +232,7 @@ func (t *txn) setItem(key, value string, opts *buntdb.SetOptions) (string, bool,
 	}
 	if i, ok := t.loaded.find(key); ok {
 		if !replaced {
-			prev, replaced = t.loaded.vals[i], true
+			prev, replaced = t.loaded.val(i), true
 		}
 		t.dropLoaded(i)
 	}
@@ -160,7 +247,7 @@ func (t *txn) deleteItem(key string) (string, error) {
 	}
 	if i, ok := t.loaded.find(key); ok {
 		if err != nil {
-			prev, err = t.loaded.vals[i], nil
+			prev, err = t.loaded.val(i), nil
 		}
 		t.dropLoaded(i)
 	}
@@ -256,17 +343,17 @@ func (t *txn) ascend(lo, hi string, bounded bool, fn func(key, value string) boo
 		}
 		return t.bt.AscendGreaterOrEqual("", lo, fn)
 	}
-	i, end := l.from(lo), len(l.keys)
+	i, end := l.from(lo), l.len()
 	if bounded {
 		end = max(i, l.from(hi))
 	}
 	more := true
 	each := func(k, v string) bool {
-		for ; i < end && l.keys[i] <= k; i++ {
-			if l.keys[i] == k {
+		for ; i < end && l.key(i) <= k; i++ {
+			if l.key(i) == k {
 				continue // hidden by buntdb's
 			}
-			if !l.isGone(i) && !fn(l.keys[i], l.vals[i]) {
+			if !l.isGone(i) && !fn(l.key(i), l.val(i)) {
 				more = false
 				return false
 			}
@@ -284,7 +371,7 @@ func (t *txn) ascend(lo, hi string, bounded bool, fn func(key, value string) boo
 		return err
 	}
 	for ; i < end; i++ {
-		if !l.isGone(i) && !fn(l.keys[i], l.vals[i]) {
+		if !l.isGone(i) && !fn(l.key(i), l.val(i)) {
 			return nil
 		}
 	}
@@ -300,7 +387,7 @@ func (t *txn) DeleteAll() error {
 	if err := t.bt.DeleteAll(); err != nil {
 		return err
 	}
-	if t.loaded != nil && len(t.loaded.keys) > 0 {
+	if t.loaded != nil && t.loaded.len() > 0 {
 		t.loaded.keep()
 		t.loaded.reset()
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,7 +12,26 @@ import (
 	"testing"
 )
 
-// TestLoadedItemsReadAsOneTree holds a store loaded in place (loaded.go)
+// tableOf lays the items of keys out as a snapshot's table: each key and
+// value one after another in text, with a byte between.
+func tableOf(keys []string, value func(string) string) (string, []ItemRow) {
+	var text []byte
+	rows := make([]ItemRow, len(keys))
+	for i, k := range keys {
+		text = append(text, '|')
+		rows[i].KeyOff = uint32(len(text))
+		text = append(text, k...)
+		rows[i].KeyEnd = uint32(len(text))
+		text = append(text, '=')
+		rows[i].ValOff = uint32(len(text))
+		text = append(text, value(k)...)
+		rows[i].ValEnd = uint32(len(text))
+	}
+	return string(text), rows
+}
+
+// TestLoadedItemsReadAsOneTree holds a store loaded in place (loaded.go),
+// item by item or as one table,
 // and then written to, by transactions that commit and by ones that fail
 // after their writes, to a model of its keys: after every transaction,
 // Get of every key, Len, and reads of random ranges (each stopped early at
@@ -31,19 +51,26 @@ func TestLoadedItemsReadAsOneTree(t *testing.T) {
 			t.Fatal(err)
 		}
 		keys := slices.Sorted(maps.Keys(model))
-		err = s.LoadChanges(func(apply func(Change) error) error {
-			for _, k := range keys {
-				if err := apply(Change{Key: k, Value: model[k]}); err != nil {
-					return err
+		if seed%2 == 0 {
+			// Item by item, each kept as it comes.
+			err = s.LoadChanges(func(apply func(Change) error) error {
+				for _, k := range keys {
+					if err := apply(Change{Key: k, Value: model[k]}); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
-		})
+				return nil
+			})
+		} else {
+			// One table, read in place.
+			text, rows := tableOf(keys, func(k string) string { return model[k] })
+			err = s.LoadSaved(0, func(f Fill) error { return f.Table(text, rows) })
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.loaded.live != len(keys) {
-			t.Fatalf("seed %d: %d items loaded in place, want %d", seed, s.loaded.live, len(keys))
+		if s.loaded.live != len(keys) || (seed%2 == 1) != (s.loaded.rows != nil) {
+			t.Fatalf("seed %d: %d items loaded in place (table %v), want %d", seed, s.loaded.live, s.loaded.rows != nil, len(keys))
 		}
 		check := func(step int) {
 			t.Helper()
@@ -251,5 +278,114 @@ func TestLoadInPlaceStopsAtDisorder(t *testing.T) {
 	}
 	if err := s.view(func(tx *txn) error { return tx.AscendRange("by-name", "", "", nil) }); err == nil || !strings.Contains(err.Error(), "key order") {
 		t.Fatalf("a read of an index by name: %v, want refused", err)
+	}
+}
+
+// TestTableLoadsAsChanges: a snapshot's items handed as one table (Fill's
+// Table) load the store that Apply of each loads: the same items, the
+// same pending marks (kept in the table, hidden), the same indexes; and a
+// table handed after a change (so not into an empty list) is applied item
+// by item.
+func TestTableLoadsAsChanges(t *testing.T) {
+	ctx := context.Background()
+	src, err := Open(":memory:", Options{Node: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if _, _, err := src.CreateIndex(ctx, "orders", IndexDef{Fields: []string{"total"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if _, err := src.Put(ctx, "orders", fmt.Appendf(nil, `{"_id":"orders/%d","total":%d}`, i, i%13)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Half acknowledged: the rest keep their pending marks among the items.
+	ws, err := src.PendingWrites(150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acks := make([]Ack, len(ws))
+	for i, w := range ws {
+		acks[i] = Ack{ID: w.ID, Rev: w.Rev}
+	}
+	if err := src.Acknowledge(acks...); err != nil {
+		t.Fatal(err)
+	}
+	var items []Change
+	if err := src.Items(nil, func(k, v string) error {
+		items = append(items, Change{Key: strings.Clone(k), Value: strings.Clone(v)}) // valid during the call only
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	state := func(s *Store) (kv []string, loaded, pending int, ixs []IndexDef) {
+		t.Helper()
+		_ = s.view(func(tx *txn) error {
+			return tx.AscendGreaterOrEqual("", "", func(k, v string) bool {
+				kv = append(kv, k+"="+v)
+				return true
+			})
+		})
+		pending, _ = s.PendingCount()
+		ixs, _ = s.Indexes("orders")
+		return kv, len(s.loaded.keys), pending, ixs
+	}
+	one, err := Open(":memory:", Options{Node: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	err = one.LoadChanges(func(apply func(Change) error) error {
+		for _, c := range items {
+			if err := apply(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv1, l1, p1, ix1 := state(one)
+	if p1 != 150 || l1 != len(items)-150 || len(ix1) != 1 {
+		t.Fatalf("%d pending, %d in place, indexes %v; want 150 pending, %d in place, one index", p1, l1, ix1, len(items)-150)
+	}
+	keys := make([]string, len(items))
+	values := map[string]string{}
+	for i, c := range items {
+		keys[i], values[c.Key] = c.Key, c.Value
+	}
+	text, rows := tableOf(keys, func(k string) string { return values[k] })
+	for _, after := range []bool{false, true} {
+		tab, err := Open(":memory:", Options{Node: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tab.LoadSaved(0, func(f Fill) error {
+			if after {
+				if err := f.Apply(Change{Key: "a/first", Value: "1"}); err != nil {
+					return err
+				}
+			}
+			return f.Table(text, rows)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv2, _, p2, ix2 := state(tab)
+		if after {
+			kv2 = slices.DeleteFunc(kv2, func(s string) bool { return s == "a/first=1" })
+		}
+		if !slices.Equal(kv1, kv2) || p1 != p2 || len(ix2) != 1 || (tab.loaded.rows != nil) == after {
+			t.Fatalf("after a change %v: the table loads %d items (%d pending, indexes %v, in place %v); one by one %d (%d pending)",
+				after, len(kv2), p2, ix2, tab.loaded.rows != nil, len(kv1), p1)
+		}
+		res, err := tab.FindJSON("orders", []byte(`{"selector":{"total":5}}`))
+		if err != nil || len(res.Docs) != 23 || res.Plan.Index != "idx-total" {
+			t.Fatalf("after a change %v: %d documents of total 5 through %q (%v), want 23 through idx-total", after, len(res.Docs), res.Plan.Index, err)
+		}
+		tab.Close()
 	}
 }

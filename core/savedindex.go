@@ -156,7 +156,7 @@ func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *itemOrder) (*i
 				}
 			}
 			tree := query.NewDocIndex(ix.fields)
-			if tree.RestoreSpans(keys, spans, l.vals, l.keys, docPrefix) {
+			if tree.RestoreSpans(keys, spans, l.docs(), docPrefix) {
 				ix.tree = tree
 				ix.built.Store(true)
 			}

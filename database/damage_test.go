@@ -93,7 +93,7 @@ func TestDamagedLogStopsTheOpen(t *testing.T) {
 func TestDamagedSnapshotFailsItsChecksum(t *testing.T) {
 	for _, indexed := range []bool{false, true} {
 		snap := snapshotWith(t, 5, indexed)
-		if want := map[bool]string{false: "hilodb-snapshot 3 ", true: "hilodb-snapshot 7 "}[indexed]; !bytes.HasPrefix(snap, []byte(want)) {
+		if want := map[bool]string{false: "hilodb-snapshot 3 ", true: "hilodb-snapshot 8 "}[indexed]; !bytes.HasPrefix(snap, []byte(want)) {
 			t.Fatalf("snapshot %q, want %q", snap[:20], want)
 		}
 		t.Run(string(snap[:17]), func(t *testing.T) { damagedFailsChecksum(t, snap) })

@@ -160,10 +160,14 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 	// transaction; keys and values are slices of their bytes, read in place
 	// (handedOver).
 	torn := false
-	err = store.LoadSaved(sn.count, func(apply func(core.Change) error, restore func([]core.SavedIndex)) error {
+	hint := sn.count // the room the items take, but for a table's
+	if sn.format >= 8 {
+		hint = 0
+	}
+	err = store.LoadSaved(hint, func(f core.Fill) error {
 		if p, ok := st.(LoadPauser); ok {
-			load, n := apply, 0
-			apply = func(c core.Change) error {
+			load, n := f.Apply, 0
+			f.Apply = func(c core.Change) error {
 				if n++; n%PauseEvery == 0 {
 					p.LoadPause()
 				}
@@ -171,7 +175,7 @@ func OpenJournal(st Storage, store *core.Store, opts JournalOptions) (*Journal, 
 			}
 		}
 		var err error
-		j.seq, j.logSize, torn, err = readStored(sn, log, apply, restore)
+		j.seq, j.logSize, torn, err = readStored(sn, log, f)
 		return err
 	})
 	if err != nil {
@@ -331,12 +335,13 @@ func (j *Journal) compact() error {
 	var seq uint64
 	count := 0
 	var ixs indexWriter
+	var table []byte // format 8's rows, written after the indexes
 	err := j.store.ItemsAndIndexes(func() {
 		j.mu.Lock()
 		seq = j.seq
 		j.mu.Unlock()
 	}, func(key, value string) error {
-		snap = appendItem(snap, key, value)
+		snap, table = appendItemRow(snap, table, key, value)
 		count++
 		return nil
 	}, ixs.add)
@@ -345,6 +350,7 @@ func (j *Journal) compact() error {
 	}
 	if len(ixs.parts) > 0 {
 		snap = ixs.appendTo(snap)
+		snap = appendTable(snap, table)
 	}
 	putSnapHeader(snap, seq, count, len(ixs.parts) > 0)
 	if err := j.st.Compact(snap); err != nil {

@@ -9,11 +9,11 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// withoutIndexes is format 7 snapshot snap as format 3: its items alone.
+// withoutIndexes is format 8 snapshot snap as format 3: its items alone.
 func withoutIndexes(tb testing.TB, snap []byte) []byte {
 	sn, err := readSnapshot(snap)
-	if err != nil || sn.format != 7 {
-		tb.Fatalf("not a format 7 snapshot: %v", err)
+	if err != nil || sn.format != 8 {
+		tb.Fatalf("not a format 8 snapshot: %v", err)
 	}
 	end, err := readItems(sn.body, sn.count, func(core.Change) error { return nil })
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestSavedIndexesAtReopen: a compaction keeps the built indexes' entries
-// in the snapshot (format 7); a reopen starts with them built, each with
+// in the snapshot (format 8); a reopen starts with them built, each with
 // its document, the writes logged after the snapshot kept in them, and
 // every answer through them equals a scan's. An index defined after the snapshot is built by the
 // first query that needs it.
@@ -45,8 +45,8 @@ func TestSavedIndexesAtReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(snap), "hilodb-snapshot 7 ") {
-		t.Fatalf("snapshot header %q, want format 7 with two built indexes", snap[:20])
+	if !strings.HasPrefix(string(snap), "hilodb-snapshot 8 ") {
+		t.Fatalf("snapshot header %q, want format 8 with two built indexes", snap[:20])
 	}
 	// Logged after the snapshot: new documents, replaced ones (their
 	// entries move), removed ones, and an index of its own.

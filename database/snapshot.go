@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -60,6 +61,19 @@ import (
 // documents with two indexes. A build that knows format 6 only refuses
 // format 7.
 //
+// Format 8, which a compaction with built indexes writes now, is format 7
+// followed by a table of its items, so that a reopen reads them in place
+// instead of walking their records: after the index section, zero bytes
+// up to a multiple of 4 from the snapshot's start, then per item 16
+// bytes, four 32-bit little-endian numbers (where its key starts and ends
+// and where its value starts and ends, counted from the first byte after
+// the header), then two 32-bit little-endian numbers: where the index
+// section ends and where the table starts, counted the same way. The
+// store keeps the table as its list of loaded items (core.Fill's Table):
+// a reopen of 100,000 documents spent about half its load, 50 of 145 ms
+// in Chromium, on one call per item. A build that knows format 7 only
+// refuses format 8.
+//
 // Reading it costs one copy of the bytes (none in a browser's worker,
 // which reads the file into Go's memory), the checksum, and a list of the
 // items: every key and value is a slice of that one copy, and the keys
@@ -75,6 +89,7 @@ import (
 // item) after a header line without the count; a snapshot saved before
 // there was a log is that format with no header at all.
 const (
+	snapHeaderV8 = "hilodb-snapshot 8 "
 	snapHeaderV7 = "hilodb-snapshot 7 "
 	snapHeaderV6 = "hilodb-snapshot 6 "
 	snapHeaderV5 = "hilodb-snapshot 5 "
@@ -98,18 +113,18 @@ const snapSumLen = 10 + 1
 
 // putSnapHeader writes the header of a snapshot of seq holding count
 // items into the first snapHeaderLen bytes of b, whose items follow (and
-// its indexes' entries, in format 7).
+// its indexes' entries and its table, in format 8).
 func putSnapHeader(b []byte, seq uint64, count int, withIndexes bool) {
 	h := append(b[:0], snapHeader...)
 	if withIndexes {
-		h = append(b[:0], snapHeaderV7...)
+		h = append(b[:0], snapHeaderV8...)
 	}
 	h = fmt.Appendf(h, "%020d %020d ", seq, count) // in place: b is long enough
 	_ = fmt.Appendf(h, "%010d\n", snapSum(withIndexes, h, b[snapHeaderLen:]))
 }
 
 // snapSum is the checksum of a snapshot's header before it (head) and its
-// body: format 6's and 7's (xxh) or format 3's to 5's.
+// body: format 6's to 8's (xxh) or format 3's to 5's.
 func snapSum(xxh bool, head, body []byte) uint32 {
 	if !xxh {
 		return crc32.Update(crc32.Checksum(head, crcTable), crcTable, body)
@@ -120,12 +135,94 @@ func snapSum(xxh bool, head, body []byte) uint32 {
 	return uint32(d.Sum64())
 }
 
-// appendItem appends one item's record to b.
-func appendItem(b []byte, key, value string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	b = append(b, key...)
-	b = binary.AppendUvarint(b, uint64(len(value)))
-	return append(b, value...)
+// appendItemRow appends one item's record to snap (whose body starts
+// after snapHeaderLen bytes) and its row (format 8) to table.
+func appendItemRow(snap, table []byte, key, value string) ([]byte, []byte) {
+	snap = binary.AppendUvarint(snap, uint64(len(key)))
+	kOff := len(snap) - snapHeaderLen
+	snap = append(snap, key...)
+	snap = binary.AppendUvarint(snap, uint64(len(value)))
+	vOff := len(snap) - snapHeaderLen
+	snap = append(snap, value...)
+	table = binary.LittleEndian.AppendUint32(table, uint32(kOff))
+	table = binary.LittleEndian.AppendUint32(table, uint32(kOff+len(key)))
+	table = binary.LittleEndian.AppendUint32(table, uint32(vOff))
+	table = binary.LittleEndian.AppendUint32(table, uint32(vOff+len(value)))
+	return snap, table
+}
+
+// rowSize is how many bytes a format 8 row takes: core.ItemRow's four
+// numbers, each 32 bits, little-endian.
+const rowSize = 16
+
+// The table is read in place as core.ItemRow's (itemTable).
+var (
+	_ [unsafe.Sizeof(core.ItemRow{}) - rowSize]byte
+	_ [rowSize - unsafe.Sizeof(core.ItemRow{})]byte
+)
+
+// appendTable appends format 8's end to snap, whose index section ends
+// it: zero bytes up to a multiple of 4 from the snapshot's start, the
+// table, then where the index section ends and where the table starts
+// (from the body's start), each 32 bits, little-endian.
+func appendTable(snap, table []byte) []byte {
+	indexEnd := len(snap) - snapHeaderLen
+	for len(snap)%4 != 0 {
+		snap = append(snap, 0)
+	}
+	tableAt := len(snap) - snapHeaderLen
+	snap = append(snap, table...)
+	snap = binary.LittleEndian.AppendUint32(snap, uint32(indexEnd))
+	return binary.LittleEndian.AppendUint32(snap, uint32(tableAt))
+}
+
+// itemTable returns the count rows of a format 8 body and where its index
+// section ends; ok is false when they are not where the body's end says,
+// or a row is out of the body's bounds (only a damaged snapshot that
+// passed its checksum, or one this build did not write, has one). The
+// rows are the body's own bytes where the machine is little-endian and
+// they are aligned (the writer aligns them), else a copy.
+func itemTable(body []byte, count int) (rows []core.ItemRow, indexEnd int, ok bool) {
+	if len(body) < 8 || count > (len(body)-8)/rowSize {
+		return nil, 0, false
+	}
+	end := len(body) - 8
+	indexEnd = int(binary.LittleEndian.Uint32(body[end:]))
+	at := int(binary.LittleEndian.Uint32(body[end+4:]))
+	if at+rowSize*count != end || indexEnd > at {
+		return nil, 0, false
+	}
+	b := body[at:end]
+	if count == 0 {
+		return []core.ItemRow{}, indexEnd, true
+	}
+	if littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(core.ItemRow{}) == 0 {
+		rows = unsafe.Slice((*core.ItemRow)(unsafe.Pointer(unsafe.SliceData(b))), count)
+	} else {
+		rows = make([]core.ItemRow, count)
+		for i := range rows {
+			r := b[rowSize*i:]
+			rows[i] = core.ItemRow{KeyOff: binary.LittleEndian.Uint32(r), KeyEnd: binary.LittleEndian.Uint32(r[4:]),
+				ValOff: binary.LittleEndian.Uint32(r[8:]), ValEnd: binary.LittleEndian.Uint32(r[12:])}
+		}
+	}
+	if !rowsWithin(rows, uint32(indexEnd)) {
+		return nil, 0, false
+	}
+	return rows, indexEnd, true
+}
+
+// rowsWithin reports whether each row's key and value lie in [0, limit),
+// each after the one before.
+func rowsWithin(rows []core.ItemRow, limit uint32) bool {
+	last := uint32(0)
+	for _, r := range rows {
+		if r.KeyOff < last || r.KeyEnd < r.KeyOff || r.ValOff < r.KeyEnd || r.ValEnd < r.ValOff || r.ValEnd > limit {
+			return false
+		}
+		last = r.ValEnd
+	}
+	return true
 }
 
 // snapshot is what a snapshot's header says, and the bytes after it.
@@ -167,6 +264,9 @@ func readSnapshot(b []byte) (snapshot, error) {
 	if !ok {
 		rest, ok = strings.CutPrefix(line, snapHeaderV7)
 	}
+	if !ok {
+		rest, ok = strings.CutPrefix(line, snapHeaderV8)
+	}
 	if ok {
 		// The checksum covers what comes before it in the line, and the
 		// items.
@@ -175,7 +275,7 @@ func readSnapshot(b []byte) (snapshot, error) {
 		if err != nil || cut < len(snapHeader) || line[cut-1] != ' ' {
 			return snapshot{}, fmt.Errorf("snapshot: %w: no checksum in its header", errSnapshot)
 		}
-		xxh := strings.HasPrefix(line, snapHeaderV6) || strings.HasPrefix(line, snapHeaderV7)
+		xxh := strings.HasPrefix(line, snapHeaderV6) || strings.HasPrefix(line, snapHeaderV7) || strings.HasPrefix(line, snapHeaderV8)
 		if got := snapSum(xxh, b[:cut], body); got != uint32(want) {
 			kind := "CRC-32C"
 			if xxh {
@@ -210,6 +310,8 @@ func readSnapshot(b []byte) (snapshot, error) {
 		format = 6
 	case strings.HasPrefix(line, snapHeaderV7):
 		format = 7
+	case strings.HasPrefix(line, snapHeaderV8):
+		format = 8
 	}
 	return snapshot{format: format, seq: seq, count: int(count), body: body}, nil
 }

@@ -65,7 +65,7 @@ func TestReadsFormat1Store(t *testing.T) {
 func snapshotOf(t testing.TB, n int) []byte { return snapshotWith(t, n, false) }
 
 // snapshotWith is snapshotOf, of a store with an index on the orders'
-// totals when indexed (format 7).
+// totals when indexed (format 8).
 func snapshotWith(t testing.TB, n int, indexed bool) []byte {
 	t.Helper()
 	st, _ := core.Open(":memory:", core.Options{Node: "T"})

@@ -6,29 +6,48 @@ import (
 	"github.com/hilodb/hilodb/core"
 )
 
-// readStored hands apply the items of snapshot sn (formats 2 to 7) and
-// restore its saved indexes (formats 4 to 7), then apply the changes of the
-// log's frames that sn does not hold, in order: what OpenJournal loads into
+// readStored hands f the items of snapshot sn (formats 2 to 8: format
+// 8's as one table where f takes one) and its saved indexes (formats 4 to
+// 8), then the changes of the log's frames that sn does not hold, in order
+// (Apply, or Table, then Restore, then Apply): what OpenJournal loads into
 // a store, and what Stored reads without loading it. It returns the last
 // frame's sequence (sn.seq when the log adds none), the log's size up to
 // the end of that frame, and whether the log ends in an unfinished frame,
 // which is not read. A damaged frame that whole frames follow is
-// ErrDamaged. With restore nil the saved indexes are read (a damaged
+// ErrDamaged. With f.Restore nil the saved indexes are read (a damaged
 // section fails as in a load) and handed to nobody.
-func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore func([]core.SavedIndex)) (seq uint64, logSize int, torn bool, err error) {
+func readStored(sn snapshot, log []byte, f core.Fill) (seq uint64, logSize int, torn bool, err error) {
 	seq = sn.seq
 	if sn.format >= 2 {
-		end, err := readItems(sn.body, sn.count, apply)
-		if err != nil {
-			return 0, 0, false, err
+		var end int
+		indexEnd := len(sn.body)
+		if sn.format >= 8 {
+			rows, at, ok := itemTable(sn.body, sn.count)
+			if !ok {
+				return 0, 0, false, fmt.Errorf("snapshot: %w: its table of %d items is not whole", errSnapshot, sn.count)
+			}
+			indexEnd = at
+			if f.Table != nil {
+				if err := f.Table(handedOver(sn.body), rows); err != nil {
+					return 0, 0, false, err
+				}
+				if len(rows) > 0 {
+					end = int(rows[len(rows)-1].ValEnd)
+				}
+			}
+		}
+		if sn.format < 8 || f.Table == nil {
+			if end, err = readItems(sn.body[:indexEnd], sn.count, f.Apply); err != nil {
+				return 0, 0, false, err
+			}
 		}
 		if sn.format >= 4 {
-			saved, err := readIndexes(sn.body[end:], sn.format)
+			saved, err := readIndexes(sn.body[end:indexEnd], sn.format)
 			if err != nil {
 				return 0, 0, false, err
 			}
-			if restore != nil {
-				restore(saved)
+			if f.Restore != nil {
+				f.Restore(saved)
 			}
 		} else if end != len(sn.body) {
 			return 0, 0, false, fmt.Errorf("snapshot: %w: %d bytes after its %d items", errSnapshot, len(sn.body)-end, sn.count)
@@ -49,7 +68,7 @@ func readStored(sn snapshot, log []byte, apply func(core.Change) error, restore 
 		}
 		last = fseq
 		if fseq > seq { // else held by the snapshot already
-			if err := eachChange(log, text, start, end, apply); err != nil {
+			if err := eachChange(log, text, start, end, f.Apply); err != nil {
 				return 0, 0, false, fmt.Errorf("read log at byte %d: %w", p, err)
 			}
 			seq = fseq
@@ -101,12 +120,12 @@ func ReadStored(snapshot, log []byte) (*Stored, error) {
 // as the store loaded from these bytes would hold it; ok is false when it
 // would hold none.
 func (s *Stored) Get(key string) (value string, ok bool, err error) {
-	_, _, _, err = readStored(s.sn, s.log, func(c core.Change) error {
+	_, _, _, err = readStored(s.sn, s.log, core.Fill{Apply: func(c core.Change) error {
 		if c.Key == key {
 			value, ok = c.Value, !c.Deleted
 		}
 		return nil
-	}, nil)
+	}})
 	if err != nil {
 		return "", false, fmt.Errorf("read stored: %w", err)
 	}

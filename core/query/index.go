@@ -37,8 +37,8 @@ type Index struct {
 	docs     bool                 // entries keep their documents
 	keys     string               // the base's keys, where its spans say
 	base     []Span               // sorted by key
-	baseDocs []string             // the base's documents, by Span.Doc
-	docKeys  []string             // restored: the key each of baseDocs is stored under
+	baseDocs []string             // built: the base's documents, by Span.Doc
+	restored Docs                 // restored: the base's documents, by Span.Doc
 	docPfx   string               // restored: what a document's key holds before its id
 	gone     []uint64             // bit i: base[i] is deleted or replaced
 	live     int                  // the base entries not gone
@@ -86,8 +86,12 @@ func (ix *Index) at(i int) Entry {
 	sp := ix.base[i]
 	k := ix.keys[sp.Off:sp.End]
 	e := Entry{Key: k, ID: k[len(k)-int(sp.IDLen):]}
-	if ix.docs && sp.Doc >= 0 && (ix.docKeys == nil || ix.isDocOf(sp.Doc, e.ID)) {
+	switch {
+	case !ix.docs || sp.Doc < 0:
+	case ix.restored == nil:
 		e.Doc = ix.baseDocs[sp.Doc]
+	case ix.isDocOf(sp.Doc, e.ID):
+		e.Doc = ix.restored.Doc(int(sp.Doc))
 	}
 	return e
 }
@@ -96,7 +100,7 @@ func (ix *Index) at(i int) Entry {
 // it is stored under id's key. A saved entry names its document by number;
 // the number is trusted only so far.
 func (ix *Index) isDocOf(d int32, id string) bool {
-	k := ix.docKeys[d]
+	k := ix.restored.Key(int(d))
 	return len(k) == len(ix.docPfx)+len(id) && k[:len(ix.docPfx)] == ix.docPfx && k[len(ix.docPfx):] == id
 }
 
@@ -127,7 +131,7 @@ func (ix *Index) isGone(i int) bool { return ix.gone[i>>6]&(1<<(i&63)) != 0 }
 
 // setBase makes spans, sorted by key, of keys and docs the whole index.
 func (ix *Index) setBase(keys string, spans []Span, docs []string) {
-	ix.keys, ix.base, ix.baseDocs, ix.docKeys, ix.docPfx = keys, spans, docs, nil, ""
+	ix.keys, ix.base, ix.baseDocs, ix.restored, ix.docPfx = keys, spans, docs, nil, ""
 	ix.gone, ix.live, ix.tree = make([]uint64, (len(spans)+63)/64), len(spans), newTree()
 }
 
@@ -333,24 +337,32 @@ const KeyFormat = 1
 // Each calls fn with every entry in key order until it returns false.
 func (ix *Index) Each(fn func(Entry) bool) { ix.scan("", "", false, false, fn) }
 
+// Docs is the list of documents a restored index's spans name by number
+// (Span.Doc): each one's text and the key it is stored under. It must not
+// change for as long as the index holds it.
+type Docs interface {
+	Len() int
+	Doc(i int) string
+	Key(i int) string
+}
+
 // RestoreSpans fills an empty index with saved entries, in key order: each
 // span's key a slice of keys (made as AppendKey makes them), its document
-// docs[Doc] (-1: not known; kept only by an index that keeps documents).
-// A span's document is taken as its entry's only where docKeys[Doc], the
-// key it is stored under, is docPrefix followed by the entry's id; this is
-// checked when the entry is read, so that a restore need not touch every
-// document. The index keeps keys, spans, docs and docKeys as they are:
-// none may change after. It reports false, leaving the index empty, when
-// a span is out of keys' bounds or of docs', out of key order, repeats its
-// predecessor's key, or has an id that is empty or longer than its key.
-func (ix *Index) RestoreSpans(keys string, spans []Span, docs, docKeys []string, docPrefix string) bool {
-	if len(docKeys) != len(docs) {
-		return false
-	}
+// docs.Doc(Doc) (-1: not known; kept only by an index that keeps
+// documents). A span's document is taken as its entry's only where
+// docs.Key(Doc), the key it is stored under, is docPrefix followed by the
+// entry's id; this is checked when the entry is read, so that a restore
+// need not touch every document. The index keeps keys, spans and docs as
+// they are: none may change after. It reports false, leaving the index
+// empty, when a span is out of keys' bounds or of docs', out of key order,
+// repeats its predecessor's key, or has an id that is empty or longer than
+// its key.
+func (ix *Index) RestoreSpans(keys string, spans []Span, docs Docs, docPrefix string) bool {
+	n := docs.Len()
 	prev := ""
 	for i, sp := range spans {
 		if sp.Off > sp.End || int(sp.End) > len(keys) || sp.IDLen == 0 || sp.IDLen > sp.End-sp.Off ||
-			sp.Doc < -1 || int(sp.Doc) >= len(docs) {
+			sp.Doc < -1 || int(sp.Doc) >= n {
 			return false
 		}
 		k := keys[sp.Off:sp.End]
@@ -359,8 +371,8 @@ func (ix *Index) RestoreSpans(keys string, spans []Span, docs, docKeys []string,
 		}
 		prev = k
 	}
-	ix.setBase(keys, spans, docs)
-	ix.docKeys, ix.docPfx = docKeys, docPrefix
+	ix.setBase(keys, spans, nil)
+	ix.restored, ix.docPfx = docs, docPrefix
 	return true
 }
 

@@ -48,7 +48,7 @@ func TestIndexBaseAndWrites(t *testing.T) {
 				docs[i], docKeys[i] = model[k], "d"+k[len(k)-1:]
 			}
 			all, spans := spansOf(keys, func(int) int { return 1 }, func(i int) int32 { return int32(i) })
-			if !ix.RestoreSpans(all, spans, docs, docKeys, "d") {
+			if !ix.RestoreSpans(all, spans, listDocs{docs, docKeys}, "d") {
 				t.Fatal("restore refused sorted entries")
 			}
 		}

@@ -55,7 +55,7 @@ func TestIndexRestore(t *testing.T) {
 				keys[i] = e.key
 			}
 			all, spans := spansOf(keys, func(i int) int { return c.entries[i].idLen }, func(i int) int32 { return c.entries[i].doc })
-			ok := ix.RestoreSpans(all[:len(all)-c.cut], spans, docs, docKeys, "doc/")
+			ok := ix.RestoreSpans(all[:len(all)-c.cut], spans, listDocs{docs, docKeys}, "doc/")
 			if ok != c.ok {
 				t.Fatalf("Restore = %v, want %v", ok, c.ok)
 			}
@@ -88,3 +88,10 @@ func TestIndexRestore(t *testing.T) {
 		})
 	}
 }
+
+// listDocs is query.Docs of two lists: each document's text and key.
+type listDocs struct{ docs, keys []string }
+
+func (l listDocs) Len() int         { return len(l.docs) }
+func (l listDocs) Doc(i int) string { return l.docs[i] }
+func (l listDocs) Key(i int) string { return l.keys[i] }
