@@ -227,7 +227,7 @@ func rowsWithin(rows []core.ItemRow, limit uint32) bool {
 
 // snapshot is what a snapshot's header says, and the bytes after it.
 type snapshot struct {
-	format int    // 1 to 6
+	format int    // 1 to 8
 	seq    uint64 // the last frame it holds
 	count  int    // formats 2 to 5: how many items body holds
 	body   []byte // format 1: buntdb's file format; formats 2 to 6: the items (and, from format 4, the indexes)
