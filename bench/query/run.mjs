@@ -102,6 +102,20 @@ async function inPage(system, extra, fn) {
     await page.close();
   }
 }
+// hostSteps reads the store's steps (js/platform.js mark) in the page's
+// host worker, where a hilodb store runs: ms from Go's start to the store's
+// open (its load), and from the page's start to the module compiled and
+// to Go's start. Nothing for the other systems.
+async function hostSteps(page) {
+  const marks = () => Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('hilodb:')).map((m) => [m.name.slice(7), performance.timeOrigin + m.startTime]));
+  for (const w of page.workers()) {
+    const m = await w.evaluate(marks).catch(() => ({}));
+    if (m.opened === undefined || m['go-ready'] === undefined) continue;
+    const start = await page.evaluate(() => performance.timeOrigin);
+    return { compiledMs: m.compiled - start, goReadyMs: m['go-ready'] - start, loadMs: m.opened - Math.max(m['go-ready'], m.loaded ?? 0) };
+  }
+  return {};
+}
 const call = (system, method, ...args) => inPage(system, '', (page) => page.evaluate(([m, a]) => window.bench[m](...a), [method, args]));
 
 const stamp = Date.now().toString(36);
@@ -123,8 +137,8 @@ try {
     for (const system of order) {
       const r = { round, system };
       if (want('reopen')) {
-        const re = await inPage(system, `&reopen=${reopenName(system)}&size=${N}`, (page) => page.evaluate(() => window.reopened));
-        Object.assign(r, { reopenMs: re.reopenMs, reopenFromScriptMs: re.fromScriptMs, reopenOpenMs: re.openMs });
+        const re = await inPage(system, `&reopen=${reopenName(system)}&size=${N}`, async (page) => ({ ...(await page.evaluate(() => window.reopened)), steps: await hostSteps(page) }));
+        Object.assign(r, { reopenMs: re.reopenMs, reopenFromScriptMs: re.fromScriptMs, reopenOpenMs: re.openMs, pending: re.pending }, re.steps);
         answers.push({ round, system, query: 'reopen', answer: re.answer });
       }
       if (want('queries')) {
@@ -163,7 +177,7 @@ for (const a of answers) {
 function median(xs) {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 }
-const metrics = ['reopenMs', 'eqSortMs', 'rangeMs', 'compoundMs', 'scanMs', 'liveMs', 'plainPutMs', 'indexedPutMs'].filter((m) => rows.some((r) => r[m] !== undefined));
+const metrics = ['reopenMs', 'compiledMs', 'goReadyMs', 'loadMs', 'eqSortMs', 'rangeMs', 'compoundMs', 'scanMs', 'liveMs', 'plainPutMs', 'indexedPutMs'].filter((m) => rows.some((r) => r[m] !== undefined));
 const per = (s, m) => median(rows.filter((r) => r.system === s).map((r) => r[m]));
 const fmt = (v) => (v === undefined ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(0));
 // ratio: per round, the best of bs's times over a's (>1: a is faster).
