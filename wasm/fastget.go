@@ -45,6 +45,13 @@ func fastOutput() uint32 { return uint32(reads.OutputAddr()) }
 // (about 2 ms under wasm) before it lets JavaScript run.
 const seedChunk = 2000
 
+// seedFirstPause is how long after the open seedMirror starts: an app's
+// first screen asks its questions at once (a query, its indexes made
+// sure of), and a part of the seed, 5-10 ms of a new page's unoptimized
+// code, was in their way; gets meanwhile take getText, which adds what
+// they read.
+const seedFirstPause = 100 * time.Millisecond
+
 // seedMirror fills the store's mirror with the documents it loaded from its
 // snapshot and log at open, seedChunk at a time, each part in one read
 // transaction (so in step with the writes Observe applies), pausing before
@@ -55,9 +62,12 @@ const seedChunk = 2000
 func (h *handle) seedMirror() {
 	defer h.calls.Done()
 	after := ""
+	pause := seedFirstPause
 	for {
-		// Pause first: openStore resolves without waiting for any part.
-		t := time.NewTimer(time.Millisecond)
+		// Pause first: openStore resolves without waiting for any part,
+		// and an app's first calls after it do not wait behind one.
+		t := time.NewTimer(pause)
+		pause = time.Millisecond
 		select {
 		case <-h.ctx.Done():
 			t.Stop()

@@ -19,9 +19,9 @@ func spansOf(keys []string, idLen func(i int) int, doc func(i int) int32) (strin
 	return all, spans
 }
 
-// TestIndexRestore: saved entries fill an index only when they are whole,
-// within their bounds and in strict key order; otherwise the index stays
-// empty.
+// TestIndexRestore: saved entries fill an index only when they are whole
+// and within their bounds; otherwise the index stays empty. (Their key
+// order is the caller's to vouch for.)
 func TestIndexRestore(t *testing.T) {
 	type entry struct {
 		key   string
@@ -39,8 +39,6 @@ func TestIndexRestore(t *testing.T) {
 		{"in order", []entry{{"a1x/1", 3, -1}, {"a2x/2", 3, 0}, {"b0y/9", 3, 1}}, 0, true},
 		{"a document of another id", []entry{{"a1x/1", 3, 1}, {"a2x/2", 3, 0}}, 0, true},
 		{"none", nil, 0, true},
-		{"out of order", []entry{{"bx/1", 3, -1}, {"ax/2", 3, -1}}, 0, false},
-		{"a repeated key", []entry{{"ax/1", 3, -1}, {"ax/1", 3, -1}}, 0, false},
 		{"an id longer than its key", []entry{{"x/1", 4, -1}}, 0, false},
 		{"an empty id", []entry{{"x/1", 0, -1}}, 0, false},
 		{"a key past the keys", []entry{{"ax/1", 3, -1}, {"bx/2", 3, -1}}, 1, false},
