@@ -42,37 +42,42 @@ func fastInputSize() int32 { return mirror.InSize }
 func fastOutput() uint32 { return uint32(reads.OutputAddr()) }
 
 // seedChunk is how many documents seedMirror reads in one read transaction
-// (about 2 ms under wasm) before it lets JavaScript run.
-const seedChunk = 2000
+// (about half a millisecond under wasm, once optimized) before it lets
+// JavaScript run: a call that comes meanwhile waits for the part.
+const seedChunk = 500
 
-// seedFirstPause is how long after the open seedMirror starts: an app's
-// first screen asks its questions at once (a query, its indexes made
-// sure of), and a part of the seed, 5-10 ms of a new page's unoptimized
-// code, was in their way; gets meanwhile take getText, which adds what
-// they read.
-const seedFirstPause = 100 * time.Millisecond
+// seedQuiet is how long a store has had no new call before seedMirror
+// reads a part: an app's first screen asks its questions at once after
+// the open (a query, its indexes made sure of), and a part of the seed,
+// 5-10 ms of a new page's unoptimized code, was in their way, as it was
+// in a burst of queries' after; gets meanwhile take getText, which adds
+// what they read.
+const seedQuiet = 50 * time.Millisecond
 
 // seedMirror fills the store's mirror with the documents it loaded from its
 // snapshot and log at open, seedChunk at a time, each part in one read
-// transaction (so in step with the writes Observe applies), pausing before
-// each part so that open does not wait for it and JavaScript runs between
+// transaction (so in step with the writes Observe applies), each once the
+// store has been quiet for seedQuiet (no call began: h.began), so that
+// open does not wait for it and calls seldom do; JavaScript runs between
 // parts (gets of documents not there yet take getText, which adds them).
-// 100,000 documents cost about 50–100 ms of Go's time in all. It stops when the store closes or
-// the mirror is full. The caller has added it to h.calls.
+// 100,000 documents cost about 50–100 ms of Go's time in all. It stops
+// when the store closes or the mirror is full. The caller has added it to
+// h.calls.
 func (h *handle) seedMirror() {
 	defer h.calls.Done()
 	after := ""
-	pause := seedFirstPause
 	for {
-		// Pause first: openStore resolves without waiting for any part,
-		// and an app's first calls after it do not wait behind one.
-		t := time.NewTimer(pause)
-		pause = time.Millisecond
+		last := h.began.Load()
+		quiet := time.Since(h.born) - time.Duration(last)
+		t := time.NewTimer(max(time.Millisecond, seedQuiet-quiet))
 		select {
 		case <-h.ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
+		}
+		if h.began.Load() != last {
+			continue // a call began meanwhile: wait for quiet again
 		}
 		n, stop := 0, false
 		err := h.docs.Seed(func(fn func(id, text string) bool) error {

@@ -289,6 +289,11 @@ type handle struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup
+
+	// When the last call began (begin), in ns from born: the mirror's
+	// seed waits for a quiet store (seedMirror).
+	born  time.Time
+	began atomic.Int64
 }
 
 // begin registers a call on h; the caller must call h.calls.Done after it.
@@ -300,6 +305,7 @@ func (h *handle) begin() error {
 		return errClosed
 	}
 	h.calls.Add(1)
+	h.began.Store(int64(time.Since(h.born)))
 	return nil
 }
 
@@ -422,7 +428,7 @@ func (a *api) openArgs(args []js.Value) (func() (any, error), error) {
 
 // open connects a new store and returns its JavaScript object.
 func (a *api) open(o openOptions) (_ any, err error) {
-	h := &handle{events: o.events, docs: mirror.NewDocs()}
+	h := &handle{events: o.events, docs: mirror.NewDocs(), born: time.Now()}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
