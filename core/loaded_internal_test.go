@@ -12,6 +12,18 @@ import (
 	"testing"
 )
 
+// applyAll is a load's fill that applies changes in order.
+func applyAll(changes []Change) func(apply func(Change) error) error {
+	return func(apply func(Change) error) error {
+		for _, c := range changes {
+			if err := apply(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // tableOf lays the items of keys out as a snapshot's table: each key and
 // value one after another in text, with a byte between.
 func tableOf(keys []string, value func(string) string) (string, []ItemRow) {
@@ -200,14 +212,7 @@ func TestLoadInPlaceStopsAtDisorder(t *testing.T) {
 		{Key: "b", Value: "2"}, // out of order: from here on into buntdb
 		{Key: "d", Value: "4"}, {Key: "c", Deleted: true}, {Key: "a", Value: "1b"},
 	}
-	err = s.LoadChanges(func(apply func(Change) error) error {
-		for _, c := range changes {
-			if err := apply(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = s.LoadChanges(applyAll(changes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,14 +249,7 @@ func TestLoadInPlaceStopsAtDisorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	err = s2.LoadChanges(func(apply func(Change) error) error {
-		for _, c := range []Change{{Key: "a", Value: "1"}, {Key: "d", Value: "4"}} {
-			if err := apply(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = s2.LoadChanges(applyAll([]Change{{Key: "a", Value: "1"}, {Key: "d", Value: "4"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,14 +335,7 @@ func TestTableLoadsAsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer one.Close()
-	err = one.LoadChanges(func(apply func(Change) error) error {
-		for _, c := range items {
-			if err := apply(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = one.LoadChanges(applyAll(items))
 	if err != nil {
 		t.Fatal(err)
 	}
