@@ -8,16 +8,18 @@
 
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 
 import { serveWithChromium } from './harness.mjs';
 
 const secret = 'a secret of at least thirty-two bytes, for the browser tests';
-const secretFile = join(mkdtempSync(join(tmpdir(), 'hilodb-jwt-')), 'hs256');
+const secretDir = mkdtempSync(join(tmpdir(), 'hilodb-jwt-'));
+const secretFile = join(secretDir, 'hs256');
 writeFileSync(secretFile, secret);
+after(() => rmSync(secretDir, { recursive: true, force: true }));
 
 const env = serveWithChromium({ serverArgs: ['-jwt-hs256-file', secretFile, '-rate', '-1'] });
 
