@@ -23,13 +23,10 @@ import (
 // lock guards it as it guards the tree; a failed transaction puts back the
 // items it marked gone (txn.undoLoaded).
 type loaded struct {
-	keys, vals []string // in key order, added one by one (add)
-	// Or a snapshot's table read in place (useTable), in key order:
-	// item i's key is text[rows[i].KeyOff:rows[i].KeyEnd].
-	text string
-	rows []ItemRow
-	gone []uint64 // bit i: item i was written or deleted since
-	live int      // the items not gone
+	keys, vals []string   // in key order, added one by one (add)
+	table      *itemTable // or a snapshot's table read in place (useTable)
+	gone       []uint64   // bit i: item i was written or deleted since
+	live       int        // the items not gone
 
 	// The write transaction's undo (one runs at a time, under buntdb's
 	// write lock): the items it marked gone, and what the list held before
@@ -74,26 +71,24 @@ type ItemRow struct {
 
 // len returns how many items the list holds, gone ones included.
 func (l *loaded) len() int {
-	if l.rows != nil {
-		return len(l.rows)
+	if l.table != nil {
+		return l.table.Len()
 	}
 	return len(l.keys)
 }
 
 // key returns item i's key.
 func (l *loaded) key(i int) string {
-	if l.rows != nil {
-		r := &l.rows[i]
-		return l.text[r.KeyOff:r.KeyEnd]
+	if l.table != nil {
+		return l.table.Key(i)
 	}
 	return l.keys[i]
 }
 
 // val returns item i's value.
 func (l *loaded) val(i int) string {
-	if l.rows != nil {
-		r := &l.rows[i]
-		return l.text[r.ValOff:r.ValEnd]
+	if l.table != nil {
+		return l.table.Doc(i)
 	}
 	return l.vals[i]
 }
@@ -102,33 +97,40 @@ func (l *loaded) val(i int) string {
 // within text, the whole list (which must be empty): nothing is read of
 // it until it is asked for.
 func (l *loaded) useTable(text string, rows []ItemRow) {
-	l.text, l.rows = text, rows
+	l.table = &itemTable{text, rows}
 	l.gone, l.live = make([]uint64, (len(rows)+63)/64), len(rows)
 }
 
 // docs returns the list's items as a restored index reads its documents:
 // as the list holds them now, whatever it holds later.
 func (l *loaded) docs() query.Docs {
-	if l.rows != nil {
-		return tableDocs{l.text, l.rows}
+	if l.table != nil {
+		return l.table
 	}
 	return listDocs{l.keys, l.vals}
 }
 
-// tableDocs is query.Docs of a snapshot's table.
-type tableDocs struct {
+// itemTable is a snapshot's table of items (Fill's Table), in key order:
+// item i's key is text[rows[i].KeyOff:rows[i].KeyEnd]. It is query.Docs
+// as it is, its values the documents.
+type itemTable struct {
 	text string
 	rows []ItemRow
 }
 
-func (d tableDocs) Len() int { return len(d.rows) }
-func (d tableDocs) Doc(i int) string {
-	r := &d.rows[i]
-	return d.text[r.ValOff:r.ValEnd]
+// Len returns how many items the table holds.
+func (t *itemTable) Len() int { return len(t.rows) }
+
+// Doc returns item i's value.
+func (t *itemTable) Doc(i int) string {
+	r := &t.rows[i]
+	return t.text[r.ValOff:r.ValEnd]
 }
-func (d tableDocs) Key(i int) string {
-	r := &d.rows[i]
-	return d.text[r.KeyOff:r.KeyEnd]
+
+// Key returns item i's key.
+func (t *itemTable) Key(i int) string {
+	r := &t.rows[i]
+	return t.text[r.KeyOff:r.KeyEnd]
 }
 
 // listDocs is query.Docs of items added one by one.
@@ -182,7 +184,7 @@ func (l *loaded) setGone(i int, gone bool) {
 // (and adds nothing) when the key is not.
 func (l *loaded) add(key, value string) bool {
 	n := len(l.keys)
-	if l.rows != nil || (n > 0 && key <= l.keys[n-1]) {
+	if l.table != nil || (n > 0 && key <= l.keys[n-1]) {
 		return false
 	}
 	// Element by element into room made ahead (reserve sizes it for a

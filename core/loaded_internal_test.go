@@ -81,8 +81,8 @@ func TestLoadedItemsReadAsOneTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.loaded.live != len(keys) || (seed%2 == 1) != (s.loaded.rows != nil) {
-			t.Fatalf("seed %d: %d items loaded in place (table %v), want %d", seed, s.loaded.live, s.loaded.rows != nil, len(keys))
+		if s.loaded.live != len(keys) || (seed%2 == 1) != (s.loaded.table != nil) {
+			t.Fatalf("seed %d: %d items loaded in place (table %v), want %d", seed, s.loaded.live, s.loaded.table != nil, len(keys))
 		}
 		check := func(step int) {
 			t.Helper()
@@ -369,9 +369,9 @@ func TestTableLoadsAsChanges(t *testing.T) {
 		if after {
 			kv2 = slices.DeleteFunc(kv2, func(s string) bool { return s == "a/first=1" })
 		}
-		if !slices.Equal(kv1, kv2) || p1 != p2 || len(ix2) != 1 || (tab.loaded.rows != nil) == after {
+		if !slices.Equal(kv1, kv2) || p1 != p2 || len(ix2) != 1 || (tab.loaded.table != nil) == after {
 			t.Fatalf("after a change %v: the table loads %d items (%d pending, indexes %v, in place %v); one by one %d (%d pending)",
-				after, len(kv2), p2, ix2, tab.loaded.rows != nil, len(kv1), p1)
+				after, len(kv2), p2, ix2, tab.loaded.table != nil, len(kv1), p1)
 		}
 		res, err := tab.FindJSON("orders", []byte(`{"selector":{"total":5}}`))
 		if err != nil || len(res.Docs) != 23 || res.Plan.Index != "idx-total" {

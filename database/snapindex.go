@@ -220,8 +220,8 @@ func spanTable(table []byte, count int) []query.Span {
 	if count == 0 {
 		return nil
 	}
-	if littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(table)))%unsafe.Alignof(query.Span{}) == 0 {
-		return unsafe.Slice((*query.Span)(unsafe.Pointer(unsafe.SliceData(table))), count)
+	if spans, ok := inPlace[query.Span](table, count); ok {
+		return spans
 	}
 	spans := make([]query.Span, count)
 	for i := range spans {
@@ -234,6 +234,19 @@ func spanTable(table []byte, count int) []query.Span {
 		}
 	}
 	return spans
+}
+
+// inPlace returns the first count T's of b read in place: b's own bytes,
+// where the machine keeps numbers little-endian as the snapshot does and b
+// is aligned as a T must be; ok is false otherwise (the caller decodes a
+// copy). b must hold count T's.
+func inPlace[T any](b []byte, count int) (ts []T, ok bool) {
+	var t T
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	if !littleEndian || uintptr(p)%unsafe.Alignof(t) != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*T)(p), count), true
 }
 
 // uvarint is binary.Uvarint of b[p:], with the lengths of one and two

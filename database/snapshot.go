@@ -196,9 +196,7 @@ func itemTable(body []byte, count int) (rows []core.ItemRow, indexEnd int, ok bo
 	if count == 0 {
 		return []core.ItemRow{}, indexEnd, true
 	}
-	if littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(core.ItemRow{}) == 0 {
-		rows = unsafe.Slice((*core.ItemRow)(unsafe.Pointer(unsafe.SliceData(b))), count)
-	} else {
+	if rows, ok = inPlace[core.ItemRow](b, count); !ok {
 		rows = make([]core.ItemRow, count)
 		for i := range rows {
 			r := b[rowSize*i:]
