@@ -58,6 +58,18 @@ export class Emitter {
   }
 }
 
+let merging = 0; // how deep this realm is in merge functions Go called
+
+/**
+ * inMerge reports whether an app's merge function is running: Go called
+ * it inside a write transaction, and a call into Go's store now would wait
+ * for that transaction, which cannot end before the call does. A query
+ * made there runs once the merge is done (store.js).
+ */
+export function inMerge() {
+  return merging > 0;
+}
+
 // mergeWith wraps the app's merge function for the Go side, which calls it
 // inside the store's write transaction with two versions as JSON text and
 // needs an answer at once: {kind: 'remote' | 'local' | 'delete' | 'doc',
@@ -67,7 +79,13 @@ export function mergeWith(fn) {
     try {
       const local = JSON.parse(localText);
       const remote = JSON.parse(remoteText);
-      const out = fn(local, remote);
+      let out;
+      merging++;
+      try {
+        out = fn(local, remote);
+      } finally {
+        merging--;
+      }
       if (out === remote) return { kind: 'remote' };
       if (out === local) return { kind: 'local' };
       if (out === null) return { kind: 'delete' };

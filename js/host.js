@@ -124,7 +124,10 @@ export class Host {
           }
           let value = withReceipt ? await receiptedCall(s.entry.store, msg) : await s.entry.store[msg.m](...(msg.args ?? []));
           if (msg.m === 'putMany') value = value.map((r) => (r instanceof Error ? { __hiloError: plainError(r) } : r));
-          reply(msg.rid, value);
+          // A page of a query comes as bytes of their own buffer
+          // (_query's find as text): handed to the tab, not copied.
+          if (msg.m === '_query' && value instanceof Uint8Array) port.postMessage({ t: 'reply', rid: msg.rid, ok: true, value }, [value.buffer]);
+          else reply(msg.rid, value);
           if (writes.has(msg.m) || (msg.m === '_collectionOp' && collectionWrites.has(msg.args?.[0]))) this.#tellOthers(msg.sid, s.entry, msg.m, msg.args, value);
         } catch (err) {
           fail(msg.rid, err);

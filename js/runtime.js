@@ -121,6 +121,47 @@ class FastReads {
     return this.#dec.decode(this.bytes().subarray(out, out + r));
   }
 
+  /**
+   * find runs the query text over collection of store number, as the
+   * store's find does, through the hilodbFind export (wasm/fastfind.go):
+   * the collection and the text as UTF-8 at the start of the write buffer,
+   * the page's JSON text out of the page buffer. It returns the page's
+   * UTF-8 bytes, copied into a buffer of their own when own is true (to
+   * hand over to another thread) or a view valid until the next call into
+   * Go otherwise; undefined when the store's find must answer (the strings
+   * do not fit, no such export); it throws the query's error.
+   */
+  find(number, collection, text, own) {
+    if (this.#go.exited || typeof this.#x.hilodbFind !== 'function') return undefined;
+    this.#writeBuffer();
+    const u8 = this.bytes();
+    const at = this.#writeAt;
+    const c = this.#utf8(u8, at, this.#writeEnd, collection);
+    const t = c < 0 ? -1 : this.#utf8(u8, at + c, this.#writeEnd, text);
+    if (t < 0) return undefined;
+    const r = this.#x.hilodbFind(number, c, t);
+    if (r === -1) return undefined;
+    // Asked each time: a page may outgrow the buffer.
+    const out = this.#x.hilodbFindOutput();
+    if (r < -1) {
+      const e = JSON.parse(this.#dec.decode(this.bytes().subarray(out, out + (-2 - r))));
+      throw hiloError(e.code, e.num, e.message);
+    }
+    return own ? this.bytes().slice(out, out + r) : this.bytes().subarray(out, out + r);
+  }
+
+  /** decode returns the text of UTF-8 bytes. */
+  decode(bytes) {
+    return this.#dec.decode(bytes);
+  }
+
+  #writeBuffer() {
+    if (this.#writeAt === undefined) {
+      this.#writeAt = this.#x.hilodbWriteInput();
+      this.#writeEnd = this.#writeAt + this.#x.hilodbWriteInputSize();
+    }
+  }
+
   /** get returns the JSON text of document id of store number, or undefined. */
   get(number, id) {
     // Once the Go program has exited, getText reports it.

@@ -4,6 +4,7 @@
 import { Collection } from './collection.js';
 import { Conventions, Session } from './session.js';
 import { hiloError } from './errors.js';
+import { inMerge } from './events.js';
 import { closeOptions, settlePending } from './closing.js';
 import { PutGroup, TaskMark, groupable } from './group.js';
 import { knownOptions, withRevOptions } from './options.js';
@@ -407,13 +408,29 @@ export class Store {
 
   /** @internal Runs a query call of Go's store (query.js: queryOps). */
   _query(op, ...args) {
+    // Inside a merge function Go is in the middle of a write: the query
+    // waits for it to end (a microtask runs once Go has returned).
+    if (inMerge()) return Promise.resolve().then(() => this._query(op, ...args));
     this.#sendPuts();
     if (!queryOps.has(op)) return Promise.reject(hiloError('bad_request', 400, `unknown query call ${op}`));
+    if (op === 'find' && this.#fast && args[2] !== true && typeof args[0] === 'string' && typeof args[1] === 'string') {
+      // A page through the export (runtime.js: FastReads.find): as its
+      // bytes for another thread (args[3], the shared store's host), as
+      // objects here.
+      let page;
+      try {
+        page = this.#fast.find(this.#number, args[0], args[1], args[3] === true);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (page !== undefined) return Promise.resolve(args[3] === true ? page : JSON.parse(this.#fast.decode(page)));
+    }
     return this.#raw[op](...args);
   }
 
   /** @internal Starts a live query (query.js); resolves to the function that stops it. */
   _watchQuery(collection, text, onText) {
+    if (inMerge()) return Promise.resolve().then(() => this._watchQuery(collection, text, onText));
     this.#sendPuts();
     return this.#raw.watchQuery(collection, text, onText).then((n) => () => {
       this.#raw.unwatchQuery(n).catch(() => {});

@@ -23,6 +23,7 @@ let broker; // this realm's connection to the shared worker
 let nextRid = 0;
 const waiting = new Map(); // rid → {resolve, reject}, for the shared worker
 const links = new Set(); // the open Links of this realm
+const utf8 = new TextDecoder(); // the pages of queries, from their bytes
 
 /** canShare reports whether this realm is a page that can share stores. */
 export function canShare() {
@@ -553,11 +554,11 @@ class SharedStore {
   /** @internal A query call (query.js), run at the host. */
   _query(op, ...args) {
     if (op === 'find' && args[2] !== true) {
-      // A page of documents comes as its JSON text: one string to copy
-      // between the threads, where the documents as objects are cloned
-      // member by member (that clone took more of the host worker's time
-      // than the query itself).
-      return this.#call('_query', 'find', args[0], args[1], false, true).then((text) => JSON.parse(text));
+      // A page of documents comes as its JSON text in UTF-8: one buffer
+      // handed over between the threads, where the documents as objects
+      // are cloned member by member (that clone took more of the host
+      // worker's time than the query itself) and a string is copied.
+      return this.#call('_query', 'find', args[0], args[1], false, true).then((bytes) => JSON.parse(utf8.decode(bytes)));
     }
     return this.#call('_query', op, ...args);
   }

@@ -206,6 +206,7 @@ const gcHeadroom = 32 << 20
 func main() {
 	gcfloor.Start(gcHeadroom)
 	api := newAPI()
+	findAPI.Store(api)
 	js.Global().Set(globalName, api.value)
 	if hook := js.Global().Get(readyHook); hook.Type() == js.TypeFunction {
 		hook.Invoke(api.value)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall/js"
-	"unsafe"
 
 	"github.com/hilodb/hilodb/core"
 )
@@ -31,6 +30,7 @@ type queryCalls struct {
 
 	pageMu  sync.Mutex
 	pageBuf []byte // find's pages are made here, then copied into JavaScript
+	out     []byte // the fast path's last answer (fastfind.go), until the next
 }
 
 // maxPageBuf bounds the buffer find keeps between calls.
@@ -135,9 +135,10 @@ func (a *api) deleteIndexArgs(args []js.Value) (func() (any, error), error) {
 
 // findArgs runs a query on the event loop (a read of the in-memory store):
 // its page as {docs, bookmark?}, or with a third argument true its plan;
-// with a fourth argument true, the page as its JSON text (for a page whose
-// store runs in a worker: one string crosses to the page, not an object
-// graph cloned member by member).
+// with a fourth argument true, the page as its JSON text in UTF-8, a
+// Uint8Array of its own buffer (for a page whose store runs in a worker:
+// the buffer is handed over to the page, not copied, and no object graph
+// is cloned member by member).
 func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 	coll, text, err := collectionAndText(args, "find", "query")
 	if err != nil {
@@ -159,7 +160,9 @@ func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 		}
 		// The page's text is made from the stored documents in a buffer
 		// kept between calls (none copied on its own), and copied once,
-		// into JavaScript, before the buffer serves another call.
+		// into JavaScript, before the buffer serves another call: as bytes
+		// for a page in another thread (no string made here to be copied
+		// again into the message), as objects for this one.
 		a.q.pageMu.Lock()
 		defer a.q.pageMu.Unlock()
 		page, _, err := h.store.AppendFind(a.q.pageBuf[:0], coll, q)
@@ -170,7 +173,7 @@ func (a *api) findArgs(args []js.Value) (func() (any, error), error) {
 			a.q.pageBuf = page
 		}
 		if asText {
-			return js.ValueOf(unsafe.String(unsafe.SliceData(page), len(page))), nil
+			return toJS(page), nil
 		}
 		return parseJSON(page), nil
 	})

@@ -36,8 +36,16 @@ func TestQueryCalls(t *testing.T) {
 		t.Errorf("next page = %s", got)
 	}
 	text := wantResolve(t, st.Call("find", "items", q, false, true))
-	if text.Type() != js.TypeString || !json.Valid([]byte(text.String())) || jsJSON.Call("stringify", jsJSON.Call("parse", text).Get("docs")).String() != `[{"_key":"c"}]` {
-		t.Errorf("find as text = %v %s", text.Type(), jsJSON.Call("stringify", text).String())
+	if !text.InstanceOf(jsUint8Array) {
+		t.Fatalf("find as text = %v, want a Uint8Array", text.Type())
+	}
+	raw := make([]byte, text.Length())
+	js.CopyBytesToGo(raw, text)
+	if !json.Valid(raw) || jsJSON.Call("stringify", jsJSON.Call("parse", string(raw)).Get("docs")).String() != `[{"_key":"c"}]` {
+		t.Errorf("find as text = %s", raw)
+	}
+	if text.Get("byteOffset").Int() != 0 || text.Get("buffer").Get("byteLength").Int() != len(raw) {
+		t.Errorf("find as text: the bytes are not the whole of their own buffer")
 	}
 	plan := wantResolve(t, st.Call("find", "items", q, true))
 	if plan.Get("index").String() != "idx-s-n" || plan.Get("equality").Int() != 1 || !plan.Get("sortedByIndex").Bool() {

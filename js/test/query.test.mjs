@@ -10,6 +10,8 @@ import { openStore } from '../node.js';
 import { HostWatches, SharedWatches } from '../query.js';
 import { buildServer, startServer } from './server.mjs';
 
+const fastKey = Symbol.for('hilodb.fastReads');
+
 let cleanupBin = async () => {};
 let server;
 let n = 0;
@@ -211,6 +213,102 @@ describe('find, explain, count and indexes', () => {
     await rejectsWith(live.ready, 'bad_query', 1912);
     await rejectsWith(store.find('no/such', { selector: {} }), 'illegal_name', 1208);
     assert.equal((await store.find('todos', { selector: {} })).docs.length, 3, 'nothing changed');
+  });
+
+  test('find through the export (wasm/fastfind.go) answers as the store object does, and gives way when it must', async (t) => {
+    const store = await fresh();
+    await todos(store, 300);
+    await store.put('todos', { _key: 'uni', title: 'ünïcödé ✓ 𝄞', n: -1, tag: 'é' });
+    await store.createIndex('todos', { fields: ['tag', 'n'] });
+    const fast = globalThis.__hilodb?.[fastKey];
+    assert.ok(fast, 'the Go instance exports no fast path');
+    const find = fast.find.bind(fast);
+    const counts = { fast: 0, gaveWay: 0 };
+    const counting = (...args) => {
+      const r = find(...args);
+      if (r === undefined) counts.gaveWay++;
+      else counts.fast++;
+      return r;
+    };
+    const big = 'x'.repeat(12000);
+    try {
+      // Each query once through the export, once through the store object
+      // (the export made to give way): the same pages, the same errors.
+      const queries = [
+        { selector: { tag: 'b' }, sort: [{ n: 'desc' }], limit: 9 },
+        { selector: { tag: 'é' } },
+        { selector: { title: { $regex: '^ünï' } }, fields: ['_key', 'title'] },
+        { selector: { n: { $gte: 100, $lt: 140 } }, sort: ['n'], limit: 15, skip: 3 },
+        { selector: { done: true, tag: { $in: ['a', 'd'] } }, fields: ['n'] },
+        { selector: { n: { $in: Array.from({ length: 20000 }, (_, i) => i * 2) } }, limit: 5 }, // past the write buffer
+        { selector: {} },
+        { selector: { n: { $near: 1 } } },
+      ];
+      const through = async (fastOn, q) => {
+        if (!fastOn) fast.find = () => undefined;
+        try {
+          const pages = [];
+          for (let bookmark, k = 0; k < 3; k++) {
+            const page = await store.find('todos', bookmark ? { ...q, bookmark } : q);
+            pages.push(page);
+            if (!page.bookmark) break;
+            bookmark = page.bookmark;
+          }
+          return pages;
+        } catch (err) {
+          return { code: err.code, num: err.num, message: err.message, hilo: err instanceof Error };
+        } finally {
+          if (!fastOn) delete fast.find;
+        }
+      };
+      for (const q of queries) {
+        fast.find = counting;
+        const got = await through(true, q);
+        assert.deepEqual(got, await through(false, q), JSON.stringify(q).slice(0, 80));
+      }
+      assert.deepEqual((await through(true, queries.at(-1))).code, 'bad_query');
+      // A page larger than the buffer Go keeps between calls (1 MiB).
+      await store.putMany('big', Array.from({ length: 120 }, (_, i) => ({ _key: `b${i}`, i, big })));
+      fast.find = counting;
+      const page = await store.find('big', { selector: {}, sort: ['i'] });
+      assert.equal(page.docs.length, 120);
+      assert.ok(page.docs.every((d, i) => d.i === i && d.big === big));
+      t.diagnostic(`${counts.fast} pages through the export, ${counts.gaveWay} gave way`);
+      assert.ok(counts.fast >= queries.length, `only ${counts.fast} pages came through the export`);
+      assert.ok(counts.gaveWay >= 1, 'the query past the write buffer did not give way');
+    } finally {
+      delete fast.find;
+    }
+    await store.close();
+    await rejectsWith(store.find('todos', { selector: {} }), 'closed', 1902);
+  });
+
+  test('a query made inside a merge function runs once the merge is done', async () => {
+    // Go calls the merge function inside the write transaction that pulls
+    // the remote version: a query run there and then would wait for that
+    // transaction, which cannot end first.
+    const database = `merge-query${++n}`;
+    let b;
+    const asked = [];
+    const merge = (local, remote) => {
+      const key = local.doc._key;
+      asked.push({ key, page: b.find('orders', { selector: { _key: key } }), count: b.count('orders', { selector: { v: 'a' } }) });
+      return { ...remote.doc, merged: true };
+    };
+    const a = await fresh({ database });
+    b = await fresh({ database, onConflict: merge });
+    await a.putMany('orders', Array.from({ length: 20 }, (_, i) => ({ _key: `k${i}`, v: 'a' })));
+    await b.putMany('orders', Array.from({ length: 20 }, (_, i) => ({ _key: `k${i}`, v: 'b' })));
+    await a.sync();
+    await b.sync();
+    assert.equal(asked.length, 20, 'the merge function ran for each conflict');
+    for (const { key, page, count } of asked) {
+      const { docs } = await page;
+      assert.equal(docs.length, 1);
+      assert.equal(docs[0]._key, key);
+      assert.equal(docs[0].merged, true, 'the query ran after the merge');
+      assert.equal(await count, 20);
+    }
   });
 });
 
