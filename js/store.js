@@ -63,6 +63,9 @@ export class Store {
   }
 
   #put(collection, doc, options, key, seq) {
+    // Inside a merge function Go is in the middle of a write: this one
+    // waits for it to end (a microtask runs once Go has returned).
+    if (inMerge()) return Promise.resolve().then(() => this.#put(collection, doc, options, key, seq));
     let text;
     try {
       doc = withRevOptions(doc, options);
@@ -129,6 +132,7 @@ export class Store {
   get(id) {
     this.#sendPuts();
     const text = this.#read(id);
+    if (text === undefined) return Promise.resolve().then(() => this.get(id)); // inside a merge function, not in the mirror
     return typeof text === 'string' ? Promise.resolve(JSON.parse(text)) : Promise.reject(text);
   }
 
@@ -153,12 +157,15 @@ export class Store {
   // entering Go; else from Go's mirror of the documents through the fast
   // path (FastReads); else Go answers at once with JSON text or an Error.
   // Go drops a cache entry, and updates its mirror, in the same step as any
-  // write of that document, before the write resolves.
+  // write of that document, before the write resolves. Inside a merge
+  // function, where Go could not answer before its write ends, it is
+  // undefined when neither the cache nor the mirror has the document.
   #read(id) {
     let text = this.#cache.get(id);
     if (text === undefined) {
       text = this.#fast?.get(this.#number, id);
       if (text === undefined) {
+        if (inMerge()) return undefined;
         const r = this.#raw.getText(id);
         if (typeof r !== 'string') return r;
         text = r;
@@ -385,6 +392,7 @@ export class Store {
    * write; pass last as since next time.
    */
   changes(options) {
+    if (inMerge()) return Promise.resolve().then(() => this.changes(options));
     this.#sendPuts();
     try {
       const { since = 0, limit } = knownOptions('changes', options, ['since', 'limit']);

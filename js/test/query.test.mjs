@@ -283,32 +283,43 @@ describe('find, explain, count and indexes', () => {
     await rejectsWith(store.find('todos', { selector: {} }), 'closed', 1902);
   });
 
-  test('a query made inside a merge function runs once the merge is done', async () => {
+  test('a query, a put, a get Go must answer and changes made inside a merge function run once the merge is done', async () => {
     // Go calls the merge function inside the write transaction that pulls
-    // the remote version: a query run there and then would wait for that
-    // transaction, which cannot end first.
+    // the remote version: a call that Go answers at once, run there and
+    // then, would wait for that transaction, which cannot end first.
     const database = `merge-query${++n}`;
     let b;
     const asked = [];
     const merge = (local, remote) => {
       const key = local.doc._key;
-      asked.push({ key, page: b.find('orders', { selector: { _key: key } }), count: b.count('orders', { selector: { v: 'a' } }) });
+      asked.push({
+        key,
+        page: b.find('orders', { selector: { _key: key } }),
+        count: b.count('orders', { selector: { v: 'a' } }),
+        put: b.put('merges', { _key: key, at: 'merge' }),
+        missing: b.get(`orders/none-${key}`).catch((err) => err.code),
+        changes: b.changes({ limit: 1000 }),
+      });
       return { ...remote.doc, merged: true };
     };
     const a = await fresh({ database });
-    b = await fresh({ database, onConflict: merge });
+    b = await fresh({ database, onConflict: merge, changeFeed: true });
     await a.putMany('orders', Array.from({ length: 20 }, (_, i) => ({ _key: `k${i}`, v: 'a' })));
     await b.putMany('orders', Array.from({ length: 20 }, (_, i) => ({ _key: `k${i}`, v: 'b' })));
     await a.sync();
     await b.sync();
     assert.equal(asked.length, 20, 'the merge function ran for each conflict');
-    for (const { key, page, count } of asked) {
+    for (const { key, page, count, put, missing, changes } of asked) {
       const { docs } = await page;
       assert.equal(docs.length, 1);
       assert.equal(docs[0]._key, key);
       assert.equal(docs[0].merged, true, 'the query ran after the merge');
       assert.equal(await count, 20);
+      assert.equal((await put)._id, `merges/${key}`);
+      assert.equal(await missing, 'not_found');
+      assert.ok((await changes).results.some((c) => c.id === `orders/${key}`));
     }
+    assert.equal((await b.find('merges', { selector: {} })).docs.length, 20);
   });
 });
 
