@@ -12,8 +12,9 @@ import (
 // buffers JavaScript passes ids and documents through. index.js calls the
 // functions below directly, through the WebAssembly instance's exports,
 // without the event hand-off of a js.FuncOf; see package mirror for why
-// they never wait. Nothing else may be exported this way without the same
-// proof.
+// they never wait. Nothing else may be exported this way without a proof
+// of its own that it never waits for JavaScript (fastfind.go gives
+// find's).
 var reads = mirror.NewLookup()
 
 // fastGet looks up the id JavaScript wrote into the input buffer (n bytes

@@ -50,7 +50,10 @@
 // hilodbGet and reads the JSON text out of the output buffer, without a
 // js.FuncOf; a negative answer sends it to getText. It also exports
 // hilodbWriteInput() and hilodbWriteInputSize(), the write buffer putIn
-// reads a put's strings from (writes.go).
+// reads a put's strings from (writes.go), and find's fast path
+// (fastfind.go): hilodbFind(store, collLen, textLen) runs the query whose
+// collection and text index.js wrote into the write buffer and answers
+// with the page's length in the page buffer, at hilodbFindOutput().
 //
 // The options are {url, database, token, node} and:
 //

@@ -19,7 +19,7 @@ import (
 //	createIndex(collection, defText)      → Promise<{result: "created"|"exists", name}>
 //	getIndexes(collection)                → Promise<{indexes: [{name, type, def: {fields: [{f: "asc"}]}}]}>
 //	deleteIndex(collection, name)         → Promise<{ok: true}>
-//	find(collection, queryText, explain, asText) → Promise<{docs, bookmark?}>, or with explain the plan, or with asText the page's JSON text
+//	find(collection, queryText, explain, asText) → Promise<{docs, bookmark?}>, or with explain the plan, or with asText the page's JSON text as UTF-8 bytes (a Uint8Array of its own buffer)
 //	count(collection, selectorText)       → Promise<number>
 //	watchQuery(collection, queryText, fn) → Promise<watch number>; fn(resultText) for each result, what changed (liveResultJSON)
 //	unwatchQuery(watch number)            → Promise<undefined>

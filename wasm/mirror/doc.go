@@ -6,11 +6,15 @@
 //
 // A function exported with //go:wasmexport is called by JavaScript
 // directly, at a fraction of the cost of a js.FuncOf, but under GOOS=js it
-// must never park: a goroutine that blocks inside such a call (a contended
-// lock, a channel, a garbage collection assist) breaks the runtime. The
+// must never park until JavaScript runs: no event can come while such a
+// call is under way, so a goroutine that waits there for one stops the
+// runtime. The mirror promises more: it never parks at all, not even for
+// a lock a running goroutine holds or a garbage collection assist. The
 // store's own reads cannot promise that: buntdb's View takes buntdb's lock,
-// which a write holds across the transaction, and allocates. So the fast
-// path reads a map of its own instead, under a lock it only ever tries
+// which a write holds across the transaction, and allocates (wasm's
+// fastfind.go says why a query may be exported all the same, and what a
+// get gains here beyond it: no allocation, no lock waited for). So the
+// fast path reads a map of its own instead, under a lock it only ever tries
 // (TryRLock), and copies the text into a buffer allocated beforehand:
 // Lookup.Get allocates nothing (its tests assert it with
 // testing.AllocsPerRun on the host and under GOOS=js). Whenever it cannot
