@@ -63,8 +63,9 @@ let merging = 0; // how deep this realm is in merge functions Go called
 /**
  * inMerge reports whether an app's merge function is running: Go called
  * it inside a write transaction, and a call into Go's store now would wait
- * for that transaction, which cannot end before the call does. A query
- * made there runs once the merge is done (store.js).
+ * for that transaction, which cannot end before the call does. A store
+ * call made there that Go would answer at once runs once the merge is
+ * done (store.js).
  */
 export function inMerge() {
   return merging > 0;

@@ -17,7 +17,8 @@ import (
 // js.FuncOf costs more than the query itself: the event's hand-off, a
 // reference and a finalizer for each JavaScript value taken in or handed
 // back, and every goroutine made runnable meanwhile run before JavaScript
-// goes on. A page of 100 documents took about three times as long that way.
+// goes on. The worker's part of a query of 100 documents from a tab took
+// about 1.7 times as long that way in Chromium (329 against 192 µs).
 //
 // Why it may be exported (package mirror says what such a call must not
 // do: park until JavaScript runs). It runs what find ran already as a
