@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hilodb/hilodb/core/keygen"
+	"github.com/hilodb/hilodb/core/loaded"
 	"github.com/tidwall/buntdb"
 )
 
@@ -37,7 +38,7 @@ type Journal interface {
 // store's Journal.
 type txn struct {
 	bt       *buntdb.Tx
-	loaded   *loaded       // the items the store was loaded with, and the write's undo of them (loaded.go)
+	loaded   *loaded.List  // the items the store was loaded with, and the write's undo of them (items.go)
 	marks    *pendingMarks // the store's pending marks (pending.go)
 	record   bool
 	changes  []Change
@@ -309,7 +310,7 @@ func (s *Store) Items(at func(), fn func(key, value string) error) error {
 // for a rollback of each change (a failed fill leaves the store empty), and
 // the changes that come in ascending key order from the first on (a
 // snapshot's items) are kept as they are handed, in one sorted list
-// beside buntdb's tree (loaded.go), not inserted into it: their strings
+// beside buntdb's tree (package loaded), not inserted into it: their strings
 // must not change for as long as the store holds them.
 func (s *Store) LoadChanges(fill func(apply func(Change) error) error) error {
 	return s.LoadSaved(0, func(f Fill) error { return fill(f.Apply) })
@@ -362,7 +363,7 @@ func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
 			}
 		}
 		var restoreErr error
-		var order itemOrder // which loaded item each change handed became
+		var order loaded.Order // which loaded item each change handed became
 		restore := func(saved []SavedIndex) {
 			if !empty || tx.restored || restoreErr != nil {
 				return
@@ -376,27 +377,27 @@ func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
 			tx.ixs, tx.noIndexes, tx.restored = set, false, true
 		}
 		// Into an empty store, the changes in ascending key order from the
-		// first on are kept in place (loaded.go) until one is not.
+		// first on are kept in place (package loaded) until one is not.
 		inPlace := empty
 		if inPlace {
 			// Kept whole for a failure to put back: it may hold items
 			// all gone.
-			tx.loaded.keep()
-			tx.loaded.reset()
-			tx.loaded.reserve(items)
+			tx.loaded.Keep()
+			tx.loaded.Reset()
+			tx.loaded.Reserve(items)
 		}
 		apply := func(c Change) error {
 			if inPlace && !c.Deleted && !strings.HasPrefix(c.Key, dirtyPrefix) {
-				if tx.loaded.add(c.Key, c.Value) {
+				if tx.loaded.Add(c.Key, c.Value) {
 					if strings.HasPrefix(c.Key, ixdefPrefix) {
 						tx.ixDefs = true
 					}
-					order.next(tx.loaded.len() - 1)
+					order.Next(tx.loaded.Len() - 1)
 					return nil
 				}
 				inPlace = false
 			}
-			order.next(-1)
+			order.Next(-1)
 			if strings.HasPrefix(c.Key, dirtyPrefix) {
 				// Ids are slices of the load's copy, which the documents
 				// loaded with them keep alive anyway: not copied again.
@@ -412,7 +413,7 @@ func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
 			return err
 		}
 		table := func(text string, rows []ItemRow) error {
-			if !inPlace || tx.loaded.len() > 0 || order.n > 0 {
+			if !inPlace || tx.loaded.Len() > 0 || order.Handed() > 0 {
 				for _, r := range rows { // not the first: item by item
 					if err := apply(Change{Key: text[r.KeyOff:r.KeyEnd], Value: text[r.ValOff:r.ValEnd]}); err != nil {
 						return err
@@ -424,13 +425,13 @@ func (s *Store) LoadSaved(items int, fill func(Fill) error) error {
 			// marks among them (together: they share their prefix) go to
 			// the marks and are hidden here.
 			l := tx.loaded
-			l.useTable(text, rows)
-			order.n += len(rows)
-			for i := l.from(dirtyPrefix); i < len(rows) && strings.HasPrefix(l.key(i), dirtyPrefix); i++ {
-				if err := tx.applyPendingChange(Change{Key: l.key(i), Value: l.val(i)}, false); err != nil {
+			l.UseTable(text, rows)
+			order.Skip(len(rows))
+			for i := l.From(dirtyPrefix); i < len(rows) && strings.HasPrefix(l.Key(i), dirtyPrefix); i++ {
+				if err := tx.applyPendingChange(Change{Key: l.Key(i), Value: l.Val(i)}, false); err != nil {
 					return err
 				}
-				l.setGone(i, true)
+				l.Hide(i)
 			}
 			inPlace = false // the changes after go to buntdb
 			return nil

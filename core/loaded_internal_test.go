@@ -42,7 +42,7 @@ func tableOf(keys []string, value func(string) string) (string, []ItemRow) {
 	return string(text), rows
 }
 
-// TestLoadedItemsReadAsOneTree holds a store loaded in place (loaded.go),
+// TestLoadedItemsReadAsOneTree holds a store loaded in place (package loaded),
 // item by item or as one table,
 // and then written to, by transactions that commit and by ones that fail
 // after their writes, to a model of its keys: after every transaction,
@@ -81,8 +81,8 @@ func TestLoadedItemsReadAsOneTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.loaded.live != len(keys) || (seed%2 == 1) != (s.loaded.table != nil) {
-			t.Fatalf("seed %d: %d items loaded in place (table %v), want %d", seed, s.loaded.live, s.loaded.table != nil, len(keys))
+		if s.loaded.Live() != len(keys) || (seed%2 == 1) != (s.loaded.FromTable()) {
+			t.Fatalf("seed %d: %d items loaded in place (table %v), want %d", seed, s.loaded.Live(), s.loaded.FromTable(), len(keys))
 		}
 		check := func(step int) {
 			t.Helper()
@@ -216,8 +216,8 @@ func TestLoadInPlaceStopsAtDisorder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.loaded.keys) != 2 || s.loaded.live != 0 {
-		t.Fatalf("loaded in place %q, %d live; want a and c, both since replaced or deleted", s.loaded.keys, s.loaded.live)
+	if s.loaded.Len() != 2 || s.loaded.Live() != 0 {
+		t.Fatalf("%d loaded in place, %d live; want a and c, both since replaced or deleted", s.loaded.Len(), s.loaded.Live())
 	}
 	var got []string
 	_ = s.view(func(tx *txn) error {
@@ -328,7 +328,7 @@ func TestTableLoadsAsChanges(t *testing.T) {
 		})
 		pending, _ = s.PendingCount()
 		ixs, _ = s.Indexes("orders")
-		return kv, len(s.loaded.keys), pending, ixs
+		return kv, s.loaded.Len(), pending, ixs
 	}
 	one, err := Open(":memory:", Options{Node: "A"})
 	if err != nil {
@@ -369,9 +369,9 @@ func TestTableLoadsAsChanges(t *testing.T) {
 		if after {
 			kv2 = slices.DeleteFunc(kv2, func(s string) bool { return s == "a/first=1" })
 		}
-		if !slices.Equal(kv1, kv2) || p1 != p2 || len(ix2) != 1 || (tab.loaded.table != nil) == after {
+		if !slices.Equal(kv1, kv2) || p1 != p2 || len(ix2) != 1 || (tab.loaded.FromTable()) == after {
 			t.Fatalf("after a change %v: the table loads %d items (%d pending, indexes %v, in place %v); one by one %d (%d pending)",
-				after, len(kv2), p2, ix2, tab.loaded.table != nil, len(kv1), p1)
+				after, len(kv2), p2, ix2, tab.loaded.FromTable(), len(kv1), p1)
 		}
 		res, err := tab.FindJSON("orders", []byte(`{"selector":{"total":5}}`))
 		if err != nil || len(res.Docs) != 23 || res.Plan.Index != "idx-total" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/buntdb"
 
+	"github.com/hilodb/hilodb/core/loaded"
 	"github.com/hilodb/hilodb/core/query"
 )
 
@@ -132,7 +133,7 @@ func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, ind
 // says which loaded item each of the snapshot's items became: an entry
 // keeps its document when the item it names is that document's, which
 // the index checks when it reads the entry (query.Index.RestoreSpans).
-func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *itemOrder) (*indexSet, error) {
+func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *loaded.Order) (*indexSet, error) {
 	defs, err := readAllIndexDefs(t)
 	if err != nil || len(defs) == 0 {
 		return nil, err
@@ -149,14 +150,14 @@ func (s *Store) restoreIndexes(t *txn, saved []SavedIndex, order *itemOrder) (*i
 			if !ok {
 				break
 			}
-			if order.at != nil { // else each change is the loaded item of its number
+			if !order.Same() { // else each change is the loaded item of its number
 				spans = slices.Clone(spans) // not the snapshot's own
 				for i := range spans {
-					spans[i].Doc = order.item(spans[i].Doc) // -1: past the items, or not loaded in place
+					spans[i].Doc = order.Item(spans[i].Doc) // -1: past the items, or not loaded in place
 				}
 			}
 			tree := query.NewDocIndex(ix.fields)
-			if tree.RestoreSpans(keys, spans, l.docs(), docPrefix) {
+			if tree.RestoreSpans(keys, spans, l.Docs(), docPrefix) {
 				ix.tree = tree
 				ix.built.Store(true)
 			}

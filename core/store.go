@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/hilodb/hilodb/core/keygen"
+	"github.com/hilodb/hilodb/core/loaded"
 	"github.com/hilodb/hilodb/core/naming"
 	"github.com/hilodb/hilodb/core/revision"
 	"github.com/hilodb/hilodb/core/uuid"
@@ -54,7 +55,7 @@ type Options struct {
 // one buntdb transaction.
 type Store struct {
 	db     *buntdb.DB
-	loaded loaded // the items of the last load, beside buntdb's tree (loaded.go)
+	loaded loaded.List // the items of the last load, beside buntdb's tree (items.go)
 	clock  *revision.Clock
 	ids    IDSource
 	nums   NumberSource
