@@ -300,7 +300,11 @@ func (s *Store) SaveAt(w io.Writer, at func()) error {
 // call: copy what is kept. fn must not call into the store; its first
 // error ends the walk and is returned.
 func (s *Store) Items(at func(), fn func(key, value string) error) error {
-	return s.ItemsAndIndexes(at, fn, nil)
+	var told func(bool)
+	if at != nil {
+		told = func(bool) { at() }
+	}
+	return s.ItemsAndIndexes(told, fn, nil)
 }
 
 // LoadChanges applies the changes fill hands to apply (a snapshot's items

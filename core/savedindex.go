@@ -58,12 +58,9 @@ type SavedEntry struct {
 // every index that is built, in the same read transaction: what index is
 // given matches the items exactly, and each entry names the item of its
 // document (SavedEntry.Item). A key handed to index is valid only during
-// the call.
-func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, index func(SavedIndex) error) error {
+// the call. at is told whether index will be called at all.
+func (s *Store) ItemsAndIndexes(at func(indexed bool), fn func(key, value string) error, index func(SavedIndex) error) error {
 	return s.db.View(func(tx *buntdb.Tx) error {
-		if at != nil {
-			at()
-		}
 		// The item of each document, by id, when an index will need it.
 		var items map[string]int
 		if set := s.ixs.Load(); index != nil && set != nil {
@@ -73,6 +70,9 @@ func (s *Store) ItemsAndIndexes(at func(), fn func(key, value string) error, ind
 					break
 				}
 			}
+		}
+		if at != nil {
+			at(items != nil)
 		}
 		var ferr error
 		n := 0

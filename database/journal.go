@@ -336,12 +336,18 @@ func (j *Journal) compact() error {
 	count := 0
 	var ixs indexWriter
 	var table []byte // format 8's rows, written after the indexes
-	err := j.store.ItemsAndIndexes(func() {
+	rows := false    // made only when index entries follow (format 8)
+	err := j.store.ItemsAndIndexes(func(indexed bool) {
+		rows = indexed
 		j.mu.Lock()
 		seq = j.seq
 		j.mu.Unlock()
 	}, func(key, value string) error {
-		snap, table = appendItemRow(snap, table, key, value)
+		if rows {
+			snap, table = appendItemRow(snap, table, key, value)
+		} else {
+			snap = appendItem(snap, key, value)
+		}
 		count++
 		return nil
 	}, ixs.add)

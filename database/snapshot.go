@@ -135,15 +135,21 @@ func snapSum(xxh bool, head, body []byte) uint32 {
 	return uint32(d.Sum64())
 }
 
+// appendItem appends one item's record to snap: the key's length as a
+// uvarint, the key, the value's length, the value.
+func appendItem(snap []byte, key, value string) []byte {
+	snap = binary.AppendUvarint(snap, uint64(len(key)))
+	snap = append(snap, key...)
+	snap = binary.AppendUvarint(snap, uint64(len(value)))
+	return append(snap, value...)
+}
+
 // appendItemRow appends one item's record to snap (whose body starts
 // after snapHeaderLen bytes) and its row (format 8) to table.
 func appendItemRow(snap, table []byte, key, value string) ([]byte, []byte) {
-	snap = binary.AppendUvarint(snap, uint64(len(key)))
-	kOff := len(snap) - snapHeaderLen
-	snap = append(snap, key...)
-	snap = binary.AppendUvarint(snap, uint64(len(value)))
-	vOff := len(snap) - snapHeaderLen
-	snap = append(snap, value...)
+	kOff := len(snap) - snapHeaderLen + uvarintLen(uint64(len(key)))
+	snap = appendItem(snap, key, value)
+	vOff := len(snap) - snapHeaderLen - len(value)
 	table = binary.LittleEndian.AppendUint32(table, uint32(kOff))
 	table = binary.LittleEndian.AppendUint32(table, uint32(kOff+len(key)))
 	table = binary.LittleEndian.AppendUint32(table, uint32(vOff))
