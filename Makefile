@@ -179,7 +179,6 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz='^FuzzAppendKey$$' -fuzztime=30s ./core/query/
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=30s ./core/query/rql/
 	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=60s ./core/query/aql/
-	$(GO) test -run '^$$' -fuzz='^FuzzAppendString$$' -fuzztime=30s ./core/
 	$(GO) test -run '^$$' -fuzz='^FuzzCollectionName$$' -fuzztime=30s ./core/
 	$(GO) test -run '^$$' -fuzz='^FuzzParseID$$' -fuzztime=30s ./core/
 	$(GO) test -run '^$$' -fuzz='^FuzzPendingMarks$$' -fuzztime=60s ./core/

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"unsafe"
 
@@ -61,11 +62,11 @@ func scanMembers(it *jsontext.Members) (sysAttrs, *Error) {
 		}
 		var name string
 		switch {
-		case nameIs(k, esc, "_id"):
+		case jsontext.NameIs(k, esc, "_id"):
 			name = "_id"
-		case nameIs(k, esc, "_key"):
+		case jsontext.NameIs(k, esc, "_key"):
 			name = "_key"
-		case nameIs(k, esc, "_rev"):
+		case jsontext.NameIs(k, esc, "_rev"):
 			name = "_rev"
 		default:
 			continue
@@ -80,7 +81,7 @@ func scanMembers(it *jsontext.Members) (sysAttrs, *Error) {
 			}
 			continue
 		}
-		str := stringValue(v, hasEscape(v))
+		str := jsontext.Unquote(v, bytes.IndexByte(v, '\\') >= 0)
 		switch name {
 		case "_id":
 			a.id, a.hasID = str, true
@@ -104,16 +105,7 @@ func scanMembers(it *jsontext.Members) (sysAttrs, *Error) {
 // moves.
 func isReserved(raw []byte, esc bool) bool {
 	for _, name := range [...]string{"_id", "_key", "_rev", "_oldRev", "@metadata"} {
-		if nameIs(raw, esc, name) {
-			return true
-		}
-	}
-	return false
-}
-
-func hasEscape(raw []byte) bool {
-	for _, c := range raw {
-		if c == '\\' {
+		if jsontext.NameIs(raw, esc, name) {
 			return true
 		}
 	}
@@ -188,7 +180,7 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 				break
 			}
 			if esc || len(k) >= 4 && (k[1] == '_' || k[1] == '@') {
-				if nameIs(k, esc, "@metadata") {
+				if jsontext.NameIs(k, esc, "@metadata") {
 					userMeta = v
 					continue
 				}
@@ -196,7 +188,7 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 					continue
 				}
 			}
-			out = appendMember(out, &n, k, v)
+			out = jsontext.AppendMember(out, &n, k, v)
 		}
 		if it.Bad() {
 			return nil, 0, newError(ErrBadJSON, key, "", "malformed JSON: a document must be a JSON object")
@@ -206,12 +198,12 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 		out = append(out, ',')
 	}
 	out = append(out, `"_id":`...)
-	out = appendString(out, id)
+	out = jsontext.AppendString(out, id)
 	out = append(out, `,"_key":`...)
-	out = appendString(out, key)
+	out = jsontext.AppendString(out, key)
 	out = append(out, `,"_rev":`...)
 	revAt = len(out) + 1 // after the quote
-	out = appendString(out, rev)
+	out = jsontext.AppendString(out, rev)
 	out = append(out, `,"@metadata":{`...)
 	m := 0
 	if userMeta != nil && userMeta[0] != 'n' {
@@ -224,19 +216,19 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 			if !ok {
 				break
 			}
-			if nameIs(k, esc, "@collection") {
+			if jsontext.NameIs(k, esc, "@collection") {
 				continue
 			}
 			if len(extra) > 0 {
 				name := string(k[1 : len(k)-1])
 				if esc {
-					name = stringValue(k, true)
+					name = jsontext.Unquote(k, true)
 				}
 				if _, over := extra[name]; over {
 					continue
 				}
 			}
-			out = appendMember(out, &m, k, v)
+			out = jsontext.AppendMember(out, &m, k, v)
 		}
 	}
 	for k, v := range extra {
@@ -252,50 +244,7 @@ func appendDoc(out, body []byte, plain bool, id, key, rev, coll string, extra ma
 		out = append(out, ',')
 	}
 	out = append(out, `"@collection":`...)
-	out = appendString(out, coll)
+	out = jsontext.AppendString(out, coll)
 	out = append(out, "}}"...)
 	return out, revAt, nil
-}
-
-// appendString appends s as a JSON string: copied at once when nothing in
-// it needs escaping (ids, keys, revisions and collection names nearly
-// never do), else by jsontext.AppendString.
-func appendString(out []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return jsontext.AppendString(out, s)
-		}
-	}
-	out = append(out, '"')
-	out = append(out, s...)
-	return append(out, '"')
-}
-
-// appendMember copies the member k:v of an object as it is written, after
-// a comma unless it is the first (*n counts the members written).
-func appendMember(out []byte, n *int, k, v []byte) []byte {
-	if *n > 0 {
-		out = append(out, ',')
-	}
-	*n++
-	out = append(out, k...)
-	out = append(out, ':')
-	return append(out, v...)
-}
-
-// stringValue returns the text of a JSON string as written (quotes
-// included), unescaped as gjson does.
-func stringValue(raw []byte, esc bool) string {
-	if !esc {
-		return string(raw[1 : len(raw)-1])
-	}
-	return gjson.ParseBytes(raw).String()
-}
-
-// nameIs reports whether the key raw (with its quotes) names name.
-func nameIs(raw []byte, esc bool, name string) bool {
-	if !esc {
-		return len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name
-	}
-	return gjson.ParseBytes(raw).String() == name
 }

@@ -209,17 +209,6 @@ func TestEncodeDocExtraMeta(t *testing.T) {
 	}
 }
 
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "orders/1-A", `a"b`, `c\d`, "\x00\n", "é", "\xff", "_l6zhVDW---A"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := appendString([]byte("x"), s), jsontext.AppendString([]byte("x"), s); !bytes.Equal(got, want) {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
-
 // BenchmarkScanBody reads a small document and one with longer strings, as
 // a write does once per document.
 func BenchmarkScanBody(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/hilodb/hilodb/internal/jsontext"
 	"github.com/tidwall/buntdb"
 )
 
@@ -110,7 +111,7 @@ func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
 		if res.Err == nil {
 			// A silent result has no id: the write's options tell it.
 			text = append(text, `{"id":`...)
-			text = appendString(text, res.ID)
+			text = jsontext.AppendString(text, res.ID)
 			text = appendField(text, "key", res.Key)
 			text = appendField(text, "rev", res.Rev)
 			text = appendField(text, "oldRev", res.OldRev)
@@ -125,11 +126,11 @@ func storeReceipt(ctx context.Context, tx *txn, results []Result) error {
 			continue
 		}
 		text = append(text, `{"code":`...)
-		text = appendString(text, res.Err.Code)
+		text = jsontext.AppendString(text, res.Err.Code)
 		text = append(text, `,"num":`...)
 		text = strconv.AppendInt(text, int64(res.Err.Num), 10)
 		text = append(text, `,"message":`...)
-		text = appendString(text, res.Err.Message)
+		text = jsontext.AppendString(text, res.Err.Message)
 		text = appendField(text, "key", res.Err.Key)
 		text = appendField(text, "rev", res.Err.Rev)
 		text = append(text, '}')
@@ -153,7 +154,7 @@ func appendField(text []byte, name, value string) []byte {
 	if value == "" {
 		return text
 	}
-	return appendString(appendName(text, name), value)
+	return jsontext.AppendString(appendName(text, name), value)
 }
 
 // appendRaw appends ,"name":raw to text, nothing for an empty raw (JSON

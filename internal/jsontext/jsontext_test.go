@@ -8,7 +8,7 @@ import (
 )
 
 func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "orders/1-A", `a"b`, `c\d`, "\x00\n", "é", "\xff"} {
+	for _, s := range []string{"", "orders/1-A", `a"b`, `c\d`, "\x00\n", "é", "\xff", "_l6zhVDW---A", "plain then \x7f\x80"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -104,4 +104,34 @@ func FuzzPlainRun(f *testing.F) {
 			t.Fatalf("PlainRun(%q, %d) = %d, bytewise %d", b, i, got, want)
 		}
 	})
+}
+
+// TestMemberHelpers: AppendMember joins members with commas; Unquote and
+// NameIs read a string as written, escaped or not.
+func TestMemberHelpers(t *testing.T) {
+	var b []byte
+	n := 0
+	b = jsontext.AppendMember(b, &n, []byte(`"a"`), []byte(`1`))
+	b = jsontext.AppendMember(b, &n, []byte(`"b"`), []byte(`{"c":[2]}`))
+	if string(b) != `"a":1,"b":{"c":[2]}` || n != 2 {
+		t.Errorf("AppendMember: %s (%d members)", b, n)
+	}
+	for _, c := range []struct {
+		raw  string
+		esc  bool
+		text string
+	}{
+		{`""`, false, ""},
+		{`"_id"`, false, "_id"},
+		{`"\u005fid"`, true, "_id"},
+		{`"a\"b\\c"`, true, `a"b\c`},
+		{`"\ud834\udd1e"`, true, "𝄞"},
+	} {
+		if got := jsontext.Unquote([]byte(c.raw), c.esc); got != c.text {
+			t.Errorf("Unquote(%s) = %q, want %q", c.raw, got, c.text)
+		}
+		if !jsontext.NameIs([]byte(c.raw), c.esc, c.text) || jsontext.NameIs([]byte(c.raw), c.esc, c.text+"x") {
+			t.Errorf("NameIs(%s, %q) is wrong", c.raw, c.text)
+		}
+	}
 }
